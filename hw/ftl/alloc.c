@@ -1,0 +1,365 @@
+/*
+ * alloc.c - write frontiers, free pools and the sets of closed GC units.
+ *
+ * A write frontier is where a stream's units land: host streams 0..host_streams-1 and, when
+ * gc_stream=separate, one GC frontier that keeps relocated (cold) data away from hot host data.
+ * A frontier has one slot per plane. Units fill a slot's open page; when the page holds
+ * units_per_page units it is programmed and the frontier moves to the next slot, so consecutive
+ * pages of a stream go to different channels/LUNs (channel-fastest striping).
+ *   - gc_unit=block: each slot owns its own open block, taken from its plane's free pool.
+ *   - gc_unit=superblock: the frontier owns one superblock; slot i is its block on plane i, and
+ *     retired members are skipped.
+ *
+ * Free pools are binary min-heaps keyed by erase count, so the least-worn free unit is always
+ * taken first (dynamic wear leveling). Host allocations may not dig into the last
+ * fg_free_gc_units free units: below that they run foreground GC first. GC allocations may use
+ * the whole pool; the reserve exists so they always can, which is why GC never wedges.
+ *
+ * Closed GC units (full, holding data) sit in: a dense array (d-choice, cost-benefit, static
+ * WL scans), valid-count buckets (greedy, O(1) victim selection), and a ring in close order
+ * (FIFO, with lazy deletion of entries whose unit was reclaimed out of order).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftl_int.h"
+
+/* Greedy rank: units that cannot be reclaimed (valid ones, and capacity lost to bad blocks). */
+static inline uint32_t gu_key(const struct ftl *f, const struct gu *u)
+{
+	return u->valid + (f->upg - u->cap);
+}
+
+/* ---- free pools ---- */
+
+static void heap_swap(struct ftl *f, struct heap *h, uint32_t i, uint32_t j)
+{
+	uint32_t t = h->a[i];
+	h->a[i] = h->a[j];
+	h->a[j] = t;
+	f->gu[h->a[i]].pos = i;
+	f->gu[h->a[j]].pos = j;
+}
+
+static void heap_up(struct ftl *f, struct heap *h, uint32_t i)
+{
+	while (i && f->gu[h->a[(i - 1) / 2]].erase > f->gu[h->a[i]].erase) {
+		heap_swap(f, h, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void heap_down(struct ftl *f, struct heap *h, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < h->n && f->gu[h->a[l]].erase < f->gu[h->a[m]].erase)
+			m = l;
+		if (r < h->n && f->gu[h->a[r]].erase < f->gu[h->a[m]].erase)
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(f, h, i, m);
+		i = m;
+	}
+}
+
+uint32_t heap_min_key(const struct ftl *f, const struct heap *h)
+{
+	return h->n ? f->gu[h->a[0]].erase : UINT32_MAX;
+}
+
+void ftl_pool_put(struct ftl *f, uint32_t g)
+{
+	struct gu *u = &f->gu[g];
+	struct heap *h = &f->pool[u->pool];
+	u->state = GU_FREE;
+	u->valid = 0;
+	u->pos = h->n;
+	h->a[h->n++] = g;
+	heap_up(f, h, u->pos);
+	f->nfree++;
+}
+
+static uint32_t pool_take(struct ftl *f, uint32_t want)
+{
+	struct heap *h = &f->pool[want];
+	if (!h->n) {
+		/* block mode: this plane is empty, borrow from the fullest pool */
+		uint32_t best = 0;
+		for (uint32_t i = 1; i < f->npools; i++)
+			if (f->pool[i].n > f->pool[best].n)
+				best = i;
+		h = &f->pool[best];
+		if (!h->n)
+			return NONE;
+	}
+	uint32_t g = h->a[0];
+	h->a[0] = h->a[--h->n];
+	if (h->n) {
+		f->gu[h->a[0]].pos = 0;
+		heap_down(f, h, 0);
+	}
+	f->nfree--;
+	f->gu[g].state = GU_OPEN;
+	f->gu[g].valid = 0;
+	f->nopen++;
+	return g;
+}
+
+/* ---- closed sets ---- */
+
+static void bucket_link(struct ftl *f, uint32_t g, uint32_t k)
+{
+	struct gu *u = &f->gu[g];
+	u->prev = NONE;
+	u->next = f->bucket[k];
+	if (u->next != NONE)
+		f->gu[u->next].prev = g;
+	f->bucket[k] = g;
+	if (k < f->min_bucket)
+		f->min_bucket = k;
+}
+
+static void bucket_unlink(struct ftl *f, uint32_t g, uint32_t k)
+{
+	struct gu *u = &f->gu[g];
+	if (u->prev != NONE)
+		f->gu[u->prev].next = u->next;
+	else
+		f->bucket[k] = u->next;
+	if (u->next != NONE)
+		f->gu[u->next].prev = u->prev;
+}
+
+/* A closed unit lost one valid unit: move it from bucket "from" to the next lower one. */
+void ftl_bucket_move(struct ftl *f, uint32_t g, uint32_t from)
+{
+	bucket_unlink(f, g, from);
+	bucket_link(f, g, from - 1);
+}
+
+/* A unit was placed in g after g closed (its last unit closes it before being mapped). */
+void ftl_bucket_up(struct ftl *f, uint32_t g, uint32_t from)
+{
+	bucket_unlink(f, g, from);
+	bucket_link(f, g, from + 1);
+}
+
+void ftl_closed_add(struct ftl *f, uint32_t g)
+{
+	struct gu *u = &f->gu[g];
+	u->state = GU_CLOSED;
+	u->close_seq = ++f->close_seq;
+	u->pos = f->nclosed;
+	f->closed[f->nclosed++] = g;
+	f->nopen--;
+	if (f->cfg.gc_policy == FTL_GC_GREEDY)
+		bucket_link(f, g, gu_key(f, u));
+	if (f->cfg.gc_policy == FTL_GC_FIFO) {
+		uint32_t cap = 2 * f->g.gc_units;
+		if (f->fifo_n == cap) {
+			/* drop stale entries (units reclaimed out of order by static WL) */
+			uint32_t n = 0;
+			for (uint32_t i = 0; i < f->fifo_n; i++) {
+				uint32_t e = f->fifo[(f->fifo_head + i) % cap];
+				if (f->gu[e].state == GU_CLOSED && f->gu[e].close_seq &&
+				    !(n && f->fifo[n - 1] == e))
+					f->fifo[n++] = e;
+			}
+			f->fifo_head = 0;
+			f->fifo_n = n;
+		}
+		f->fifo[(f->fifo_head + f->fifo_n++) % cap] = g;
+	}
+}
+
+void ftl_closed_del(struct ftl *f, uint32_t g)
+{
+	struct gu *u = &f->gu[g];
+	uint32_t last = f->closed[--f->nclosed];
+	f->closed[u->pos] = last;
+	f->gu[last].pos = u->pos;
+	if (f->cfg.gc_policy == FTL_GC_GREEDY)
+		bucket_unlink(f, g, gu_key(f, u));
+	u->state = GU_OPEN; /* being reclaimed; erase sets FREE or RETIRED */
+	f->nopen++;
+}
+
+/* ---- frontiers ---- */
+
+static void frontier_close_gu(struct ftl *f, uint32_t g)
+{
+	ftl_closed_add(f, g);
+}
+
+/* Next slot of a superblock frontier whose block is good, after slot i (wrapping). */
+static uint32_t next_good_slot(const struct ftl *f, const struct frontier *fr, uint32_t i)
+{
+	for (uint32_t k = 1; k <= f->g.frontier_slots; k++) {
+		uint32_t j = (i + k) % f->g.frontier_slots;
+		if (fr->slot[j].gblk != NONE)
+			return j;
+	}
+	return NONE;
+}
+
+/* Give slot fr->cur an open block. Host frontiers run foreground GC first when space is low. */
+static int frontier_open(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *gc_end)
+{
+	struct frontier *fr = &f->fr[fid];
+	bool sb = f->cfg.gc_unit == FTL_GC_SUPERBLOCK;
+
+	if (!f->in_gc) {
+		while (f->nfree <= f->g.fg_free_gc_units) {
+			int rc = ftl_gc_one(f, now, true);
+			if (rc)
+				return rc;
+			if (gc_end)
+				*gc_end = max64(*gc_end, f->clock);
+			/* shared GC stream: GC may have opened this very slot */
+			if (sb ? fr->gu != NONE : fr->slot[fr->cur].gblk != NONE)
+				return FTL_OK;
+		}
+	}
+	uint32_t g = pool_take(f, sb ? 0 : fr->cur);
+	if (g == NONE)
+		return FTL_E_FULL;
+	fr->used = 1;
+	if (!sb) {
+		fr->slot[fr->cur] = (struct slot){.gblk = g, .page = 0, .unit = 0, .ready = 0};
+		return FTL_OK;
+	}
+	fr->gu = g;
+	for (uint32_t i = 0; i < f->bpg; i++) {
+		uint32_t b = g * f->bpg + i;
+		fr->slot[i] = (struct slot){.gblk = f->blk[b].bad ? NONE : b};
+	}
+	fr->cur = f->blk[g * f->bpg].bad ? next_good_slot(f, fr, 0) : 0;
+	return FTL_OK;
+}
+
+/* The open page of the current slot is full (or padded): program it and move on. */
+static void frontier_program(struct ftl *f, struct frontier *fr, uint64_t now, bool host)
+{
+	struct slot *s = &fr->slot[fr->cur];
+	uint64_t done = ftl_time_program(f, s->gblk, now);
+	if (host)
+		ftl_wbuf_done(f, done);
+	s->unit = 0;
+	s->page++;
+	f->blk[s->gblk].wp = s->page; /* pages below wp are on NAND; the rest is buffered */
+	if (f->cfg.gc_unit == FTL_GC_BLOCK) {
+		if (s->page == f->ppb) {
+			frontier_close_gu(f, s->gblk);
+			s->gblk = NONE;
+		}
+		fr->cur = (fr->cur + 1) % f->g.frontier_slots;
+		return;
+	}
+	uint32_t nx = next_good_slot(f, fr, fr->cur);
+	if (nx <= fr->cur && s->page == f->ppb) {
+		/* the last good member finished its last page: the superblock is full */
+		frontier_close_gu(f, fr->gu);
+		fr->gu = NONE;
+		for (uint32_t i = 0; i < f->g.frontier_slots; i++)
+			fr->slot[i].gblk = NONE;
+		fr->cur = 0;
+		return;
+	}
+	fr->cur = nx;
+}
+
+/*
+ * Reserve the next physical unit of frontier fid for one unit of the given cause and return
+ * it (NONE on failure, with *err set). *ready receives, for host units, the time its page got a
+ * write-buffer slot, and any foreground GC end time.
+ */
+uint32_t ftl_frontier_take(struct ftl *f, uint32_t fid, uint64_t now, int *err, uint8_t cause,
+			   uint64_t *ready)
+{
+	struct frontier *fr = &f->fr[fid];
+	bool sb = f->cfg.gc_unit == FTL_GC_SUPERBLOCK;
+	struct slot *s;
+	uint64_t gc_end = 0;
+
+	while (sb ? fr->gu == NONE : fr->slot[fr->cur].gblk == NONE) {
+		int rc = frontier_open(f, fid, now, cause == PROG_HOST ? &gc_end : NULL);
+		if (rc) {
+			*err = rc;
+			return NONE;
+		}
+	}
+	s = &fr->slot[fr->cur];
+	uint32_t ppn = s->gblk * f->upb + s->page * f->upp + s->unit;
+	if (cause == PROG_HOST) {
+		if (s->unit == 0)
+			s->ready = ftl_wbuf_wait(f, now);
+		if (ready)
+			*ready = max64(s->ready, gc_end);
+	}
+	ftl_count_prog(f, cause, 1);
+	if (++s->unit == f->upp)
+		frontier_program(f, fr, now, cause == PROG_HOST);
+	return ppn;
+}
+
+/* Program every partly filled page of frontier fid, padding it with invalid units. */
+void ftl_frontier_pad(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *done)
+{
+	struct frontier *fr = &f->fr[fid];
+	for (uint32_t k = 0; k < f->g.frontier_slots; k++) {
+		struct slot *s = &fr->slot[fr->cur];
+		if (s->gblk != NONE && s->unit) {
+			uint32_t pad = f->upp - s->unit;
+			ftl_count_prog(f, PROG_PAD, pad);
+			s->unit = f->upp - 1;
+			/* the program lands on the LUN: completion is when it is done */
+			uint64_t before = f->clock;
+			frontier_program(f, fr, now, fid != f->gc_fr);
+			if (done)
+				*done = max64(*done, max64(before, f->clock));
+		} else if (f->cfg.gc_unit == FTL_GC_SUPERBLOCK && fr->gu != NONE) {
+			fr->cur = next_good_slot(f, fr, fr->cur);
+		} else if (f->cfg.gc_unit == FTL_GC_BLOCK) {
+			fr->cur = (fr->cur + 1) % f->g.frontier_slots;
+		}
+		if (f->cfg.gc_unit == FTL_GC_SUPERBLOCK && fr->gu == NONE)
+			break;
+	}
+}
+
+int ftl_alloc_init(struct ftl *f)
+{
+	uint32_t n = f->g.gc_units;
+	f->npools = f->cfg.gc_unit == FTL_GC_SUPERBLOCK ? 1 : f->g.planes;
+	f->pool = calloc(f->npools, sizeof(*f->pool));
+	f->bucket = malloc((size_t)(f->upg + 1) * sizeof(uint32_t));
+	f->closed = malloc((size_t)n * sizeof(uint32_t));
+	f->fifo = f->cfg.gc_policy == FTL_GC_FIFO ? malloc((size_t)2 * n * sizeof(uint32_t)) : NULL;
+	f->nfr = f->cfg.host_streams + (f->cfg.gc_stream == FTL_GC_SEPARATE);
+	f->gc_fr = f->cfg.gc_stream == FTL_GC_SEPARATE ? f->cfg.host_streams : 0;
+	f->fr = calloc(f->nfr, sizeof(*f->fr));
+	if (!f->pool || !f->bucket || !f->closed || !f->fr ||
+	    (f->cfg.gc_policy == FTL_GC_FIFO && !f->fifo))
+		return FTL_E_NOMEM;
+	for (uint32_t i = 0; i <= f->upg; i++)
+		f->bucket[i] = NONE;
+	f->min_bucket = f->upg;
+	for (uint32_t i = 0; i < f->nfr; i++) {
+		f->fr[i].gu = NONE;
+		f->fr[i].slot = calloc(f->g.frontier_slots, sizeof(struct slot));
+		if (!f->fr[i].slot)
+			return FTL_E_NOMEM;
+		for (uint32_t j = 0; j < f->g.frontier_slots; j++)
+			f->fr[i].slot[j].gblk = NONE;
+	}
+	for (uint32_t i = 0; i < f->npools; i++) {
+		f->pool[i].a = malloc((size_t)(n / f->npools + 1) * sizeof(uint32_t));
+		if (!f->pool[i].a)
+			return FTL_E_NOMEM;
+	}
+	for (uint32_t g = 0; g < n; g++)
+		f->gu[g].pool = f->cfg.gc_unit == FTL_GC_SUPERBLOCK ? 0 : plane_of(f, g);
+	return FTL_OK;
+}

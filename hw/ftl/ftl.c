@@ -1,0 +1,173 @@
+/*
+ * ftl.c - creating and destroying an FTL instance, and small shared helpers.
+ *
+ * ftl_create() validates the config (config.c), derives the geometry, and allocates the big
+ * tables with mmap so that untouched parts cost no memory: the tables use 0 as "empty", so
+ * anonymous zero pages are a valid initial state. Transparent huge pages are requested for
+ * them: random L2P lookups on a multi-GiB table are otherwise dominated by TLB misses.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "ftl_int.h"
+
+const char *ftl_strerror(int s)
+{
+	switch (s) {
+	case FTL_OK: return "ok";
+	case FTL_E_INVAL: return "invalid argument (zero length or not 512-byte aligned)";
+	case FTL_E_RANGE: return "LBA range past the end of the device";
+	case FTL_E_FULL: return "device full: no reclaimable space";
+	case FTL_E_WORN: return "device worn out (end of life): read-only";
+	case FTL_E_NOMEM: return "out of memory";
+	case FTL_E_IO: return "I/O error";
+	case FTL_E_CORRUPT: return "snapshot corrupted, truncated or incompatible";
+	}
+	return "unknown error";
+}
+
+/* xoshiro256** (Blackman & Vigna), seeded through splitmix64 */
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+uint64_t ftl_rand(uint64_t s[4])
+{
+	uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return r;
+}
+
+void ftl_seed(uint64_t s[4], uint64_t seed)
+{
+	for (int i = 0; i < 4; i++) {
+		uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		s[i] = z ^ (z >> 31);
+	}
+}
+
+void *ftl_big_alloc(size_t bytes)
+{
+	if (!bytes)
+		bytes = 1;
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	if (bytes >= (2u << 20))
+		madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+void ftl_big_free(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes ? bytes : 1);
+}
+
+struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
+{
+	struct ftl *f = calloc(1, sizeof(*f));
+	if (!f) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	f->cfg = *cfg;
+	if (ftl_geometry_derive(cfg, &f->g, err, errlen)) {
+		free(f);
+		return NULL;
+	}
+	f->ch = cfg->channels;
+	f->lpc = cfg->luns_per_channel;
+	f->ppl = cfg->planes_per_lun;
+	f->upp = f->g.units_per_page;
+	f->ppb = cfg->pages_per_block;
+	f->upb = f->g.units_per_block;
+	f->upg = f->g.units_per_gc_unit;
+	f->bpg = f->g.blocks_per_gc_unit;
+	/* bytes / (MB/s) = bytes * 1000 / mbps ns */
+	if (cfg->channel_mbps > 0) {
+		f->xfer_unit_ns = (uint64_t)((double)cfg->unit_size * 1000.0 / cfg->channel_mbps + 0.5);
+		f->xfer_page_ns = (uint64_t)((double)cfg->page_size * 1000.0 / cfg->channel_mbps + 0.5);
+	}
+	f->t_read_ns = (uint64_t)(cfg->t_read_us * 1000.0 + 0.5);
+	f->t_prog_ns = (uint64_t)(cfg->t_prog_us * 1000.0 + 0.5);
+	f->t_erase_ns = (uint64_t)(cfg->t_erase_us * 1000.0 + 0.5);
+
+	f->l2p_bytes = f->g.user_units * sizeof(uint32_t);
+	f->p2l_bytes = f->g.phys_units * sizeof(uint32_t);
+	f->valid_bytes = (f->g.phys_units + 63) / 64 * sizeof(uint64_t);
+	f->l2p = ftl_big_alloc(f->l2p_bytes);
+	f->p2l = ftl_big_alloc(f->p2l_bytes);
+	f->valid = ftl_big_alloc(f->valid_bytes);
+	f->blk = calloc(f->g.blocks, sizeof(*f->blk));
+	f->gu = calloc(f->g.gc_units, sizeof(*f->gu));
+	f->lun_busy = calloc(f->g.luns, sizeof(uint64_t));
+	f->ch_busy = calloc(f->ch, sizeof(uint64_t));
+	f->nwbuf = cfg->write_buffer_pages ? cfg->write_buffer_pages : 2 * f->g.luns;
+	f->wbuf = calloc(f->nwbuf, sizeof(uint64_t));
+	if (!f->l2p || !f->p2l || !f->valid || !f->blk || !f->gu || !f->lun_busy || !f->ch_busy ||
+	    !f->wbuf || ftl_alloc_init(f) || ftl_wear_init(f)) {
+		snprintf(err, errlen, "out of memory for a %llu-unit device",
+			 (unsigned long long)f->g.phys_units);
+		ftl_destroy(f);
+		return NULL;
+	}
+	for (uint32_t g = 0; g < f->g.gc_units; g++) {
+		f->gu[g].cap = f->upg;
+		f->gu[g].pos = NONE;
+		ftl_pool_put(f, g);
+	}
+	ftl_seed(f->rng, cfg->seed);
+	f->win_step = f->g.user_bytes / 8 ? f->g.user_bytes / 8 : 1;
+	f->win_next = f->win_step;
+	return f;
+}
+
+void ftl_destroy(struct ftl *f)
+{
+	if (!f)
+		return;
+	ftl_big_free(f->l2p, f->l2p_bytes);
+	ftl_big_free(f->p2l, f->p2l_bytes);
+	ftl_big_free(f->valid, f->valid_bytes);
+	free(f->blk);
+	free(f->gu);
+	free(f->bucket);
+	free(f->closed);
+	free(f->fifo);
+	if (f->pool)
+		for (uint32_t i = 0; i < f->npools; i++)
+			free(f->pool[i].a);
+	free(f->pool);
+	if (f->fr)
+		for (uint32_t i = 0; i < f->nfr; i++)
+			free(f->fr[i].slot);
+	free(f->fr);
+	free(f->ehist);
+	free(f->lun_busy);
+	free(f->ch_busy);
+	free(f->wbuf);
+	free(f);
+}
+
+const struct ftl_config *ftl_get_config(const struct ftl *f)
+{
+	return &f->cfg;
+}
+
+const struct ftl_geometry *ftl_get_geometry(const struct ftl *f)
+{
+	return &f->g;
+}

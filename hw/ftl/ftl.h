@@ -1,0 +1,179 @@
+/*
+ * ftl.h - the one public header of hw/ftl, the NAND + flash translation layer model.
+ *
+ * Everything in femu-gandalf that touches "the SSD" goes through this API: the in-process
+ * replay, the nbdkit plugin behind QEMU's NVMe device, and (later) the FTL built into QEMU.
+ * So a WAF or an erase count means the same thing on every path.
+ *
+ * The model stores no user data, only metadata: an L2P table, a P2L table and a valid bitmap
+ * (about 8.6 bytes per 4 KiB mapping unit at 10% spare), per-block erase counts and
+ * endurance, write frontiers, GC state and a NAND timing model in virtual nanoseconds.
+ *
+ * Addresses are bytes; they must be multiples of FTL_SECTOR (512). Every I/O call takes the
+ * virtual time at which the host issued it and returns the time it completes.
+ * All calls return FTL_OK (0) or a negative FTL_E_* status; ftl_strerror() names it.
+ */
+#ifndef FTL_H
+#define FTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define FTL_SECTOR 512u
+#define FTL_NAME_MAX 64
+
+enum ftl_status {
+	FTL_OK = 0,
+	FTL_E_INVAL = -1,   /* zero length, misaligned, bad argument */
+	FTL_E_RANGE = -2,   /* LBA range past the end of the device */
+	FTL_E_FULL = -3,    /* no reclaimable space: the device is full of valid data */
+	FTL_E_WORN = -4,    /* end of life: the device is read-only */
+	FTL_E_NOMEM = -5,   /* allocation failed */
+	FTL_E_IO = -6,      /* snapshot file I/O failed */
+	FTL_E_CORRUPT = -7, /* snapshot truncated, corrupted or of another version */
+};
+const char *ftl_strerror(int status);
+
+enum ftl_gc_unit { FTL_GC_BLOCK, FTL_GC_SUPERBLOCK };
+enum ftl_gc_stream { FTL_GC_SEPARATE, FTL_GC_SHARED };
+enum ftl_gc_policy { FTL_GC_GREEDY, FTL_GC_FIFO, FTL_GC_COST_BENEFIT, FTL_GC_DCHOICE };
+
+/*
+ * Configuration. Fill with ftl_config_default(), change with ftl_config_set() (the same
+ * key=value names as the preset INI files), check with ftl_config_validate().
+ */
+struct ftl_config {
+	char name[FTL_NAME_MAX];
+	uint32_t channels, luns_per_channel, planes_per_lun, blocks_per_plane, pages_per_block;
+	uint32_t page_size, unit_size;
+	double op_percent;   /* OP = (T-U)/U in percent; < 0 when spare_factor is used */
+	double spare_factor; /* Sf = (T-U)/T; < 0 when op_percent is used */
+	uint32_t pe_cycles;
+	double pe_variation; /* relative std-dev of per-block endurance */
+	double dwpd, warranty_years;
+	double t_read_us, t_prog_us, t_erase_us, channel_mbps;
+	enum ftl_gc_unit gc_unit;
+	enum ftl_gc_stream gc_stream;
+	enum ftl_gc_policy gc_policy;
+	uint32_t gc_dchoice;     /* d for d-choice */
+	uint32_t gc_reserve;     /* free GC units held back for GC, per frontier slot */
+	double gc_bg_free_pct;   /* background GC below this % of free GC units */
+	double gc_fg_free_pct;   /* foreground GC below this % of free GC units */
+	bool wl_static;          /* static wear leveling on/off */
+	uint32_t wl_threshold;   /* max-min erase count that triggers static WL; 0 = auto */
+	uint32_t write_buffer_pages; /* controller write buffer, in NAND pages; 0 = auto */
+	uint32_t host_streams;   /* host write frontiers (placement hints) */
+	double spare_threshold_pct; /* end of life when available spare falls below this */
+	uint64_t seed;           /* seeds the endurance distribution */
+};
+
+void ftl_config_default(struct ftl_config *cfg);
+/* Set one key. On error returns FTL_E_INVAL and writes "key=value: reason" into err. */
+int ftl_config_set(struct ftl_config *cfg, const char *key, const char *value, char *err,
+		   size_t errlen);
+/* Check the whole config; the error names the offending key, e.g. "pages_per_block=0: must be > 0". */
+int ftl_config_validate(const struct ftl_config *cfg, char *err, size_t errlen);
+/* Write every key as "key=value\n" lines; returns the length (snprintf semantics). */
+size_t ftl_config_format(const struct ftl_config *cfg, char *buf, size_t len);
+/* Iterate the key table: returns NULL past the end. help gets a one-line description. */
+const char *ftl_config_key(size_t i, const char **help);
+
+/* Derived geometry. "GC unit" is a block or a superblock (same block index on every plane). */
+struct ftl_geometry {
+	uint64_t user_bytes, phys_bytes;
+	uint64_t user_units, phys_units;
+	uint32_t units_per_page, units_per_block, units_per_gc_unit;
+	uint32_t planes, luns, blocks, gc_units, blocks_per_gc_unit;
+	uint32_t frontier_slots; /* open blocks per write frontier */
+	uint32_t reserve_gc_units, fg_free_gc_units, bg_free_gc_units;
+};
+
+struct ftl;
+
+struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen);
+void ftl_destroy(struct ftl *ftl);
+const struct ftl_config *ftl_get_config(const struct ftl *ftl);
+const struct ftl_geometry *ftl_get_geometry(const struct ftl *ftl);
+
+/*
+ * I/O. off and len are bytes, multiples of FTL_SECTOR, len > 0, inside the user capacity.
+ * stream is a placement hint (0..host_streams-1, taken modulo). now_ns is the virtual time
+ * of issue; *done_ns (may be NULL) receives the completion time.
+ *
+ * A write that covers part of a mapping unit is a read-modify-write of that unit: the old
+ * unit (if mapped) is read from NAND and the whole unit is programmed again.
+ * A TRIM invalidates every unit it fully covers. A unit it covers only in part keeps its data
+ * (rewriting it would cost a program); those are counted in trim_partial_units.
+ * After end of life, write and trim fail with FTL_E_WORN; reads still succeed.
+ */
+int ftl_write(struct ftl *ftl, uint64_t off, uint64_t len, unsigned stream, uint64_t now_ns,
+	      uint64_t *done_ns);
+int ftl_read(struct ftl *ftl, uint64_t off, uint64_t len, uint64_t now_ns, uint64_t *done_ns);
+int ftl_trim(struct ftl *ftl, uint64_t off, uint64_t len, uint64_t now_ns, uint64_t *done_ns);
+/* Program every partly filled open page (padding counts as NAND writes). */
+int ftl_flush(struct ftl *ftl, uint64_t now_ns, uint64_t *done_ns);
+/* Is this byte range mapped (every unit it touches holds data)? For tests and attachments. */
+bool ftl_is_mapped(const struct ftl *ftl, uint64_t off, uint64_t len);
+
+/* Counters. All bytes are uint64_t; WAF = nand_write_bytes / host_write_bytes. */
+struct ftl_stats {
+	uint64_t host_write_bytes, host_read_bytes, host_trim_bytes;
+	uint64_t host_write_cmds, host_read_cmds, host_trim_cmds, flush_cmds;
+	uint64_t rmw_units, trim_units, trim_partial_units;
+	uint64_t nand_write_bytes; /* = host + gc + wl + pad program bytes */
+	uint64_t host_prog_bytes, gc_prog_bytes, wl_prog_bytes, pad_prog_bytes;
+	uint64_t nand_read_bytes, gc_read_bytes;
+	uint64_t erases, gc_victims, wl_victims, retired_blocks;
+	uint64_t fg_gc_victims, bg_gc_victims;
+	uint64_t valid_units, free_gc_units, open_gc_units;
+	uint32_t erase_min, erase_max;
+	double erase_mean;
+	double waf_cumulative, waf_window; /* window: about the last user capacity of writes */
+	uint64_t window_host_bytes, window_nand_bytes, window_erases;
+	double effective_spare_factor;
+	uint32_t percentage_used;  /* SMART: 100 * mean erase / rated P/E, capped at 255 */
+	uint32_t available_spare;  /* SMART: % of the initial spare still usable */
+	uint32_t available_spare_threshold;
+	uint64_t data_units_written, data_units_read; /* SMART units of 512,000 bytes, rounded up */
+	uint64_t media_units_written;                /* NAND bytes programmed, in 512,000-byte units */
+	bool read_only;
+	uint64_t clock_ns; /* latest completion time seen */
+};
+void ftl_get_stats(const struct ftl *ftl, struct ftl_stats *st);
+/* Erase-count histogram over live blocks: bins[i] counts blocks with erase in [i*w,(i+1)*w). */
+void ftl_erase_histogram(const struct ftl *ftl, uint64_t *bins, size_t nbins, uint32_t *width);
+/* Bytes of FTL metadata allocated (tables, block and GC-unit arrays). */
+uint64_t ftl_metadata_bytes(const struct ftl *ftl);
+
+/*
+ * Three lifetimes, side by side (docs/lifetime.md):
+ *   tbw      rated TBW / host bytes per day          (what prior work does)
+ *   naive_pe P/E x physical bytes / host bytes per day (WAF = 1)
+ *   erase    days until end of life at the measured erase rate: erases per host byte over the
+ *            recent window, extrapolated until either retirements eat the spare below the
+ *            threshold ("spare") or the mean erase count reaches the rated P/E ("rated-pe").
+ */
+struct ftl_lifetime {
+	double tbw_days, naive_pe_days, erase_days;
+	double elapsed_days;
+	const char *eol_reason; /* "spare" or "rated-pe" */
+	const char *basis;      /* "window-erase-rate" or "program-rate" (no erase seen yet) */
+	double erases_per_host_byte;
+};
+void ftl_lifetime(const struct ftl *ftl, double host_bytes_per_day, struct ftl_lifetime *lt);
+
+/* Write stats, geometry and lifetimes as JSON members (no braces) at the given indent. */
+void ftl_json_members(const struct ftl *ftl, double host_bytes_per_day, FILE *out);
+/* A whole JSON object: {"config":..., members...}. */
+void ftl_json(const struct ftl *ftl, double host_bytes_per_day, FILE *out);
+
+/* Verify every invariant. Returns 0, or -1 with a description in err. Cost O(metadata). */
+int ftl_check(const struct ftl *ftl, char *err, size_t errlen);
+
+/* Versioned, checksummed snapshots, written atomically (temp file + fsync + rename). */
+int ftl_snapshot_save(const struct ftl *ftl, const char *path, char *err, size_t errlen);
+struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen);
+
+#endif

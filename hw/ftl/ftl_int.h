@@ -1,0 +1,191 @@
+/*
+ * ftl_int.h - internal state of hw/ftl, shared by its .c files only.
+ *
+ * Physical layout. A global block number is  gblk = blk_idx * planes + plane, where plane
+ * runs channel-fastest: plane = (pl * luns_per_channel + lun) * channels + ch. So a superblock
+ * (the same blk_idx on every plane) is the contiguous range of gblk [s*planes, (s+1)*planes),
+ * and a physical unit number is  ppn = gblk * units_per_block + page * units_per_page + u.
+ * In both GC modes the GC unit of ppn is  ppn / units_per_gc_unit.
+ *
+ * Tables store "+1" values so that 0 means empty: fresh pages from mmap are already zero,
+ * and a 4 TiB device costs RSS only for the part that has been written.
+ *   l2p[lpn]  = ppn + 1, or 0 when unmapped        (user_units x 4 bytes)
+ *   p2l[ppn]  = lpn + 1 of the unit last written there (phys_units x 4 bytes); it is not
+ *               cleared on invalidation: the valid bitmap says whether it is current.
+ *   valid     = one bit per physical unit.
+ */
+#ifndef FTL_INT_H
+#define FTL_INT_H
+
+#include "ftl.h"
+
+#define NONE UINT32_MAX
+
+enum gu_state { GU_FREE, GU_OPEN, GU_CLOSED, GU_RETIRED };
+enum prog_cause { PROG_HOST, PROG_GC, PROG_WL, PROG_PAD };
+
+struct gu {
+	uint32_t valid;      /* valid units */
+	uint32_t cap;        /* units in good blocks */
+	uint32_t prev, next; /* greedy bucket list */
+	uint32_t pos;        /* index in closed[] or in its free heap */
+	uint32_t erase;      /* erase count (superblock: of its good members, which move together) */
+	uint64_t close_seq;  /* when it was closed: age for FIFO and cost-benefit */
+	uint32_t pool;       /* free pool (plane in block mode, 0 in superblock mode) */
+	uint8_t state;
+};
+
+struct blk {
+	uint32_t erase, endurance;
+	uint32_t wp; /* pages programmed since the last erase */
+	uint8_t bad;
+};
+
+struct slot {
+	uint32_t gblk;  /* open block, NONE when it needs one */
+	uint32_t page;  /* next page to program in the block */
+	uint32_t unit;  /* units already placed in that page */
+	uint64_t ready; /* latest buffer-slot wait of the units in the open page (host) */
+};
+
+struct frontier {
+	uint32_t gu;      /* superblock mode: the open GC unit, NONE if none */
+	uint32_t cur;     /* slot receiving the next unit */
+	uint8_t cause;    /* PROG_HOST or PROG_GC */
+	uint8_t used;     /* has ever been opened */
+	struct slot *slot;
+};
+
+struct heap {
+	uint32_t *a;
+	uint32_t n;
+};
+
+struct ftl {
+	struct ftl_config cfg;
+	struct ftl_geometry g;
+	uint32_t ch, lpc, ppl; /* channels, luns per channel, planes per lun */
+	uint32_t upp, ppb, upb, upg, bpg;
+	uint64_t xfer_unit_ns, xfer_page_ns, t_read_ns, t_prog_ns, t_erase_ns;
+	uint32_t wl_threshold;
+
+	uint32_t *l2p, *p2l;
+	uint64_t *valid;
+	size_t l2p_bytes, p2l_bytes, valid_bytes;
+
+	struct blk *blk;
+	struct gu *gu;
+
+	/* GC victim structures */
+	uint32_t *bucket;       /* greedy: head of the list of closed GUs with v valid units */
+	uint32_t min_bucket;    /* no closed GU has fewer valid units than this */
+	uint32_t *closed;       /* dense array of closed GU ids (d-choice, cost-benefit, WL) */
+	uint32_t nclosed;
+	uint32_t *fifo;         /* ring of closed GUs in close order (FIFO) */
+	uint32_t fifo_head, fifo_n;
+	uint64_t close_seq;
+
+	/* free pools: least-worn first (dynamic wear leveling) */
+	struct heap *pool;
+	uint32_t npools, nfree, nopen, nretired_gu;
+
+	struct frontier *fr;   /* host_streams host frontiers, then the GC frontier */
+	uint32_t nfr, gc_fr;
+	bool in_gc;
+	uint32_t gc_futile; /* FIFO victims in a row with nothing to reclaim */
+
+	/* wear */
+	uint64_t *ehist;       /* live blocks per erase count */
+	uint32_t ehist_len, emin, emax;
+	uint64_t erase_sum, live_blocks;
+	uint64_t initial_spare_units;
+	uint64_t spare_units_floor; /* EOL when usable units fall to user + this */
+	uint64_t usable_units;      /* units in good blocks */
+
+	/* timing, virtual ns */
+	uint64_t *lun_busy, *ch_busy;
+	uint64_t *wbuf;        /* write buffer ring: time each slot frees */
+	uint32_t nwbuf, wbuf_head;
+	uint64_t clock;
+
+	/* stats */
+	struct ftl_stats st;
+	uint64_t win_host[9], win_nand[9], win_erase[9];
+	uint32_t win_n;
+	uint64_t win_step, win_next;
+	uint64_t rng[4];
+};
+
+/* config.c */
+int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char *err, size_t len);
+
+/* map.c */
+void ftl_invalidate(struct ftl *f, uint32_t ppn);
+
+/* alloc.c */
+int ftl_alloc_init(struct ftl *f);
+uint32_t ftl_frontier_take(struct ftl *f, uint32_t fid, uint64_t now, int *err, uint8_t cause,
+			   uint64_t *ready);
+void ftl_frontier_pad(struct ftl *f, uint32_t fr, uint64_t now, uint64_t *done);
+void ftl_pool_put(struct ftl *f, uint32_t gu);
+void ftl_closed_add(struct ftl *f, uint32_t gu);
+void ftl_closed_del(struct ftl *f, uint32_t gu);
+void ftl_bucket_move(struct ftl *f, uint32_t gu, uint32_t from);
+void ftl_bucket_up(struct ftl *f, uint32_t gu, uint32_t from);
+uint32_t heap_min_key(const struct ftl *f, const struct heap *h);
+
+/* gc.c */
+int ftl_gc_one(struct ftl *f, uint64_t now, bool foreground);
+uint32_t ftl_gc_victim(struct ftl *f);
+void ftl_relocate(struct ftl *f, uint32_t gu, uint8_t cause, uint64_t now);
+int ftl_move_unit(struct ftl *f, uint32_t ppn_old, uint8_t cause, uint64_t now);
+
+/* wear.c */
+int ftl_wear_init(struct ftl *f);
+void ftl_erase_gu(struct ftl *f, uint32_t gu, uint64_t now);
+void ftl_wear_level(struct ftl *f, uint64_t now);
+bool ftl_worn_out(const struct ftl *f);
+
+/* timing.c */
+uint64_t ftl_time_program(struct ftl *f, uint32_t gblk, uint64_t now);
+uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now);
+uint64_t ftl_time_erase(struct ftl *f, uint32_t gblk, uint64_t now);
+uint64_t ftl_wbuf_wait(struct ftl *f, uint64_t now);
+void ftl_wbuf_done(struct ftl *f, uint64_t done);
+
+/* stats.c */
+void ftl_stats_tick(struct ftl *f);
+void ftl_count_prog(struct ftl *f, uint8_t cause, uint64_t units);
+
+/* small helpers */
+static inline uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+static inline uint32_t gu_of(const struct ftl *f, uint32_t ppn)
+{
+	return ppn / f->upg;
+}
+static inline uint32_t plane_of(const struct ftl *f, uint32_t gblk)
+{
+	return gblk % f->g.planes;
+}
+static inline bool bit_get(const uint64_t *bm, uint64_t i)
+{
+	return bm[i >> 6] >> (i & 63) & 1;
+}
+static inline void bit_set(uint64_t *bm, uint64_t i)
+{
+	bm[i >> 6] |= 1ull << (i & 63);
+}
+static inline void bit_clr(uint64_t *bm, uint64_t i)
+{
+	bm[i >> 6] &= ~(1ull << (i & 63));
+}
+uint64_t ftl_rand(uint64_t s[4]);
+void ftl_seed(uint64_t s[4], uint64_t seed);
+void *ftl_big_alloc(size_t bytes);
+uint32_t ftl_crc32c(uint32_t crc, const void *buf, size_t n);
+void ftl_big_free(void *p, size_t bytes);
+
+#endif

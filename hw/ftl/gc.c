@@ -1,0 +1,182 @@
+/*
+ * gc.c - garbage collection: pick a victim GC unit, move its valid units, erase it.
+ *
+ * Victim policies (gc_policy):
+ *   greedy        fewest valid units (capacity lost to bad blocks counts as valid, so a shrunken
+ *                 superblock is never picked for nothing). O(1) amortized: closed units sit in
+ *                 buckets by that count, and min_bucket only moves down on insert.
+ *   fifo          the unit closed longest ago (a ring in close order; stale entries skipped).
+ *   cost-benefit  max (1-u)*age/(1+u), Rosenblum & Ousterhout's LFS cleaner (SOSP'91), u the
+ *                 valid fraction, age in closes since it was written. O(closed units) per victim.
+ *   d-choice      the fewest-valid of d units drawn uniformly from the closed ones (with
+ *                 replacement). O(d).
+ * GC of a unit with no reclaimable space cannot make progress: that, and only that, is "full".
+ *
+ * GC copies go to the GC frontier (gc_stream=separate) or to host frontier 0 (shared, the
+ * layout the classic analytic models assume). Reads cost tR per page holding valid data and a
+ * channel transfer per unit; programs and the erase occupy their LUNs, delaying host I/O.
+ */
+#include "ftl_int.h"
+
+static uint32_t victim_greedy(struct ftl *f)
+{
+	for (uint32_t k = f->min_bucket; k <= f->upg; k++)
+		if (f->bucket[k] != NONE) {
+			f->min_bucket = k;
+			return f->bucket[k];
+		}
+	f->min_bucket = f->upg;
+	return NONE;
+}
+
+static uint32_t victim_fifo(struct ftl *f)
+{
+	uint32_t cap = 2 * f->g.gc_units;
+	while (f->fifo_n) {
+		uint32_t g = f->fifo[f->fifo_head];
+		f->fifo_head = (f->fifo_head + 1) % cap;
+		f->fifo_n--;
+		if (f->gu[g].state == GU_CLOSED)
+			return g;
+	}
+	return NONE;
+}
+
+static uint32_t victim_cost_benefit(struct ftl *f)
+{
+	uint32_t best = NONE;
+	double best_score = -1;
+	for (uint32_t i = 0; i < f->nclosed; i++) {
+		const struct gu *u = &f->gu[f->closed[i]];
+		if (u->valid >= u->cap)
+			continue;
+		double util = (double)u->valid / u->cap;
+		double age = (double)(f->close_seq - u->close_seq + 1);
+		double score = (1 - util) * age / (1 + util);
+		if (score > best_score) {
+			best_score = score;
+			best = f->closed[i];
+		}
+	}
+	return best;
+}
+
+static uint32_t victim_dchoice(struct ftl *f)
+{
+	uint32_t best = NONE;
+	uint64_t best_key = UINT64_MAX;
+	if (!f->nclosed)
+		return NONE;
+	for (uint32_t i = 0; i < f->cfg.gc_dchoice; i++) {
+		uint32_t g = f->closed[ftl_rand(f->rng) % f->nclosed];
+		uint64_t key = f->gu[g].valid + (uint64_t)(f->upg - f->gu[g].cap);
+		if (key < best_key) {
+			best_key = key;
+			best = g;
+		}
+	}
+	return best;
+}
+
+uint32_t ftl_gc_victim(struct ftl *f)
+{
+	switch (f->cfg.gc_policy) {
+	case FTL_GC_GREEDY: return victim_greedy(f);
+	case FTL_GC_FIFO: return victim_fifo(f);
+	case FTL_GC_COST_BENEFIT: return victim_cost_benefit(f);
+	case FTL_GC_DCHOICE: return victim_dchoice(f);
+	}
+	return NONE;
+}
+
+/*
+ * Move every valid unit of GC unit g (already taken out of the closed sets) to the GC
+ * frontier, page by page. Returns 0, or an FTL_E_* status if the frontier could not get space
+ * (then g keeps the units not yet moved, and the state is still consistent).
+ */
+static int relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
+{
+	uint64_t base = (uint64_t)g * f->upg;
+	for (uint32_t b = 0; b < f->bpg; b++) {
+		uint32_t gblk = g * f->bpg + b;
+		if (f->blk[gblk].bad)
+			continue;
+		for (uint32_t p = 0; p < f->ppb && f->gu[g].valid; p++) {
+			uint64_t first = base + (uint64_t)b * f->upb + (uint64_t)p * f->upp;
+			uint32_t n = 0;
+			for (uint32_t u = 0; u < f->upp; u++)
+				n += bit_get(f->valid, first + u);
+			if (!n)
+				continue;
+			uint64_t t = ftl_time_read(f, gblk, n, now);
+			f->st.gc_read_bytes += (uint64_t)n * f->cfg.unit_size;
+			f->st.nand_read_bytes += (uint64_t)n * f->cfg.unit_size;
+			for (uint32_t u = 0; u < f->upp; u++)
+				if (bit_get(f->valid, first + u)) {
+					int rc = ftl_move_unit(f, (uint32_t)(first + u), cause, t);
+					if (rc)
+						return rc;
+				}
+		}
+	}
+	return FTL_OK;
+}
+
+/* Reclaim g: relocate its valid data and erase it. */
+void ftl_relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
+{
+	ftl_closed_del(f, g);
+	if (relocate(f, g, cause, now)) {
+		/* out of space mid-way (cannot happen with the reserve; stay consistent anyway) */
+		ftl_closed_add(f, g);
+		return;
+	}
+	ftl_erase_gu(f, g, now);
+}
+
+/*
+ * One GC cycle. Returns FTL_E_FULL when no closed unit has anything to reclaim (the device is
+ * full of valid data) and FTL_E_WORN when erasing pushed the device to end of life.
+ */
+int ftl_gc_one(struct ftl *f, uint64_t now, bool foreground)
+{
+	uint32_t g = ftl_gc_victim(f);
+	if (g == NONE)
+		return FTL_E_FULL;
+	if (f->gu[g].valid + (f->upg - f->gu[g].cap) >= f->upg) {
+		/*
+		 * Nothing to reclaim in this victim. FIFO still moves it (its data goes to the back
+		 * of the queue) unless a whole round made no progress; other policies look for any
+		 * unit with invalid data before declaring the device full.
+		 */
+		if (f->cfg.gc_policy == FTL_GC_FIFO) {
+			if (++f->gc_futile > f->nclosed + 1) {
+				f->gc_futile = 0;
+				f->fifo_head = (f->fifo_head + 2 * f->g.gc_units - 1) % (2 * f->g.gc_units);
+				f->fifo_n++;
+				return FTL_E_FULL;
+			}
+		} else {
+			g = NONE;
+			for (uint32_t i = 0; i < f->nclosed && g == NONE; i++) {
+				const struct gu *u = &f->gu[f->closed[i]];
+				if (u->valid < u->cap)
+					g = f->closed[i];
+			}
+			if (g == NONE)
+				return FTL_E_FULL;
+		}
+	} else {
+		f->gc_futile = 0;
+	}
+	f->in_gc = true;
+	ftl_relocate(f, g, PROG_GC, now);
+	f->in_gc = false;
+	f->st.gc_victims++;
+	if (foreground)
+		f->st.fg_gc_victims++;
+	else
+		f->st.bg_gc_victims++;
+	ftl_wear_level(f, now);
+	return FTL_OK;
+}

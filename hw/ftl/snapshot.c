@@ -1,0 +1,382 @@
+/*
+ * snapshot.c - save and load the whole FTL state.
+ *
+ * File layout (little-endian, same ABI as the writer; the header records the struct sizes and
+ * a mismatch is refused rather than misread):
+ *   header  magic "FGFTLSNP", version, struct sizes, body length, body CRC-32C, header CRC-32C
+ *   body    the config as key=value text, then every table and scalar, each section prefixed by
+ *           its length so that a mismatch is caught where it happens.
+ * Saving writes PATH.tmp.XXXXXX in the same directory, fsyncs it, renames it over PATH and
+ * fsyncs the directory: the old file is intact until the new one is complete.
+ * Loading checks magic, version, sizes, the exact file length and both CRCs before it trusts a
+ * byte, then rebuilds the FTL and runs ftl_check() on it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ftl_int.h"
+
+#define MAGIC "FGFTLSNP"
+#define VERSION 1u
+
+struct hdr {
+	char magic[8];
+	uint32_t version;
+	uint32_t sizes[4]; /* struct ftl_stats, gu, blk, slot */
+	uint32_t pad;
+	uint64_t body_len;
+	uint32_t body_crc;
+	uint32_t hdr_crc; /* over everything above */
+};
+
+struct wr {
+	int fd;
+	uint32_t crc;
+	uint64_t len;
+	int err;
+};
+
+static void put(struct wr *w, const void *p, uint64_t n)
+{
+	const char *c = p;
+	w->crc = ftl_crc32c(w->crc, p, n);
+	w->len += n;
+	while (n && !w->err) {
+		ssize_t k = write(w->fd, c, n > (1u << 30) ? (1u << 30) : n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			w->err = errno ? errno : EIO;
+			return;
+		}
+		c += k;
+		n -= (uint64_t)k;
+	}
+}
+
+static void put_sec(struct wr *w, const void *p, uint64_t n)
+{
+	put(w, &n, sizeof(n));
+	put(w, p, n);
+}
+
+#define SCALARS(X)                                                                          \
+	X(min_bucket) X(nclosed) X(fifo_head) X(fifo_n) X(close_seq) X(nfree) X(nopen)      \
+	X(nretired_gu) X(gc_futile) X(emin) X(emax) X(erase_sum) X(live_blocks)             \
+	X(initial_spare_units) X(usable_units) X(wbuf_head) X(clock) X(st) X(win_host)      \
+	X(win_nand) X(win_erase) X(win_n) X(win_step) X(win_next) X(rng) X(wl_threshold)
+
+static void body(const struct ftl *f, struct wr *w, const char *cfgtext)
+{
+	put_sec(w, cfgtext, strlen(cfgtext));
+#define X(field) put_sec(w, &f->field, sizeof(f->field));
+	SCALARS(X)
+#undef X
+	put_sec(w, f->l2p, f->l2p_bytes);
+	put_sec(w, f->p2l, f->p2l_bytes);
+	put_sec(w, f->valid, f->valid_bytes);
+	put_sec(w, f->blk, (uint64_t)f->g.blocks * sizeof(*f->blk));
+	put_sec(w, f->gu, (uint64_t)f->g.gc_units * sizeof(*f->gu));
+	put_sec(w, f->bucket, (uint64_t)(f->upg + 1) * sizeof(uint32_t));
+	put_sec(w, f->closed, (uint64_t)f->g.gc_units * sizeof(uint32_t));
+	if (f->fifo)
+		put_sec(w, f->fifo, (uint64_t)2 * f->g.gc_units * sizeof(uint32_t));
+	for (uint32_t i = 0; i < f->npools; i++) {
+		put_sec(w, &f->pool[i].n, sizeof(uint32_t));
+		put_sec(w, f->pool[i].a, (uint64_t)f->pool[i].n * sizeof(uint32_t));
+	}
+	for (uint32_t i = 0; i < f->nfr; i++) {
+		put_sec(w, &f->fr[i].gu, sizeof(uint32_t));
+		put_sec(w, &f->fr[i].cur, sizeof(uint32_t));
+		put_sec(w, &f->fr[i].used, sizeof(uint8_t));
+		put_sec(w, f->fr[i].slot, (uint64_t)f->g.frontier_slots * sizeof(struct slot));
+	}
+	put_sec(w, &f->ehist_len, sizeof(f->ehist_len));
+	put_sec(w, f->ehist, (uint64_t)f->ehist_len * sizeof(uint64_t));
+	put_sec(w, f->lun_busy, (uint64_t)f->g.luns * sizeof(uint64_t));
+	put_sec(w, f->ch_busy, (uint64_t)f->ch * sizeof(uint64_t));
+	put_sec(w, f->wbuf, (uint64_t)f->nwbuf * sizeof(uint64_t));
+}
+
+static void fill_hdr(struct hdr *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, MAGIC, 8);
+	h->version = VERSION;
+	h->sizes[0] = sizeof(struct ftl_stats);
+	h->sizes[1] = sizeof(struct gu);
+	h->sizes[2] = sizeof(struct blk);
+	h->sizes[3] = sizeof(struct slot);
+}
+
+int ftl_snapshot_save(const struct ftl *f, const char *path, char *err, size_t errlen)
+{
+	char *tmp = malloc(strlen(path) + 16), cfgtext[8192];
+	struct hdr h;
+	struct wr w = {0};
+	if (!tmp)
+		return snprintf(err, errlen, "out of memory"), FTL_E_NOMEM;
+	sprintf(tmp, "%s.tmp.XXXXXX", path);
+	w.fd = mkstemp(tmp);
+	if (w.fd < 0) {
+		snprintf(err, errlen, "%s: cannot create temporary file: %s", tmp, strerror(errno));
+		free(tmp);
+		return FTL_E_IO;
+	}
+	ftl_config_format(&f->cfg, cfgtext, sizeof(cfgtext));
+	/* header placeholder, then the body, then the real header */
+	fill_hdr(&h);
+	put(&w, &h, sizeof(h));
+	w.crc = 0;
+	w.len = 0;
+	body(f, &w, cfgtext);
+	h.body_len = w.len;
+	h.body_crc = w.crc;
+	h.hdr_crc = ftl_crc32c(0, &h, offsetof(struct hdr, hdr_crc));
+	if (!w.err && pwrite(w.fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		w.err = errno ? errno : EIO;
+	if (!w.err && fsync(w.fd))
+		w.err = errno;
+	if (close(w.fd) && !w.err)
+		w.err = errno;
+	if (!w.err && rename(tmp, path))
+		w.err = errno;
+	if (w.err) {
+		snprintf(err, errlen, "%s: cannot write snapshot: %s (existing file left unchanged)", path,
+			 strerror(w.err));
+		unlink(tmp);
+		free(tmp);
+		return FTL_E_IO;
+	}
+	/* make the rename durable */
+	char *dcopy = strdup(path);
+	if (dcopy) {
+		int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dcopy);
+	}
+	free(tmp);
+	return FTL_OK;
+}
+
+struct rd {
+	const uint8_t *p;
+	uint64_t left;
+	int bad;
+	const char *what;
+};
+
+static void get_sec(struct rd *r, void *dst, uint64_t n, const char *what)
+{
+	uint64_t len;
+	if (r->bad)
+		return;
+	if (r->left < sizeof(len) + n) {
+		r->bad = 1;
+		r->what = what;
+		return;
+	}
+	memcpy(&len, r->p, sizeof(len));
+	if (len != n) {
+		r->bad = 2;
+		r->what = what;
+		return;
+	}
+	memcpy(dst, r->p + sizeof(len), n);
+	r->p += sizeof(len) + n;
+	r->left -= sizeof(len) + n;
+}
+
+static int load_fail(char *err, size_t errlen, const char *path, const char *why)
+{
+	snprintf(err, errlen, "%s: %s", path, why);
+	return FTL_E_CORRUPT;
+}
+
+struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
+{
+	struct hdr h, want;
+	struct stat sb;
+	struct ftl *f = NULL;
+	uint8_t *buf = NULL;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot open snapshot: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) || (size_t)sb.st_size < sizeof(h) || pread(fd, &h, sizeof(h), 0) != sizeof(h)) {
+		load_fail(err, errlen, path, "not a snapshot (too short to hold a header)");
+		goto out;
+	}
+	fill_hdr(&want);
+	if (memcmp(h.magic, MAGIC, 8)) {
+		load_fail(err, errlen, path, "not a femu-gandalf FTL snapshot (bad magic)");
+		goto out;
+	}
+	if (h.hdr_crc != ftl_crc32c(0, &h, offsetof(struct hdr, hdr_crc))) {
+		load_fail(err, errlen, path, "header checksum mismatch (corrupted)");
+		goto out;
+	}
+	if (h.version != VERSION || memcmp(h.sizes, want.sizes, sizeof(h.sizes))) {
+		snprintf(err, errlen, "%s: snapshot version %u / layout not supported by this build (want %u)",
+			 path, h.version, VERSION);
+		goto out;
+	}
+	if ((uint64_t)sb.st_size != sizeof(h) + h.body_len) {
+		snprintf(err, errlen, "%s: truncated or extended: %lld bytes, header says %llu", path,
+			 (long long)sb.st_size, (unsigned long long)(sizeof(h) + h.body_len));
+		goto out;
+	}
+	buf = ftl_big_alloc(h.body_len);
+	if (!buf) {
+		snprintf(err, errlen, "%s: out of memory for %llu bytes", path, (unsigned long long)h.body_len);
+		goto out;
+	}
+	for (uint64_t got = 0; got < h.body_len;) {
+		ssize_t k = pread(fd, buf + got, h.body_len - got > (1u << 30) ? (1u << 30) : h.body_len - got,
+				  (off_t)(sizeof(h) + got));
+		if (k <= 0) {
+			snprintf(err, errlen, "%s: read failed: %s", path, k ? strerror(errno) : "short read");
+			goto out;
+		}
+		got += (uint64_t)k;
+	}
+	if (ftl_crc32c(0, buf, h.body_len) != h.body_crc) {
+		load_fail(err, errlen, path, "body checksum mismatch (corrupted)");
+		goto out;
+	}
+
+	/* config text -> config -> a fresh FTL of that shape, then overwrite its state */
+	struct rd r = {buf, h.body_len, 0, NULL};
+	uint64_t clen;
+	memcpy(&clen, r.p, sizeof(clen));
+	if (clen >= 8192 || clen + 8 > r.left) {
+		load_fail(err, errlen, path, "bad config section");
+		goto out;
+	}
+	char text[8192];
+	memcpy(text, r.p + 8, clen);
+	text[clen] = 0;
+	r.p += 8 + clen;
+	r.left -= 8 + clen;
+	struct ftl_config cfg;
+	ftl_config_default(&cfg);
+	cfg.op_percent = cfg.spare_factor = -1;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *eq = strchr(line, '=');
+		char e2[256];
+		if (!eq) {
+			load_fail(err, errlen, path, "bad config line");
+			goto out;
+		}
+		*eq = 0;
+		if (ftl_config_set(&cfg, line, eq + 1, e2, sizeof(e2))) {
+			snprintf(err, errlen, "%s: config in snapshot: %s", path, e2);
+			goto out;
+		}
+	}
+	f = ftl_create(&cfg, err, errlen);
+	if (!f)
+		goto out;
+	/* forget the fresh pools: the snapshot's replace them */
+#define X(field) get_sec(&r, &f->field, sizeof(f->field), #field);
+	SCALARS(X)
+#undef X
+	get_sec(&r, f->l2p, f->l2p_bytes, "l2p");
+	get_sec(&r, f->p2l, f->p2l_bytes, "p2l");
+	get_sec(&r, f->valid, f->valid_bytes, "valid");
+	get_sec(&r, f->blk, (uint64_t)f->g.blocks * sizeof(*f->blk), "blocks");
+	get_sec(&r, f->gu, (uint64_t)f->g.gc_units * sizeof(*f->gu), "gc units");
+	get_sec(&r, f->bucket, (uint64_t)(f->upg + 1) * sizeof(uint32_t), "buckets");
+	get_sec(&r, f->closed, (uint64_t)f->g.gc_units * sizeof(uint32_t), "closed");
+	if (f->fifo)
+		get_sec(&r, f->fifo, (uint64_t)2 * f->g.gc_units * sizeof(uint32_t), "fifo");
+	for (uint32_t i = 0; i < f->npools && !r.bad; i++) {
+		uint32_t n = 0;
+		get_sec(&r, &n, sizeof(n), "pool size");
+		if (n > f->g.gc_units / f->npools + 1) {
+			r.bad = 2;
+			r.what = "pool size";
+			break;
+		}
+		f->pool[i].n = n;
+		get_sec(&r, f->pool[i].a, (uint64_t)n * sizeof(uint32_t), "pool");
+	}
+	for (uint32_t i = 0; i < f->nfr; i++) {
+		get_sec(&r, &f->fr[i].gu, sizeof(uint32_t), "frontier");
+		get_sec(&r, &f->fr[i].cur, sizeof(uint32_t), "frontier");
+		get_sec(&r, &f->fr[i].used, sizeof(uint8_t), "frontier");
+		get_sec(&r, f->fr[i].slot, (uint64_t)f->g.frontier_slots * sizeof(struct slot), "slots");
+	}
+	uint32_t elen = 0;
+	get_sec(&r, &elen, sizeof(elen), "erase histogram");
+	if (!r.bad && elen > f->ehist_len) {
+		uint64_t *nh = realloc(f->ehist, (uint64_t)elen * sizeof(uint64_t));
+		if (!nh) {
+			r.bad = 2;
+			r.what = "erase histogram";
+		} else {
+			f->ehist = nh;
+		}
+	}
+	if (!r.bad)
+		f->ehist_len = elen;
+	get_sec(&r, f->ehist, (uint64_t)elen * sizeof(uint64_t), "erase histogram");
+	get_sec(&r, f->lun_busy, (uint64_t)f->g.luns * sizeof(uint64_t), "lun timing");
+	get_sec(&r, f->ch_busy, (uint64_t)f->ch * sizeof(uint64_t), "channel timing");
+	get_sec(&r, f->wbuf, (uint64_t)f->nwbuf * sizeof(uint64_t), "write buffer");
+	if (r.bad || r.left) {
+		snprintf(err, errlen, "%s: section '%s' does not match the config", path,
+			 r.bad ? r.what : "trailing data");
+		goto fail;
+	}
+	/* indices inside the state must be in range before ftl_check() follows them */
+	for (uint32_t i = 0; i < f->nfr; i++) {
+		if (f->fr[i].cur >= f->g.frontier_slots || (f->fr[i].gu != NONE && f->fr[i].gu >= f->g.gc_units))
+			goto inconsistent;
+		for (uint32_t j = 0; j < f->g.frontier_slots; j++)
+			if (f->fr[i].slot[j].gblk != NONE && (f->fr[i].slot[j].gblk >= f->g.blocks ||
+							      f->fr[i].slot[j].page >= f->ppb))
+				goto inconsistent;
+	}
+	for (uint32_t g = 0; g < f->g.gc_units; g++)
+		if (f->gu[g].state > GU_RETIRED || f->gu[g].pool >= f->npools)
+			goto inconsistent;
+	for (uint32_t i = 0; i < f->npools; i++)
+		for (uint32_t k = 0; k < f->pool[i].n; k++)
+			if (f->pool[i].a[k] >= f->g.gc_units)
+				goto inconsistent;
+	for (uint32_t k = 0; k <= f->upg; k++)
+		if (f->bucket[k] != NONE && f->bucket[k] >= f->g.gc_units)
+			goto inconsistent;
+	if (f->nclosed > f->g.gc_units || f->emin >= f->ehist_len || f->emax >= f->ehist_len ||
+	    f->wbuf_head >= f->nwbuf)
+		goto inconsistent;
+	for (uint32_t i = 0; i < f->nclosed; i++)
+		if (f->closed[i] >= f->g.gc_units)
+			goto inconsistent;
+	char why[256];
+	if (ftl_check(f, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: snapshot state is inconsistent: %s", path, why);
+		goto fail;
+	}
+	goto out;
+inconsistent:
+	snprintf(err, errlen, "%s: snapshot state has out-of-range indices", path);
+fail:
+	ftl_destroy(f);
+	f = NULL;
+out:
+	if (buf)
+		ftl_big_free(buf, h.body_len);
+	close(fd);
+	return f;
+}

@@ -1,0 +1,270 @@
+/*
+ * stats.c - counters, WAF (cumulative and windowed), SMART view, lifetimes, JSON.
+ *
+ * NAND program bytes are counted per unit as it is placed in a page, by cause (host, GC,
+ * wear leveling, flush padding), so nand = host + gc + wl + pad holds at every instant.
+ * WAF = nand_write_bytes / host_write_bytes.
+ *
+ * The windowed WAF covers about the last user capacity of host writes: a sample of
+ * (host, nand, erases) is taken every user_bytes/8 host bytes into a ring of 9, and the window
+ * runs from the oldest sample to now. Lifetime by erase count uses the erase rate over the same
+ * window, so it reflects the recent (ideally steady) state, not the fresh-drive start.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftl_int.h"
+
+#define SMART_UNIT 512000ull
+
+void ftl_count_prog(struct ftl *f, uint8_t cause, uint64_t units)
+{
+	uint64_t b = units * f->cfg.unit_size;
+	f->st.nand_write_bytes += b;
+	switch (cause) {
+	case PROG_HOST: f->st.host_prog_bytes += b; break;
+	case PROG_GC: f->st.gc_prog_bytes += b; break;
+	case PROG_WL: f->st.wl_prog_bytes += b; break;
+	default: f->st.pad_prog_bytes += b; break;
+	}
+}
+
+void ftl_stats_tick(struct ftl *f)
+{
+	if (f->st.host_write_bytes < f->win_next)
+		return;
+	uint32_t n = sizeof(f->win_host) / sizeof(f->win_host[0]);
+	memmove(f->win_host, f->win_host + 1, (n - 1) * sizeof(uint64_t));
+	memmove(f->win_nand, f->win_nand + 1, (n - 1) * sizeof(uint64_t));
+	memmove(f->win_erase, f->win_erase + 1, (n - 1) * sizeof(uint64_t));
+	f->win_host[n - 1] = f->st.host_write_bytes;
+	f->win_nand[n - 1] = f->st.nand_write_bytes;
+	f->win_erase[n - 1] = f->st.erases;
+	if (f->win_n < n)
+		f->win_n++;
+	f->win_next = f->st.host_write_bytes + f->win_step;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+void ftl_get_stats(const struct ftl *f, struct ftl_stats *st)
+{
+	*st = f->st;
+	uint32_t n = sizeof(f->win_host) / sizeof(f->win_host[0]);
+	uint32_t o = n - (f->win_n ? f->win_n : 1); /* oldest sample (zeros before the first) */
+	uint64_t h0 = f->win_n ? f->win_host[o] : 0, n0 = f->win_n ? f->win_nand[o] : 0,
+		 e0 = f->win_n ? f->win_erase[o] : 0;
+	if (f->win_n < n)
+		h0 = n0 = e0 = 0; /* fewer than a full window: since the start */
+	st->window_host_bytes = f->st.host_write_bytes - h0;
+	st->window_nand_bytes = f->st.nand_write_bytes - n0;
+	st->window_erases = f->st.erases - e0;
+	st->waf_cumulative = ratio(f->st.nand_write_bytes, f->st.host_write_bytes);
+	st->waf_window = ratio(st->window_nand_bytes, st->window_host_bytes);
+	st->valid_units = 0;
+	for (uint32_t g = 0; g < f->g.gc_units; g++)
+		st->valid_units += f->gu[g].valid;
+	st->free_gc_units = f->nfree;
+	st->open_gc_units = f->nopen;
+	st->erase_min = f->live_blocks ? f->emin : 0;
+	st->erase_max = f->emax;
+	st->erase_mean = f->live_blocks ? (double)f->erase_sum / f->live_blocks : 0;
+	/* effective spare: count only units GC can use, not the reserve or open frontiers */
+	uint64_t nfront = f->cfg.host_streams + (f->cfg.gc_stream == FTL_GC_SEPARATE);
+	uint64_t held = (uint64_t)f->g.fg_free_gc_units * f->upg +
+			nfront * f->g.frontier_slots * (uint64_t)f->upb;
+	double t_eff = (double)f->usable_units - (double)held;
+	st->effective_spare_factor = t_eff > 0 ? (t_eff - (double)f->g.user_units) / t_eff : 0;
+	/* SMART (NVMe log page 02h) */
+	double used = 100.0 * st->erase_mean / f->cfg.pe_cycles;
+	st->percentage_used = used >= 255 ? 255 : (uint32_t)floor(used);
+	uint64_t need = f->g.user_units + held;
+	double spare = f->usable_units > need ? (double)(f->usable_units - need) : 0;
+	st->available_spare =
+		f->initial_spare_units ? (uint32_t)floor(100.0 * spare / f->initial_spare_units) : 0;
+	if (st->available_spare > 100)
+		st->available_spare = 100;
+	st->available_spare_threshold = (uint32_t)ceil(f->cfg.spare_threshold_pct);
+	st->data_units_written = (f->st.host_write_bytes + SMART_UNIT - 1) / SMART_UNIT;
+	st->data_units_read = (f->st.host_read_bytes + SMART_UNIT - 1) / SMART_UNIT;
+	st->media_units_written = (f->st.nand_write_bytes + SMART_UNIT - 1) / SMART_UNIT;
+	st->clock_ns = f->clock;
+}
+
+void ftl_erase_histogram(const struct ftl *f, uint64_t *bins, size_t nbins, uint32_t *width)
+{
+	uint32_t w = 1;
+	memset(bins, 0, nbins * sizeof(*bins));
+	if (!nbins)
+		return;
+	while ((uint64_t)w * nbins <= f->emax)
+		w *= 2;
+	for (uint32_t e = 0; e < f->ehist_len && e <= f->emax; e++)
+		bins[e / w] += f->ehist[e];
+	if (width)
+		*width = w;
+}
+
+uint64_t ftl_metadata_bytes(const struct ftl *f)
+{
+	return f->l2p_bytes + f->p2l_bytes + f->valid_bytes + (uint64_t)f->g.blocks * sizeof(struct blk) +
+	       (uint64_t)f->g.gc_units * (sizeof(struct gu) + 2 * sizeof(uint32_t)) +
+	       (uint64_t)(f->upg + 1) * sizeof(uint32_t);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void ftl_lifetime(const struct ftl *f, double bytes_per_day, struct ftl_lifetime *lt)
+{
+	struct ftl_stats st;
+	ftl_get_stats(f, &st);
+	memset(lt, 0, sizeof(*lt));
+	double user = (double)f->g.user_bytes, phys = (double)f->g.phys_bytes;
+	if (bytes_per_day <= 0) {
+		lt->tbw_days = lt->naive_pe_days = lt->erase_days = INFINITY;
+		lt->eol_reason = "none";
+		lt->basis = "no writes";
+		return;
+	}
+	lt->tbw_days = f->cfg.dwpd * user * 365.0 * f->cfg.warranty_years / bytes_per_day;
+	lt->naive_pe_days = (double)f->cfg.pe_cycles * phys / bytes_per_day;
+	lt->elapsed_days = (double)f->st.host_write_bytes / bytes_per_day;
+
+	/* erases per host byte: measured over the window, or, before any erase, from the program
+	 * rate (every programmed block must be erased once it is reused) */
+	double rate;
+	if (st.window_erases && st.window_host_bytes) {
+		rate = (double)st.window_erases / (double)st.window_host_bytes;
+		lt->basis = "window-erase-rate";
+	} else {
+		double waf = st.window_host_bytes ? st.waf_window : 1.0;
+		rate = (waf < 1 ? 1 : waf) / ((double)f->upb * f->cfg.unit_size);
+		lt->basis = "program-rate";
+	}
+	lt->erases_per_host_byte = rate;
+	double erases_per_day = rate * bytes_per_day;
+	if (!f->live_blocks || f->st.read_only) {
+		lt->erase_days = lt->elapsed_days;
+		lt->eol_reason = "spare";
+		return;
+	}
+	/* (1) rated P/E: the mean erase count of live blocks reaches pe_cycles */
+	double to_pe = ((double)f->cfg.pe_cycles - st.erase_mean) * (double)f->live_blocks;
+	if (to_pe < 0)
+		to_pe = 0;
+	/* (2) spare: blocks wear evenly from now on; block i retires after endurance-erase more of
+	 * its own erases. EOL comes when the k-th such retirement leaves the spare below threshold,
+	 * k = the number of blocks the remaining spare margin can absorb, plus one. */
+	uint64_t nfront = f->cfg.host_streams + (f->cfg.gc_stream == FTL_GC_SEPARATE);
+	uint64_t held = (uint64_t)f->g.fg_free_gc_units * f->upg + nfront * f->g.frontier_slots * f->upb;
+	double floor_units = f->cfg.spare_threshold_pct / 100.0 * (double)f->initial_spare_units;
+	double margin = (double)f->usable_units - (double)(f->g.user_units + held) - floor_units;
+	uint64_t k = margin > 0 ? (uint64_t)floor(margin / f->upb) + 1 : 1;
+	double to_spare = INFINITY;
+	uint32_t *rem = malloc(f->live_blocks * sizeof(uint32_t));
+	if (rem) {
+		uint64_t n = 0;
+		for (uint32_t b = 0; b < f->g.blocks; b++)
+			if (!f->blk[b].bad)
+				rem[n++] = f->blk[b].endurance - f->blk[b].erase;
+		if (k <= n) {
+			qsort(rem, n, sizeof(uint32_t), cmp_u32);
+			to_spare = (double)rem[k - 1] * (double)f->live_blocks;
+		}
+		free(rem);
+	}
+	double to_go = to_pe < to_spare ? to_pe : to_spare;
+	lt->eol_reason = to_pe < to_spare ? "rated-pe" : "spare";
+	lt->erase_days = lt->elapsed_days + to_go / erases_per_day;
+}
+
+static void jd(FILE *o, const char *k, double v, bool comma)
+{
+	if (isfinite(v))
+		fprintf(o, "  \"%s\": %.6g%s\n", k, v, comma ? "," : "");
+	else
+		fprintf(o, "  \"%s\": null%s\n", k, comma ? "," : "");
+}
+
+static void ju(FILE *o, const char *k, uint64_t v)
+{
+	fprintf(o, "  \"%s\": %" PRIu64 ",\n", k, v);
+}
+
+void ftl_json_members(const struct ftl *f, double bytes_per_day, FILE *o)
+{
+	struct ftl_stats st;
+	struct ftl_lifetime lt;
+	ftl_get_stats(f, &st);
+	ftl_lifetime(f, bytes_per_day, &lt);
+	fprintf(o, "  \"preset\": \"%s\",\n", f->cfg.name);
+	ju(o, "user_bytes", f->g.user_bytes);
+	ju(o, "physical_bytes", f->g.phys_bytes);
+	jd(o, "waf", st.waf_window, true);
+	jd(o, "waf_cumulative", st.waf_cumulative, true);
+	ju(o, "host_write_bytes", st.host_write_bytes);
+	ju(o, "host_read_bytes", st.host_read_bytes);
+	ju(o, "host_trim_bytes", st.host_trim_bytes);
+	ju(o, "nand_write_bytes", st.nand_write_bytes);
+	ju(o, "host_program_bytes", st.host_prog_bytes);
+	ju(o, "gc_write_bytes", st.gc_prog_bytes);
+	ju(o, "wl_write_bytes", st.wl_prog_bytes);
+	ju(o, "pad_write_bytes", st.pad_prog_bytes);
+	ju(o, "nand_read_bytes", st.nand_read_bytes);
+	ju(o, "window_host_bytes", st.window_host_bytes);
+	ju(o, "window_nand_bytes", st.window_nand_bytes);
+	ju(o, "erases", st.erases);
+	ju(o, "gc_victims", st.gc_victims);
+	ju(o, "wl_victims", st.wl_victims);
+	ju(o, "retired_blocks", st.retired_blocks);
+	ju(o, "rmw_units", st.rmw_units);
+	ju(o, "trim_units", st.trim_units);
+	ju(o, "trim_partial_units", st.trim_partial_units);
+	ju(o, "valid_units", st.valid_units);
+	fprintf(o, "  \"erase_count\": {\"min\": %u, \"mean\": %.4f, \"max\": %u},\n", st.erase_min,
+		st.erase_mean, st.erase_max);
+	uint64_t bins[16];
+	uint32_t w;
+	ftl_erase_histogram(f, bins, 16, &w);
+	fprintf(o, "  \"erase_histogram\": {\"bin_width\": %u, \"counts\": [", w);
+	for (int i = 0; i < 16; i++)
+		fprintf(o, "%s%" PRIu64, i ? ", " : "", bins[i]);
+	fprintf(o, "]},\n");
+	jd(o, "effective_spare_factor", st.effective_spare_factor, true);
+	ju(o, "pages_per_gc_unit", (uint64_t)f->ppb * f->bpg);
+	ju(o, "units_per_gc_unit", f->upg);
+	jd(o, "host_bytes_per_day", bytes_per_day, true);
+	fprintf(o, "  \"lifetime_days\": {");
+	fprintf(o, "\"tbw\": %.6g, \"naive_pe\": %.6g, \"erase\": %.6g", lt.tbw_days, lt.naive_pe_days,
+		lt.erase_days);
+	fprintf(o, ", \"elapsed\": %.6g, \"eol_reason\": \"%s\", \"basis\": \"%s\"},\n",
+		lt.elapsed_days, lt.eol_reason, lt.basis);
+	fprintf(o,
+		"  \"smart\": {\"percentage_used\": %u, \"available_spare\": %u, "
+		"\"available_spare_threshold\": %u, \"data_units_written\": %" PRIu64
+		", \"data_units_read\": %" PRIu64 ", \"media_units_written\": %" PRIu64
+		", \"critical_warning\": %u},\n",
+		st.percentage_used, st.available_spare, st.available_spare_threshold,
+		st.data_units_written, st.data_units_read, st.media_units_written,
+		(st.available_spare < st.available_spare_threshold ? 1u : 0u) |
+			(st.percentage_used >= 100 ? 4u : 0u) | (st.read_only ? 8u : 0u));
+	fprintf(o, "  \"read_only\": %s,\n", st.read_only ? "true" : "false");
+	ju(o, "metadata_bytes", ftl_metadata_bytes(f));
+	fprintf(o, "  \"virtual_time_ns\": %" PRIu64 "\n", st.clock_ns);
+}
+
+void ftl_json(const struct ftl *f, double bytes_per_day, FILE *o)
+{
+	fprintf(o, "{\n");
+	ftl_json_members(f, bytes_per_day, o);
+	fprintf(o, "}\n");
+}
