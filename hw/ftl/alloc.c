@@ -162,15 +162,14 @@ void ftl_closed_add(struct ftl *f, uint32_t g)
 			/* drop stale entries (units reclaimed out of order by static WL) */
 			uint32_t n = 0;
 			for (uint32_t i = 0; i < f->fifo_n; i++) {
-				uint32_t e = f->fifo[(f->fifo_head + i) % cap];
-				if (f->gu[e].state == GU_CLOSED && f->gu[e].close_seq &&
-				    !(n && f->fifo[n - 1] == e))
+				struct fifo_ent e = f->fifo[(f->fifo_head + i) % cap];
+				if (f->gu[e.gu].state == GU_CLOSED && f->gu[e.gu].close_seq == e.seq)
 					f->fifo[n++] = e;
 			}
 			f->fifo_head = 0;
 			f->fifo_n = n;
 		}
-		f->fifo[(f->fifo_head + f->fifo_n++) % cap] = g;
+		f->fifo[(f->fifo_head + f->fifo_n++) % cap] = (struct fifo_ent){.gu = g, .seq = u->close_seq};
 	}
 }
 
@@ -336,7 +335,7 @@ int ftl_alloc_init(struct ftl *f)
 	f->pool = calloc(f->npools, sizeof(*f->pool));
 	f->bucket = malloc((size_t)(f->upg + 1) * sizeof(uint32_t));
 	f->closed = malloc((size_t)n * sizeof(uint32_t));
-	f->fifo = f->cfg.gc_policy == FTL_GC_FIFO ? malloc((size_t)2 * n * sizeof(uint32_t)) : NULL;
+	f->fifo = f->cfg.gc_policy == FTL_GC_FIFO ? malloc((size_t)2 * n * sizeof(*f->fifo)) : NULL;
 	f->nfr = f->cfg.host_streams + (f->cfg.gc_stream == FTL_GC_SEPARATE);
 	f->gc_fr = f->cfg.gc_stream == FTL_GC_SEPARATE ? f->cfg.host_streams : 0;
 	f->fr = calloc(f->nfr, sizeof(*f->fr));

@@ -157,13 +157,15 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 		}
 		h[k->erase]++;
 	}
-	for (uint32_t e = 0; e < f->ehist_len; e++)
-		if (h[e] != f->ehist[e]) {
-			free(h);
-			return bad(err, len, "erase histogram[%u]=%llu, blocks give %llu", e,
-				   (unsigned long long)f->ehist[e], (unsigned long long)h[e]);
-		}
+	uint32_t mism = NONE;
+	for (uint32_t e = 0; e < f->ehist_len && mism == NONE; e++)
+		if (h[e] != f->ehist[e])
+			mism = e;
+	uint64_t got = mism == NONE ? 0 : h[mism];
 	free(h);
+	if (mism != NONE)
+		return bad(err, len, "erase histogram[%u]=%llu, blocks give %llu", mism,
+			   (unsigned long long)f->ehist[mism], (unsigned long long)got);
 	if (live != f->live_blocks || sum != f->erase_sum)
 		return bad(err, len, "live blocks %llu/%llu, erase sum %llu/%llu", (unsigned long long)live,
 			   (unsigned long long)f->live_blocks, (unsigned long long)sum,

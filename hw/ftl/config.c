@@ -58,6 +58,7 @@ static const struct key keys[] = {
 	{"gc_reserve", K_U32, O(gc_reserve), 1, 64, NULL, "free GC units reserved for GC, per frontier slot"},
 	{"gc_bg_free_pct", K_DBL, O(gc_bg_free_pct), 0, 90, NULL, "background GC when free GC units < this %"},
 	{"gc_fg_free_pct", K_DBL, O(gc_fg_free_pct), 0, 90, NULL, "foreground GC when free GC units < this %"},
+	{"gc_bg_min_invalid_pct", K_DBL, O(gc_bg_min_invalid_pct), 0, 100, NULL, "background GC skips victims with less invalid data than this %"},
 	{"wl_static", K_BOOL, O(wl_static), 0, 0, NULL, "static wear leveling on|off"},
 	{"wl_threshold", K_U32, O(wl_threshold), 0, 1e7, NULL, "max-min erase count triggering static WL (0 = auto)"},
 	{"write_buffer_pages", K_U32, O(write_buffer_pages), 0, 1u << 20, NULL, "write buffer in NAND pages (0 = 2 per LUN)"},
@@ -105,6 +106,7 @@ void ftl_config_default(struct ftl_config *c)
 	c->gc_policy = FTL_GC_GREEDY;
 	c->gc_dchoice = 8;
 	c->gc_reserve = 2;
+	c->gc_bg_min_invalid_pct = 12.5;
 	c->wl_static = true;
 	c->host_streams = 2;
 	c->spare_threshold_pct = 10;
@@ -319,7 +321,7 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 		return fail(err, len, "pages_per_block=%u: GC unit too large", c->pages_per_block);
 	g->units_per_gc_unit = (uint32_t)upb * g->blocks_per_gc_unit;
 	g->gc_units = g->blocks / g->blocks_per_gc_unit;
-	g->frontier_slots = c->gc_unit == FTL_GC_SUPERBLOCK ? 1 : g->planes;
+	g->frontier_slots = g->planes; /* one open block per plane */
 	g->phys_units = phys;
 	g->phys_bytes = phys * c->unit_size;
 	double sf = c->spare_factor >= 0 ? c->spare_factor : c->op_percent / (100.0 + c->op_percent);
@@ -331,7 +333,7 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 
 	/* GC units that never hold reclaimable data: the reserve, and open frontier blocks */
 	uint32_t nfront = c->host_streams + (c->gc_stream == FTL_GC_SEPARATE);
-	g->reserve_gc_units = c->gc_reserve * g->frontier_slots;
+	g->reserve_gc_units = c->gc_reserve * (g->planes / g->blocks_per_gc_unit);
 	g->fg_free_gc_units = (uint32_t)ceil(c->gc_fg_free_pct / 100.0 * g->gc_units);
 	if (g->fg_free_gc_units < g->reserve_gc_units)
 		g->fg_free_gc_units = g->reserve_gc_units;

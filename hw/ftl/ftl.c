@@ -6,6 +6,7 @@
  * anonymous zero pages are a valid initial state. Transparent huge pages are requested for
  * them: random L2P lookups on a multi-GiB table are otherwise dominated by TLB misses.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -130,6 +131,7 @@ struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
 		ftl_pool_put(f, g);
 	}
 	ftl_seed(f->rng, cfg->seed);
+	f->bg_min_reclaim = (uint32_t)ceil(cfg->gc_bg_min_invalid_pct / 100.0 * f->upg);
 	f->win_step = f->g.user_bytes / 8 ? f->g.user_bytes / 8 : 1;
 	f->win_next = f->win_step;
 	return f;

@@ -61,6 +61,7 @@ struct ftl_config {
 	uint32_t gc_reserve;     /* free GC units held back for GC, per frontier slot */
 	double gc_bg_free_pct;   /* background GC below this % of free GC units */
 	double gc_fg_free_pct;   /* foreground GC below this % of free GC units */
+	double gc_bg_min_invalid_pct; /* background GC only takes victims at least this % invalid */
 	bool wl_static;          /* static wear leveling on/off */
 	uint32_t wl_threshold;   /* max-min erase count that triggers static WL; 0 = auto */
 	uint32_t write_buffer_pages; /* controller write buffer, in NAND pages; 0 = auto */

@@ -56,6 +56,12 @@ struct frontier {
 	struct slot *slot;
 };
 
+struct fifo_ent {
+	uint32_t gu;
+	uint32_t pad;
+	uint64_t seq; /* the gu's close_seq when queued: a mismatch marks a stale entry */
+};
+
 struct heap {
 	uint32_t *a;
 	uint32_t n;
@@ -81,7 +87,7 @@ struct ftl {
 	uint32_t min_bucket;    /* no closed GU has fewer valid units than this */
 	uint32_t *closed;       /* dense array of closed GU ids (d-choice, cost-benefit, WL) */
 	uint32_t nclosed;
-	uint32_t *fifo;         /* ring of closed GUs in close order (FIFO) */
+	struct fifo_ent *fifo;  /* ring of closed GUs in close order (FIFO), lazily pruned */
 	uint32_t fifo_head, fifo_n;
 	uint64_t close_seq;
 
@@ -93,6 +99,7 @@ struct ftl {
 	uint32_t nfr, gc_fr;
 	bool in_gc;
 	uint32_t gc_futile; /* FIFO victims in a row with nothing to reclaim */
+	uint32_t bg_min_reclaim; /* background GC skips victims reclaiming fewer units */
 
 	/* wear */
 	uint64_t *ehist;       /* live blocks per erase count */
@@ -145,6 +152,7 @@ int ftl_wear_init(struct ftl *f);
 void ftl_erase_gu(struct ftl *f, uint32_t gu, uint64_t now);
 void ftl_wear_level(struct ftl *f, uint64_t now);
 bool ftl_worn_out(const struct ftl *f);
+uint64_t ftl_held_units(const struct ftl *f);
 
 /* timing.c */
 uint64_t ftl_time_program(struct ftl *f, uint32_t gblk, uint64_t now);

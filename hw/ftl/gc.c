@@ -33,11 +33,11 @@ static uint32_t victim_fifo(struct ftl *f)
 {
 	uint32_t cap = 2 * f->g.gc_units;
 	while (f->fifo_n) {
-		uint32_t g = f->fifo[f->fifo_head];
+		struct fifo_ent e = f->fifo[f->fifo_head];
+		if (f->gu[e.gu].state == GU_CLOSED && f->gu[e.gu].close_seq == e.seq)
+			return e.gu; /* peek: the entry goes stale once the unit is reclaimed */
 		f->fifo_head = (f->fifo_head + 1) % cap;
 		f->fifo_n--;
-		if (f->gu[g].state == GU_CLOSED)
-			return g;
 	}
 	return NONE;
 }
@@ -143,7 +143,11 @@ int ftl_gc_one(struct ftl *f, uint64_t now, bool foreground)
 	uint32_t g = ftl_gc_victim(f);
 	if (g == NONE)
 		return FTL_E_FULL;
-	if (f->gu[g].valid + (f->upg - f->gu[g].cap) >= f->upg) {
+	uint32_t reclaim = f->upg - (f->gu[g].valid + (f->upg - f->gu[g].cap));
+	/* background GC only takes victims worth it (FEMU skips lines < 1/8 invalid likewise) */
+	if (!foreground && reclaim < f->bg_min_reclaim)
+		return FTL_OK;
+	if (!reclaim) {
 		/*
 		 * Nothing to reclaim in this victim. FIFO still moves it (its data goes to the back
 		 * of the queue) unless a whole round made no progress; other policies look for any
@@ -152,8 +156,6 @@ int ftl_gc_one(struct ftl *f, uint64_t now, bool foreground)
 		if (f->cfg.gc_policy == FTL_GC_FIFO) {
 			if (++f->gc_futile > f->nclosed + 1) {
 				f->gc_futile = 0;
-				f->fifo_head = (f->fifo_head + 2 * f->g.gc_units - 1) % (2 * f->g.gc_units);
-				f->fifo_n++;
 				return FTL_E_FULL;
 			}
 		} else {

@@ -60,12 +60,22 @@ static int check_range(const struct ftl *f, uint64_t off, uint64_t len)
 	return FTL_OK;
 }
 
-/* Background GC runs in idle time: when every LUN is idle at the host's issue time. */
+/*
+ * Background GC fills idle time: while the free pool is below the background threshold and the
+ * device went idle before the host issued this command (every LUN and channel done strictly
+ * before now), reclaim victims. A closed-loop host that keeps the device busy gets none; a
+ * trace with think time gets GC in its gaps.
+ */
 static void background_gc(struct ftl *f, uint64_t now)
 {
-	if (f->nfree < f->g.bg_free_gc_units && f->nfree > f->g.fg_free_gc_units && !f->st.read_only &&
-	    f->clock <= now)
-		ftl_gc_one(f, now, false);
+	uint64_t progress = UINT64_MAX;
+	while (f->nfree < f->g.bg_free_gc_units && !f->st.read_only && f->clock < now &&
+	       f->st.gc_victims != progress) {
+		uint64_t idle_from = f->clock;
+		progress = f->st.gc_victims;
+		if (ftl_gc_one(f, idle_from, false))
+			break;
+	}
 }
 
 /* Read one unit's old copy for a read-modify-write; returns when it is in the buffer. */

@@ -68,7 +68,7 @@ static void put_sec(struct wr *w, const void *p, uint64_t n)
 #define SCALARS(X)                                                                          \
 	X(min_bucket) X(nclosed) X(fifo_head) X(fifo_n) X(close_seq) X(nfree) X(nopen)      \
 	X(nretired_gu) X(gc_futile) X(emin) X(emax) X(erase_sum) X(live_blocks)             \
-	X(initial_spare_units) X(usable_units) X(wbuf_head) X(clock) X(st) X(win_host)      \
+	X(initial_spare_units) X(usable_units) X(bg_min_reclaim) X(wbuf_head) X(clock) X(st) X(win_host)      \
 	X(win_nand) X(win_erase) X(win_n) X(win_step) X(win_next) X(rng) X(wl_threshold)
 
 static void body(const struct ftl *f, struct wr *w, const char *cfgtext)
@@ -85,7 +85,7 @@ static void body(const struct ftl *f, struct wr *w, const char *cfgtext)
 	put_sec(w, f->bucket, (uint64_t)(f->upg + 1) * sizeof(uint32_t));
 	put_sec(w, f->closed, (uint64_t)f->g.gc_units * sizeof(uint32_t));
 	if (f->fifo)
-		put_sec(w, f->fifo, (uint64_t)2 * f->g.gc_units * sizeof(uint32_t));
+		put_sec(w, f->fifo, (uint64_t)2 * f->g.gc_units * sizeof(*f->fifo));
 	for (uint32_t i = 0; i < f->npools; i++) {
 		put_sec(w, &f->pool[i].n, sizeof(uint32_t));
 		put_sec(w, f->pool[i].a, (uint64_t)f->pool[i].n * sizeof(uint32_t));
@@ -298,7 +298,7 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 	get_sec(&r, f->bucket, (uint64_t)(f->upg + 1) * sizeof(uint32_t), "buckets");
 	get_sec(&r, f->closed, (uint64_t)f->g.gc_units * sizeof(uint32_t), "closed");
 	if (f->fifo)
-		get_sec(&r, f->fifo, (uint64_t)2 * f->g.gc_units * sizeof(uint32_t), "fifo");
+		get_sec(&r, f->fifo, (uint64_t)2 * f->g.gc_units * sizeof(*f->fifo), "fifo");
 	for (uint32_t i = 0; i < f->npools && !r.bad; i++) {
 		uint32_t n = 0;
 		get_sec(&r, &n, sizeof(n), "pool size");

@@ -75,9 +75,7 @@ void ftl_get_stats(const struct ftl *f, struct ftl_stats *st)
 	st->erase_max = f->emax;
 	st->erase_mean = f->live_blocks ? (double)f->erase_sum / f->live_blocks : 0;
 	/* effective spare: count only units GC can use, not the reserve or open frontiers */
-	uint64_t nfront = f->cfg.host_streams + (f->cfg.gc_stream == FTL_GC_SEPARATE);
-	uint64_t held = (uint64_t)f->g.fg_free_gc_units * f->upg +
-			nfront * f->g.frontier_slots * (uint64_t)f->upb;
+	uint64_t held = ftl_held_units(f);
 	double t_eff = (double)f->usable_units - (double)held;
 	st->effective_spare_factor = t_eff > 0 ? (t_eff - (double)f->g.user_units) / t_eff : 0;
 	/* SMART (NVMe log page 02h) */
@@ -164,8 +162,7 @@ void ftl_lifetime(const struct ftl *f, double bytes_per_day, struct ftl_lifetime
 	/* (2) spare: blocks wear evenly from now on; block i retires after endurance-erase more of
 	 * its own erases. EOL comes when the k-th such retirement leaves the spare below threshold,
 	 * k = the number of blocks the remaining spare margin can absorb, plus one. */
-	uint64_t nfront = f->cfg.host_streams + (f->cfg.gc_stream == FTL_GC_SEPARATE);
-	uint64_t held = (uint64_t)f->g.fg_free_gc_units * f->upg + nfront * f->g.frontier_slots * f->upb;
+	uint64_t held = ftl_held_units(f);
 	double floor_units = f->cfg.spare_threshold_pct / 100.0 * (double)f->initial_spare_units;
 	double margin = (double)f->usable_units - (double)(f->g.user_units + held) - floor_units;
 	uint64_t k = margin > 0 ? (uint64_t)floor(margin / f->upb) + 1 : 1;

@@ -59,7 +59,7 @@ static double gauss(uint64_t rng[4])
 }
 
 /* Units that hold no reclaimable space at steady state: GC reserve + open frontier blocks. */
-static uint64_t held_units(const struct ftl *f)
+uint64_t ftl_held_units(const struct ftl *f)
 {
 	uint64_t nfront = f->cfg.host_streams + (f->cfg.gc_stream == FTL_GC_SEPARATE);
 	return (uint64_t)f->g.fg_free_gc_units * f->upg + nfront * f->g.frontier_slots * f->upb;
@@ -84,7 +84,7 @@ int ftl_wear_init(struct ftl *f)
 	}
 	f->live_blocks = f->g.blocks;
 	f->usable_units = f->g.phys_units;
-	f->initial_spare_units = f->usable_units - f->g.user_units - held_units(f);
+	f->initial_spare_units = f->usable_units - f->g.user_units - ftl_held_units(f);
 	f->wl_threshold = f->cfg.wl_threshold ? f->cfg.wl_threshold
 					      : (f->cfg.pe_cycles / 32 > 8 ? f->cfg.pe_cycles / 32 : 8);
 	return FTL_OK;
@@ -92,7 +92,7 @@ int ftl_wear_init(struct ftl *f)
 
 bool ftl_worn_out(const struct ftl *f)
 {
-	uint64_t need = f->g.user_units + held_units(f);
+	uint64_t need = f->g.user_units + ftl_held_units(f);
 	if (f->usable_units <= need)
 		return true;
 	return (double)(f->usable_units - need) * 100.0 <

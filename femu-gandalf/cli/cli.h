@@ -1,0 +1,33 @@
+/* cli.h - shared bits of the femu-gandalf subcommands. */
+#ifndef FG_CLI_H
+#define FG_CLI_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ftl.h"
+
+/* exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 invariant violated */
+enum { EXIT_USAGE = 2, EXIT_INVARIANT = 3 };
+
+int cmd_ssd(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* Build a config from --preset, --set and --gc. Prints errors; returns 0 or -1. */
+int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets, const char *gc);
+/* Parse a GOption context; on error prints it with a hint and returns false. */
+bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv);
+
+/* Progress on stderr, only when stderr is a terminal; at most ~4 updates a second. */
+struct progress {
+	bool tty;
+	double last;
+	const char *what;
+};
+void progress_init(struct progress *p, const char *what);
+void progress_update(struct progress *p, double done, double total, const char *extra);
+void progress_end(struct progress *p);
+double now_seconds(void);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * cmd_bench.c - `femu-gandalf bench`: FTL speed and memory, printed as JSON.
+ *
+ *   (a) uniform random 4 KiB writes at steady state on a 64 GiB-user device, Sf 0.10, greedy GC
+ *       (preconditioned with 2x sequential, warmed up with 1x random, measured over 1x random);
+ *   (b) 1 MiB sequential writes (overwriting a filled device);
+ *   (c) KV-like writes: objects of 2-64 MiB at random 64 MiB-aligned slots, overwritten in place;
+ *   (d) with --big: open the ent-tlc-4t preset (3.84 TB user), fill it once with 1 MiB writes,
+ *       then 4M random 4 KiB writes, and report peak RSS.
+ * Rates are host mapping-unit writes per second of wall time, on one thread.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "preset.h"
+#include "workload.h"
+
+static long rss_kib(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, strlen(field)))
+			v = strtol(line + strlen(field) + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static int fill_seq(struct ftl *f, uint64_t bytes, uint64_t bs)
+{
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	uint64_t pos = 0;
+	for (uint64_t done = 0; done < bytes; done += bs) {
+		uint64_t len = bs < g->user_bytes - pos ? bs : g->user_bytes - pos;
+		int rc = ftl_write(f, pos, len, 0, 0, NULL);
+		if (rc)
+			return rc;
+		pos = (pos + len) % g->user_bytes;
+	}
+	return 0;
+}
+
+static int rand_4k(struct ftl *f, uint64_t n, uint64_t *rng)
+{
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	uint64_t units = g->user_bytes / 4096;
+	for (uint64_t i = 0; i < n; i++) {
+		int rc = ftl_write(f, fg_rand_below(rng, units) * 4096, 4096, 0, 0, NULL);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static struct ftl *make(const char *preset, char **sets)
+{
+	struct ftl_config cfg;
+	char err[256];
+	if (fg_config_from_opts(&cfg, preset, sets, NULL))
+		return NULL;
+	struct ftl *f = ftl_create(&cfg, err, sizeof(err));
+	if (!f)
+		fprintf(stderr, "femu-gandalf bench: %s\n", err);
+	return f;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	gboolean big = FALSE, quick = FALSE;
+	GOptionEntry opts[] = {
+		{"quick", 'q', 0, G_OPTION_ARG_NONE, &quick, "8 GiB device instead of 64 GiB (faster, less exact)", NULL},
+		{"big", 0, 0, G_OPTION_ARG_NONE, &big, "also run (d): the 3.84 TB ent-tlc-4t preset, peak RSS", NULL},
+		{NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("- FTL speed and memory benchmarks (JSON on stdout)");
+	g_option_context_add_main_entries(ctx, opts, NULL);
+	g_option_context_set_description(ctx, "Examples:\n  femu-gandalf bench\n  femu-gandalf bench --quick\n"
+					      "  femu-gandalf bench --big   # needs ~10 GiB RAM\n");
+	if (!fg_parse_opts(ctx, &argc, &argv)) {
+		g_option_context_free(ctx);
+		return EXIT_USAGE;
+	}
+	g_option_context_free(ctx);
+	/* 64 GiB user at Sf 0.10: 8 ch x 8 LUN, 1 MiB blocks (256 x 4 KiB pages), superblock GC */
+	const char *bpp = quick ? "blocks_per_plane=143" : "blocks_per_plane=1138";
+	char *sets[] = {"channels=8", "luns_per_channel=8", "planes_per_lun=1", (char *)bpp,
+			"pages_per_block=256", "page_size=4096", "unit_size=4096", "spare_factor=0.10",
+			"gc_policy=greedy", "gc_bg_free_pct=0", "gc_fg_free_pct=0", "pe_cycles=100000", NULL};
+	uint64_t rng = 42;
+	double t0, t;
+	int rc;
+	struct ftl_stats st;
+
+	struct ftl *f = make("tiny", sets);
+	if (!f)
+		return 1;
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	uint64_t units = g->user_units;
+	fprintf(stderr, "bench (a): %.1f GiB user, preconditioning...\n", g->user_bytes / 1073741824.0);
+	if ((rc = fill_seq(f, 2 * g->user_bytes, 128 * 1024)) || (rc = rand_4k(f, units, &rng)))
+		goto fail;
+	ftl_get_stats(f, &st);
+	uint64_t n0 = st.nand_write_bytes, h0 = st.host_write_bytes;
+	fprintf(stderr, "bench (a): measuring %llu random 4 KiB writes...\n", (unsigned long long)units);
+	t0 = now_seconds();
+	if ((rc = rand_4k(f, units, &rng)))
+		goto fail;
+	t = now_seconds() - t0;
+	ftl_get_stats(f, &st);
+	double a_rate = units / t, a_waf = (double)(st.nand_write_bytes - n0) / (st.host_write_bytes - h0);
+	double meta = (double)ftl_metadata_bytes(f);
+	double a_eff = st.effective_spare_factor;
+
+	/* (b) 1 MiB sequential over the (full) device */
+	fprintf(stderr, "bench (b): 1 MiB sequential...\n");
+	t0 = now_seconds();
+	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
+		goto fail;
+	double b_rate = units / (now_seconds() - t0);
+
+	/* (c) KV-like: 2..64 MiB objects in 64 MiB slots, overwritten in place */
+	fprintf(stderr, "bench (c): KV-like 2-64 MiB objects...\n");
+	uint64_t slot = 64ull << 20, nslots = g->user_bytes / slot, cunits = 0;
+	t0 = now_seconds();
+	while (cunits < units) {
+		uint64_t size = (2 + fg_rand_below(&rng, 63)) << 20;
+		if ((rc = ftl_write(f, fg_rand_below(&rng, nslots) * slot, size, 0, 0, NULL)))
+			goto fail;
+		cunits += size / 4096;
+	}
+	double c_rate = cunits / (now_seconds() - t0);
+	ftl_get_stats(f, &st);
+	double c_waf = st.waf_window;
+
+	printf("{\n  \"a_random_4k_steady\": {\"user_bytes\": %llu, \"host_writes_per_s\": %.0f, \"waf\": %.4f, "
+	       "\"effective_spare_factor\": %.4f, \"metadata_bytes_per_user_unit\": %.3f, "
+	       "\"metadata_bytes_per_physical_unit\": %.3f},\n",
+	       (unsigned long long)g->user_bytes, a_rate, a_waf, a_eff, meta / g->user_units, meta / g->phys_units);
+	printf("  \"b_seq_1m\": {\"units_per_s\": %.0f},\n", b_rate);
+	printf("  \"c_kv_objects\": {\"units_per_s\": %.0f, \"waf\": %.4f},\n", c_rate, c_waf);
+	ftl_destroy(f);
+	f = NULL;
+
+	if (big) {
+		fprintf(stderr, "bench (d): ent-tlc-4t: filling 3.84 TB...\n");
+		f = make("ent-tlc-4t", NULL);
+		if (!f)
+			return 1;
+		g = ftl_get_geometry(f);
+		t0 = now_seconds();
+		if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
+			goto fail;
+		double fill_s = now_seconds() - t0;
+		t0 = now_seconds();
+		if ((rc = rand_4k(f, 4000000, &rng)))
+			goto fail;
+		double r_rate = 4000000 / (now_seconds() - t0);
+		printf("  \"d_ent_tlc_4t\": {\"user_bytes\": %llu, \"fill_seconds\": %.1f, \"random_4k_per_s\": %.0f, "
+		       "\"metadata_bytes\": %llu, \"peak_rss_kib\": %ld},\n",
+		       (unsigned long long)g->user_bytes, fill_s, r_rate,
+		       (unsigned long long)ftl_metadata_bytes(f), rss_kib("VmHWM:"));
+		ftl_destroy(f);
+		f = NULL;
+	}
+	printf("  \"peak_rss_kib\": %ld\n}\n", rss_kib("VmHWM:"));
+	return 0;
+fail:
+	fprintf(stderr, "femu-gandalf bench: write failed: %s\n", ftl_strerror(rc));
+	ftl_destroy(f);
+	return 1;
+}

@@ -1,0 +1,158 @@
+/*
+ * main.c - the femu-gandalf command: dispatch to subcommands, shared option helpers, progress.
+ *
+ * Each subcommand lives in its own cmd_*.c file and parses its own options with GOption, so
+ * `femu-gandalf SUB --help` always works and shows an example.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "preset.h"
+
+static int cmd_presets(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("Usage: femu-gandalf presets\n\nList drive presets (INI files in %s).\n"
+		       "Example:\n  femu-gandalf presets\n",
+		       fg_preset_dir());
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "femu-gandalf presets: unexpected argument '%s'\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	fg_preset_list(stdout);
+	return 0;
+}
+
+static int cmd_config_keys(int argc, char **argv)
+{
+	const char *help;
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("Usage: femu-gandalf config-keys\n\nList the SSD config keys usable in presets and "
+		       "with --set.\nExample:\n  femu-gandalf config-keys\n");
+		return 0;
+	}
+	for (size_t i = 0; ftl_config_key(i, &help); i++)
+		printf("%-20s %s\n", ftl_config_key(i, NULL), help);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *help;
+} cmds[] = {
+	{"ssd", cmd_ssd, "run a synthetic workload on an emulated SSD: WAF, wear, lifetimes"},
+	{"bench", cmd_bench, "FTL speed and memory benchmarks (JSON)"},
+	{"presets", cmd_presets, "list drive presets"},
+	{"config-keys", cmd_config_keys, "list SSD config keys (for presets and --set)"},
+};
+
+static void usage(FILE *o)
+{
+	fprintf(o, "Usage: femu-gandalf COMMAND [OPTIONS]   (COMMAND --help for details)\n\nCommands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(o, "  %-12s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(o, "\nExample:\n  femu-gandalf ssd --preset tiny --workload uniform --precondition --steady\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("femu-gandalf 0.1.0\n");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "femu-gandalf: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets, const char *gc)
+{
+	char err[256];
+	if (!preset) {
+		fprintf(stderr, "femu-gandalf: --preset is required (see 'femu-gandalf presets')\n");
+		return -1;
+	}
+	if (fg_preset_load(cfg, preset))
+		return -1;
+	for (char **s = sets; s && *s; s++)
+		if (fg_preset_set(cfg, *s))
+			return -1;
+	if (gc) {
+		const char *colon = strchr(gc, ':');
+		char pol[32];
+		snprintf(pol, sizeof(pol), "%.*s", colon ? (int)(colon - gc) : (int)strlen(gc), gc);
+		if (ftl_config_set(cfg, "gc_policy", pol, err, sizeof(err))) {
+			fprintf(stderr, "femu-gandalf: --gc %s: must be greedy, fifo, cost-benefit or d-choice:D\n", gc);
+			return -1;
+		}
+		if (colon && (strcmp(pol, "d-choice") || ftl_config_set(cfg, "gc_dchoice", colon + 1, err, sizeof(err)))) {
+			fprintf(stderr, "femu-gandalf: --gc %s: only d-choice takes a parameter (d-choice:D, D >= 1)\n", gc);
+			return -1;
+		}
+	}
+	if (ftl_config_validate(cfg, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: preset %s: %s\n", preset, err);
+		return -1;
+	}
+	return 0;
+}
+
+bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv)
+{
+	GError *e = NULL;
+	if (!g_option_context_parse(ctx, argc, argv, &e)) {
+		fprintf(stderr, "femu-gandalf: %s (try --help)\n", e->message);
+		g_error_free(e);
+		return false;
+	}
+	if (*argc > 1) {
+		fprintf(stderr, "femu-gandalf: unexpected argument '%s' (try --help)\n", (*argv)[1]);
+		return false;
+	}
+	return true;
+}
+
+double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void progress_init(struct progress *p, const char *what)
+{
+	p->tty = isatty(2);
+	p->last = 0;
+	p->what = what;
+}
+
+void progress_update(struct progress *p, double done, double total, const char *extra)
+{
+	if (!p->tty)
+		return;
+	double t = now_seconds();
+	if (t - p->last < 0.25)
+		return;
+	p->last = t;
+	fprintf(stderr, "\r%s: %5.1f%% %s   ", p->what, total > 0 ? 100.0 * done / total : 0, extra ? extra : "");
+	fflush(stderr);
+}
+
+void progress_end(struct progress *p)
+{
+	if (p->tty && p->last > 0)
+		fprintf(stderr, "\r\033[K");
+}
