@@ -19,6 +19,7 @@
  * WL scans), valid-count buckets (greedy, O(1) victim selection), and a ring in close order
  * (FIFO, with lazy deletion of entries whose unit was reclaimed out of order).
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,16 +211,20 @@ static int frontier_open(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *gc
 	bool sb = f->cfg.gc_unit == FTL_GC_SUPERBLOCK;
 
 	if (!f->in_gc) {
+		/*
+		 * Reclaim until the pool is above the foreground threshold, even if GC opened this
+		 * very slot meanwhile (gc_stream=shared): otherwise blocks that GC opens for the host
+		 * frontier would let the host eat into the reserve a little at a time.
+		 */
 		while (f->nfree <= f->g.fg_free_gc_units) {
 			int rc = ftl_gc_one(f, now, true);
 			if (rc)
 				return rc;
 			if (gc_end)
 				*gc_end = max64(*gc_end, f->clock);
-			/* shared GC stream: GC may have opened this very slot */
-			if (sb ? fr->gu != NONE : fr->slot[fr->cur].gblk != NONE)
-				return FTL_OK;
 		}
+		if (sb ? fr->gu != NONE : fr->slot[fr->cur].gblk != NONE)
+			return FTL_OK;
 	}
 	uint32_t g = pool_take(f, sb ? 0 : fr->cur);
 	if (g == NONE)
@@ -239,7 +244,7 @@ static int frontier_open(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *gc
 }
 
 /* The open page of the current slot is full (or padded): program it and move on. */
-static void frontier_program(struct ftl *f, struct frontier *fr, uint64_t now, bool host)
+static uint64_t frontier_program(struct ftl *f, struct frontier *fr, uint64_t now, bool host)
 {
 	struct slot *s = &fr->slot[fr->cur];
 	uint64_t done = ftl_time_program(f, s->gblk, now);
@@ -254,7 +259,7 @@ static void frontier_program(struct ftl *f, struct frontier *fr, uint64_t now, b
 			s->gblk = NONE;
 		}
 		fr->cur = (fr->cur + 1) % f->g.frontier_slots;
-		return;
+		return done;
 	}
 	uint32_t nx = next_good_slot(f, fr, fr->cur);
 	if (nx <= fr->cur && s->page == f->ppb) {
@@ -264,9 +269,10 @@ static void frontier_program(struct ftl *f, struct frontier *fr, uint64_t now, b
 		for (uint32_t i = 0; i < f->g.frontier_slots; i++)
 			fr->slot[i].gblk = NONE;
 		fr->cur = 0;
-		return;
+		return done;
 	}
 	fr->cur = nx;
+	return done;
 }
 
 /*
@@ -290,6 +296,7 @@ uint32_t ftl_frontier_take(struct ftl *f, uint32_t fid, uint64_t now, int *err, 
 		}
 	}
 	s = &fr->slot[fr->cur];
+	assert(s->page < f->ppb && s->unit < f->upp);
 	uint32_t ppn = s->gblk * f->upb + s->page * f->upp + s->unit;
 	if (cause == PROG_HOST) {
 		if (s->unit == 0)
@@ -303,29 +310,20 @@ uint32_t ftl_frontier_take(struct ftl *f, uint32_t fid, uint64_t now, int *err, 
 	return ppn;
 }
 
-/* Program every partly filled page of frontier fid, padding it with invalid units. */
+/*
+ * Program the partly filled page of frontier fid, padding it with invalid units. Only the
+ * current slot can hold a partial page: the frontier moves on right after each program.
+ */
 void ftl_frontier_pad(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *done)
 {
 	struct frontier *fr = &f->fr[fid];
-	for (uint32_t k = 0; k < f->g.frontier_slots; k++) {
-		struct slot *s = &fr->slot[fr->cur];
-		if (s->gblk != NONE && s->unit) {
-			uint32_t pad = f->upp - s->unit;
-			ftl_count_prog(f, PROG_PAD, pad);
-			s->unit = f->upp - 1;
-			/* the program lands on the LUN: completion is when it is done */
-			uint64_t before = f->clock;
-			frontier_program(f, fr, now, fid != f->gc_fr);
-			if (done)
-				*done = max64(*done, max64(before, f->clock));
-		} else if (f->cfg.gc_unit == FTL_GC_SUPERBLOCK && fr->gu != NONE) {
-			fr->cur = next_good_slot(f, fr, fr->cur);
-		} else if (f->cfg.gc_unit == FTL_GC_BLOCK) {
-			fr->cur = (fr->cur + 1) % f->g.frontier_slots;
-		}
-		if (f->cfg.gc_unit == FTL_GC_SUPERBLOCK && fr->gu == NONE)
-			break;
-	}
+	struct slot *s = &fr->slot[fr->cur];
+	if (s->gblk == NONE || !s->unit)
+		return;
+	ftl_count_prog(f, PROG_PAD, f->upp - s->unit);
+	uint64_t t = frontier_program(f, fr, now, fid != f->gc_fr);
+	if (done)
+		*done = max64(*done, t);
 }
 
 int ftl_alloc_init(struct ftl *f)

@@ -145,6 +145,8 @@ struct ftl_stats {
 void ftl_get_stats(const struct ftl *ftl, struct ftl_stats *st);
 /* Erase-count histogram over live blocks: bins[i] counts blocks with erase in [i*w,(i+1)*w). */
 void ftl_erase_histogram(const struct ftl *ftl, uint64_t *bins, size_t nbins, uint32_t *width);
+/* Erase count and endurance of global block b (0..blocks-1); *bad set when it is retired. */
+uint32_t ftl_block_erases(const struct ftl *ftl, uint32_t b, uint32_t *endurance, bool *bad);
 /* Bytes of FTL metadata allocated (tables, block and GC-unit arrays). */
 uint64_t ftl_metadata_bytes(const struct ftl *ftl);
 

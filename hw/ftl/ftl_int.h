@@ -144,7 +144,7 @@ uint32_t heap_min_key(const struct ftl *f, const struct heap *h);
 /* gc.c */
 int ftl_gc_one(struct ftl *f, uint64_t now, bool foreground);
 uint32_t ftl_gc_victim(struct ftl *f);
-void ftl_relocate(struct ftl *f, uint32_t gu, uint8_t cause, uint64_t now);
+int ftl_relocate(struct ftl *f, uint32_t gu, uint8_t cause, uint64_t now);
 int ftl_move_unit(struct ftl *f, uint32_t ppn_old, uint8_t cause, uint64_t now);
 
 /* wear.c */

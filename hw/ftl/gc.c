@@ -123,15 +123,17 @@ static int relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 }
 
 /* Reclaim g: relocate its valid data and erase it. */
-void ftl_relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
+int ftl_relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 {
 	ftl_closed_del(f, g);
-	if (relocate(f, g, cause, now)) {
-		/* out of space mid-way (cannot happen with the reserve; stay consistent anyway) */
+	int rc = relocate(f, g, cause, now);
+	if (rc) {
+		/* out of space mid-way (the reserve prevents it; stay consistent anyway) */
 		ftl_closed_add(f, g);
-		return;
+		return rc;
 	}
 	ftl_erase_gu(f, g, now);
+	return FTL_OK;
 }
 
 /*
@@ -172,8 +174,10 @@ int ftl_gc_one(struct ftl *f, uint64_t now, bool foreground)
 		f->gc_futile = 0;
 	}
 	f->in_gc = true;
-	ftl_relocate(f, g, PROG_GC, now);
+	int rc = ftl_relocate(f, g, PROG_GC, now);
 	f->in_gc = false;
+	if (rc)
+		return rc;
 	f->st.gc_victims++;
 	if (foreground)
 		f->st.fg_gc_victims++;

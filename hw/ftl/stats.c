@@ -108,6 +108,17 @@ void ftl_erase_histogram(const struct ftl *f, uint64_t *bins, size_t nbins, uint
 		*width = w;
 }
 
+uint32_t ftl_block_erases(const struct ftl *f, uint32_t b, uint32_t *endurance, bool *bad)
+{
+	if (b >= f->g.blocks)
+		return 0;
+	if (endurance)
+		*endurance = f->blk[b].endurance;
+	if (bad)
+		*bad = f->blk[b].bad;
+	return f->blk[b].erase;
+}
+
 uint64_t ftl_metadata_bytes(const struct ftl *f)
 {
 	return f->l2p_bytes + f->p2l_bytes + f->valid_bytes + (uint64_t)f->g.blocks * sizeof(struct blk) +

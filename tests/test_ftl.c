@@ -1,0 +1,442 @@
+/*
+ * test_ftl.c - the FTL's API contract: config errors, bad I/O, mapping, TRIM, partial units,
+ * timing against hand-computed figures, and ftl_check() after millions of random operations
+ * on every GC mode, stream layout and victim policy.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ftl.h"
+
+static struct ftl_config small(void)
+{
+	struct ftl_config c;
+	ftl_config_default(&c);
+	c.channels = 2;
+	c.luns_per_channel = 2;
+	c.planes_per_lun = 2;
+	c.blocks_per_plane = 64;
+	c.pages_per_block = 16;
+	c.page_size = 16384;
+	c.unit_size = 4096;
+	c.spare_factor = 0.25;
+	c.op_percent = -1;
+	return c;
+}
+
+static struct ftl *mk(const struct ftl_config *c)
+{
+	char err[256];
+	struct ftl *f = ftl_create(c, err, sizeof(err));
+	if (!f)
+		fail_msg("ftl_create: %s", err);
+	return f;
+}
+
+static void check_ok(struct ftl *f)
+{
+	char err[256];
+	if (ftl_check(f, err, sizeof(err)))
+		fail_msg("ftl_check: %s", err);
+}
+
+/* ---- configuration ---- */
+
+static void expect_set_error(const char *key, const char *val, const char *msg)
+{
+	struct ftl_config c;
+	char err[256];
+	ftl_config_default(&c);
+	assert_int_equal(ftl_config_set(&c, key, val, err, sizeof(err)), FTL_E_INVAL);
+	if (!strstr(err, msg))
+		fail_msg("'%s=%s' gave '%s', expected '%s'", key, val, err, msg);
+}
+
+static void test_config_errors(void **state)
+{
+	(void)state;
+	expect_set_error("pages_per_block", "0", "pages_per_block=0: must be > 0");
+	expect_set_error("channels", "-3", "channels=-3: must be > 0");
+	expect_set_error("no_such_key", "1", "no_such_key: unknown config key");
+	expect_set_error("gc_policy", "lru", "gc_policy=lru: must be one of greedy|fifo|cost-benefit|d-choice");
+	expect_set_error("page_size", "4x", "page_size=4x: trailing characters");
+	expect_set_error("blocks_per_plane", "1.5", "must be an integer");
+	expect_set_error("spare_factor", "0.99", "spare_factor=0.99: must be in");
+	expect_set_error("wl_static", "maybe", "wl_static=maybe: must be on or off");
+	expect_set_error("t_read_us", "", "t_read_us=: empty value");
+
+	struct ftl_config c = small();
+	char err[256];
+	assert_int_equal(ftl_config_validate(&c, err, sizeof(err)), FTL_OK);
+	c.page_size = 6144;
+	assert_int_equal(ftl_config_validate(&c, err, sizeof(err)), FTL_E_INVAL);
+	assert_non_null(strstr(err, "page_size=6144: must be a multiple of unit_size=4096"));
+	c = small();
+	c.pages_per_block = 0;
+	assert_int_equal(ftl_config_validate(&c, err, sizeof(err)), FTL_E_INVAL);
+	assert_non_null(strstr(err, "pages_per_block=0: must be > 0"));
+	c = small();
+	c.op_percent = 10; /* both set */
+	assert_int_equal(ftl_config_validate(&c, err, sizeof(err)), FTL_E_INVAL);
+	assert_non_null(strstr(err, "set exactly one"));
+	c = small();
+	c.spare_factor = 0.01; /* too little spare for the reserve and open frontiers */
+	assert_null(ftl_create(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "spare_factor=0.01: only"));
+	c = small();
+	c.blocks_per_plane = 1u << 24;
+	c.pages_per_block = 4096;
+	assert_null(ftl_create(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "must be < 2^"));
+	/* setting one of op_percent/spare_factor clears the other; format round-trips */
+	c = small();
+	assert_int_equal(ftl_config_set(&c, "op_percent", "28", err, sizeof(err)), FTL_OK);
+	assert_true(c.spare_factor < 0);
+	assert_int_equal(ftl_config_set(&c, "blocks_per_plane", "1k", err, sizeof(err)), FTL_OK);
+	assert_int_equal(c.blocks_per_plane, 1024);
+	char text[4096];
+	ftl_config_format(&c, text, sizeof(text));
+	assert_non_null(strstr(text, "op_percent=28\n"));
+	assert_null(strstr(text, "spare_factor="));
+}
+
+/* ---- I/O contract ---- */
+
+static void test_bad_io(void **state)
+{
+	(void)state;
+	struct ftl_config c = small();
+	struct ftl *f = mk(&c);
+	uint64_t user = ftl_get_geometry(f)->user_bytes, done = 7;
+	assert_int_equal(ftl_write(f, 0, 0, 0, 0, &done), FTL_E_INVAL);
+	assert_int_equal(ftl_write(f, 100, 512, 0, 0, NULL), FTL_E_INVAL);
+	assert_int_equal(ftl_write(f, 0, 1000, 0, 0, NULL), FTL_E_INVAL);
+	assert_int_equal(ftl_write(f, user, 4096, 0, 0, NULL), FTL_E_RANGE);
+	assert_int_equal(ftl_write(f, user - 4096, 8192, 0, 0, NULL), FTL_E_RANGE);
+	assert_int_equal(ftl_write(f, UINT64_MAX - 511, 512, 0, 0, NULL), FTL_E_RANGE);
+	assert_int_equal(ftl_read(f, user, 512, 0, NULL), FTL_E_RANGE);
+	assert_int_equal(ftl_trim(f, 0, 0, 0, NULL), FTL_E_INVAL);
+	assert_int_equal(ftl_trim(f, user - 512, 1024, 0, NULL), FTL_E_RANGE);
+	struct ftl_stats st;
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.host_write_bytes, 0);
+	assert_int_equal(st.nand_write_bytes, 0);
+	assert_int_equal(ftl_write(f, user - 4096, 4096, 0, 0, NULL), FTL_OK);
+	assert_true(ftl_is_mapped(f, user - 4096, 4096));
+	check_ok(f);
+	ftl_destroy(f);
+}
+
+static void test_map_trim_partial(void **state)
+{
+	(void)state;
+	struct ftl_config c = small();
+	struct ftl *f = mk(&c);
+	struct ftl_stats st;
+	/* 3 whole units */
+	assert_int_equal(ftl_write(f, 8192, 12288, 0, 0, NULL), FTL_OK);
+	assert_true(ftl_is_mapped(f, 8192, 12288));
+	assert_false(ftl_is_mapped(f, 4096, 4096));
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.valid_units, 3);
+	assert_int_equal(st.host_write_bytes, 12288);
+	assert_int_equal(st.host_prog_bytes, 12288);
+	/* a 512-byte write into a mapped unit: read-modify-write, one unit programmed */
+	assert_int_equal(ftl_write(f, 8192 + 512, 512, 0, 0, NULL), FTL_OK);
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.rmw_units, 1);
+	assert_int_equal(st.valid_units, 3);
+	assert_int_equal(st.host_write_bytes, 12800);
+	assert_int_equal(st.host_prog_bytes, 16384);
+	/* into an unmapped unit: no read needed */
+	assert_int_equal(ftl_write(f, 0, 1024, 0, 0, NULL), FTL_OK);
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.rmw_units, 1);
+	assert_int_equal(st.valid_units, 4);
+	/* trim [10240, 18432): covers unit 3 (12288..16383) fully, units 2 and 4 in part */
+	assert_int_equal(ftl_trim(f, 10240, 8192, 0, NULL), FTL_OK);
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.trim_units, 1);
+	assert_int_equal(st.trim_partial_units, 2);
+	assert_int_equal(st.valid_units, 3);
+	assert_true(ftl_is_mapped(f, 8192, 4096));
+	assert_false(ftl_is_mapped(f, 12288, 4096));
+	assert_true(ftl_is_mapped(f, 16384, 4096));
+	/* trimming what is not mapped changes nothing */
+	assert_int_equal(ftl_trim(f, 12288, 4096, 0, NULL), FTL_OK);
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.trim_units, 1);
+	check_ok(f);
+	/* flush pads the open page: 4 units per 16 KiB page */
+	ftl_get_stats(f, &st);
+	uint64_t before = st.nand_write_bytes;
+	assert_int_equal(ftl_flush(f, 0, NULL), FTL_OK);
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.nand_write_bytes % 16384, 0);
+	assert_int_equal(st.pad_prog_bytes, st.nand_write_bytes - before);
+	assert_true(st.pad_prog_bytes > 0);
+	check_ok(f);
+	ftl_destroy(f);
+}
+
+/* ---- timing, by hand ---- */
+
+static void test_timing(void **state)
+{
+	(void)state;
+	struct ftl_config c;
+	ftl_config_default(&c);
+	c.blocks_per_plane = 64;
+	c.pages_per_block = 16;
+	c.page_size = 16384;
+	c.unit_size = 4096;
+	c.spare_factor = 0.25;
+	c.op_percent = -1;
+	c.t_read_us = 50;
+	c.t_prog_us = 600;
+	c.t_erase_us = 3000;
+	c.channel_mbps = 800; /* 4096 B -> 5120 ns, 16384 B -> 20480 ns */
+	c.write_buffer_pages = 1;
+	c.host_streams = 1;
+	struct ftl *f = mk(&c);
+	uint64_t done;
+	/* a read of unmapped data completes at once */
+	assert_int_equal(ftl_read(f, 0, 4096, 1000, &done), FTL_OK);
+	assert_int_equal(done, 1000);
+	/* 4 units fill one page: the first 3 are buffered (ack at issue time); the 4th also gets its
+	 * buffer slot at once, and its page program occupies the LUN: xfer 20480 + tPROG 600000 */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(ftl_write(f, i * 4096, 4096, 0, 0, &done), FTL_OK);
+		assert_int_equal(done, 0);
+	}
+	/* the next page needs the only buffer slot: it frees when page 0's program ends */
+	assert_int_equal(ftl_write(f, 4 * 4096, 4096, 0, 0, &done), FTL_OK);
+	assert_int_equal(done, 20480 + 600000);
+	/* an idle read of one unit: tR + one unit over the channel */
+	uint64_t t = 10000000;
+	assert_int_equal(ftl_read(f, 0, 4096, t, &done), FTL_OK);
+	assert_int_equal(done, t + 50000 + 5120);
+	/* two units of the same page: one tR, two transfers */
+	t = 20000000;
+	assert_int_equal(ftl_read(f, 0, 8192, t, &done), FTL_OK);
+	assert_int_equal(done, t + 50000 + 2 * 5120);
+	/* a unit still in the write buffer (page 1 not full) is served at once */
+	assert_int_equal(ftl_read(f, 4 * 4096, 4096, t, &done), FTL_OK);
+	assert_int_equal(done, t);
+	/* a read issued while the LUN programs waits for it */
+	t = 30000000;
+	for (int i = 5; i < 8; i++)
+		assert_int_equal(ftl_write(f, i * 4096, 4096, 0, t, NULL), FTL_OK);
+	/* page 1 was programmed at t: LUN busy until t + 20480 + 600000 */
+	assert_int_equal(ftl_read(f, 0, 4096, t, &done), FTL_OK);
+	assert_int_equal(done, t + 20480 + 600000 + 50000 + 5120);
+	ftl_destroy(f);
+}
+
+/* GC and erases occupy the LUN: with GC active, host writes are slower than without. */
+static void test_gc_delays_host(void **state)
+{
+	(void)state;
+	struct ftl_config c;
+	ftl_config_default(&c);
+	c.blocks_per_plane = 64;
+	c.pages_per_block = 16;
+	c.spare_factor = 0.25;
+	c.op_percent = -1;
+	c.write_buffer_pages = 1;
+	struct ftl *f = mk(&c);
+	uint64_t n = ftl_get_geometry(f)->user_units, now = 0, seed = 1;
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(ftl_write(f, i * 4096, 4096, 0, now, &now), FTL_OK);
+	uint64_t t_fill = now;
+	for (uint64_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		assert_int_equal(ftl_write(f, (seed >> 33) % n * 4096, 4096, 0, now, &now), FTL_OK);
+	}
+	struct ftl_stats st;
+	ftl_get_stats(f, &st);
+	assert_true(st.erases > 0);
+	/* per unit: fill = xfer + tPROG; random adds GC copies and erases */
+	assert_true(now - t_fill > t_fill * (st.waf_window > 1.5 ? 1.4 : 1.0));
+	ftl_destroy(f);
+}
+
+/* ---- randomized invariants ---- */
+
+static uint64_t rs = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return rs;
+}
+
+static void random_ops(struct ftl_config *c, uint64_t ops)
+{
+	struct ftl *f = mk(c);
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	uint64_t sectors = g->user_bytes / 512, now = 0;
+	uint32_t *prev = calloc(g->blocks, sizeof(uint32_t));
+	assert_non_null(prev);
+	for (uint64_t i = 0; i < ops; i++) {
+		uint64_t r = rnd(), off, len;
+		int kind = r % 100;
+		/* hot/cold skew: half the ops hit the first 10% of the space */
+		uint64_t span = (r >> 8) & 1 ? sectors / 10 : sectors;
+		off = (rnd() % span);
+		len = kind < 5 ? 1 + rnd() % 256 : (kind < 80 ? 8 : 1 + rnd() % 64);
+		if (off + len > sectors)
+			len = sectors - off;
+		int rc;
+		if (kind < 85)
+			rc = ftl_write(f, off * 512, len * 512, (unsigned)(r >> 20) % 3, now, &now);
+		else if (kind < 95)
+			rc = ftl_trim(f, off * 512, len * 512, now, &now);
+		else if (kind < 99)
+			rc = ftl_read(f, off * 512, len * 512, now, &now);
+		else
+			rc = ftl_flush(f, now, &now);
+		if (rc)
+			fail_msg("op %llu: %s", (unsigned long long)i, ftl_strerror(rc));
+		if (i % 50000 == 49999) {
+			check_ok(f);
+			for (uint32_t b = 0; b < g->blocks; b++) {
+				uint32_t e = ftl_block_erases(f, b, NULL, NULL);
+				assert_true(e >= prev[b]); /* erase counts never decrease */
+				prev[b] = e;
+			}
+		}
+	}
+	check_ok(f);
+	struct ftl_stats st;
+	ftl_get_stats(f, &st);
+	assert_true(st.erases > 0);
+	assert_true(st.gc_victims > 0);
+	free(prev);
+	ftl_destroy(f);
+}
+
+static void test_random_superblock_separate(void **state)
+{
+	(void)state;
+	struct ftl_config c = small();
+	c.host_streams = 3;
+	random_ops(&c, 1000000);
+}
+
+static void test_random_block_shared(void **state)
+{
+	(void)state;
+	struct ftl_config c = small();
+	c.gc_unit = FTL_GC_BLOCK;
+	c.gc_stream = FTL_GC_SHARED;
+	c.host_streams = 2;
+	random_ops(&c, 1000000);
+}
+
+static void test_random_policies(void **state)
+{
+	(void)state;
+	enum ftl_gc_policy pols[] = {FTL_GC_FIFO, FTL_GC_COST_BENEFIT, FTL_GC_DCHOICE};
+	for (int i = 0; i < 3; i++) {
+		struct ftl_config c = small();
+		c.gc_policy = pols[i];
+		c.gc_unit = i == 1 ? FTL_GC_BLOCK : FTL_GC_SUPERBLOCK;
+		c.wl_threshold = 4; /* force static WL moves too */
+		random_ops(&c, 500000);
+	}
+}
+
+static void test_random_wear_out(void **state)
+{
+	(void)state;
+	/* low endurance with variation: blocks retire mid-run; the device must stay consistent
+	 * and end read-only, never crash or lose mapped data */
+	struct ftl_config c = small();
+	c.pe_cycles = 40;
+	c.pe_variation = 0.2;
+	c.gc_unit = FTL_GC_SUPERBLOCK;
+	struct ftl *f = mk(&c);
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	uint64_t n = g->user_units, i;
+	int rc = FTL_OK;
+	for (i = 0; i < 200 * n && rc == FTL_OK; i++) {
+		rc = ftl_write(f, rnd() % n * 4096, 4096, 0, 0, NULL);
+		if (i % 20000 == 0)
+			check_ok(f);
+	}
+	assert_int_equal(rc, FTL_E_WORN);
+	check_ok(f);
+	struct ftl_stats st;
+	ftl_get_stats(f, &st);
+	assert_true(st.read_only);
+	assert_true(st.retired_blocks > 0);
+	assert_true(st.available_spare < st.available_spare_threshold);
+	/* read-only: writes and trims fail, reads of existing data still work */
+	uint64_t mapped = 0;
+	while (!ftl_is_mapped(f, mapped * 4096, 4096))
+		mapped++;
+	assert_int_equal(ftl_write(f, mapped * 4096, 4096, 0, 0, NULL), FTL_E_WORN);
+	assert_int_equal(ftl_trim(f, mapped * 4096, 4096, 0, NULL), FTL_E_WORN);
+	assert_int_equal(ftl_read(f, mapped * 4096, 4096, 0, NULL), FTL_OK);
+	assert_true(ftl_is_mapped(f, mapped * 4096, 4096));
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.valid_units, (uint64_t)st.valid_units); /* unchanged below */
+	uint64_t v = st.valid_units;
+	ftl_write(f, 0, 4096, 0, 0, NULL);
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.valid_units, v);
+	ftl_destroy(f);
+}
+
+/* The device never reports "full" while the host stays inside the user capacity, even at the
+ * smallest spare the validator accepts. */
+static void test_min_spare_never_full(void **state)
+{
+	(void)state;
+	struct ftl_config c;
+	ftl_config_default(&c);
+	c.blocks_per_plane = 64;
+	c.pages_per_block = 16;
+	c.op_percent = -1;
+	char err[256];
+	struct ftl *f = NULL;
+	for (double sf = 0.01; sf < 0.5 && !f; sf += 0.01) {
+		c.spare_factor = sf;
+		f = ftl_create(&c, err, sizeof(err));
+	}
+	assert_non_null(f);
+	uint64_t n = ftl_get_geometry(f)->user_units;
+	for (uint64_t i = 0; i < 20 * n; i++)
+		assert_int_equal(ftl_write(f, rnd() % n * 4096, 4096, 0, 0, NULL), FTL_OK);
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(ftl_write(f, i * 4096, 4096, 0, 0, NULL), FTL_OK);
+	check_ok(f);
+	struct ftl_stats st;
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.valid_units, n);
+	ftl_destroy(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_bad_io),
+		cmocka_unit_test(test_map_trim_partial),
+		cmocka_unit_test(test_timing),
+		cmocka_unit_test(test_gc_delays_host),
+		cmocka_unit_test(test_min_spare_never_full),
+		cmocka_unit_test(test_random_superblock_separate),
+		cmocka_unit_test(test_random_block_shared),
+		cmocka_unit_test(test_random_policies),
+		cmocka_unit_test(test_random_wear_out),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
