@@ -197,8 +197,9 @@ int cmd_ssd(int argc, char **argv)
 	if (dwpd < 0)
 		dwpd = cfg.dwpd > 0 ? cfg.dwpd : 1;
 	double bpd = dwpd * (double)g->user_bytes;
+	double steady_cap = writes < 0 ? 50 : writes, accel_cap = writes < 0 ? 1e6 : writes;
 	if (writes < 0)
-		writes = steady ? 50 : (accel ? 1e5 : 1);
+		writes = 1;
 	rc = 1;
 	progress_init(&r.pr, "ssd");
 	r.total_bytes = (uint64_t)((precondition ? 2 : 0) * (double)g->user_bytes +
@@ -215,7 +216,7 @@ int cmd_ssd(int argc, char **argv)
 	bool have_early = false;
 	if (io == FTL_OK && steady) {
 		uint64_t rb = (uint64_t)(round * (double)g->user_bytes);
-		double cap = writes * (double)g->user_bytes, total = 0;
+		double cap = steady_cap * (double)g->user_bytes, total = 0;
 		r.total_bytes = r.done_bytes + (uint64_t)cap;
 		while (nround < max_rounds && nround < 1024 && total < cap) {
 			struct ftl_stats a, b;
@@ -234,11 +235,11 @@ int cmd_ssd(int argc, char **argv)
 		}
 	}
 	if (accel && io == FTL_OK) {
-		/* the extrapolation as a non-accelerated run would make it, from this point */
-		ftl_lifetime(r.f, bpd, &early);
+		/* the extrapolation the real (unscaled) drive would make at this point */
+		ftl_lifetime_scaled(r.f, bpd, accel, &early);
 		have_early = true;
 		r.total_bytes = 0;
-		io = do_writes(&r, (uint64_t)(writes * (double)g->user_bytes), 0, true);
+		io = do_writes(&r, (uint64_t)(accel_cap * (double)g->user_bytes), 0, true);
 	} else if (io == FTL_OK && !steady) {
 		io = do_writes(&r, (uint64_t)(writes * (double)g->user_bytes), 0, false);
 	}
@@ -249,7 +250,7 @@ int cmd_ssd(int argc, char **argv)
 		goto out;
 	}
 	if (accel && !eol) {
-		fprintf(stderr, "femu-gandalf: --accelerate: end of life not reached within --writes %g\n", writes);
+		fprintf(stderr, "femu-gandalf: --accelerate: end of life not reached within --writes %g\n", accel_cap);
 		goto out;
 	}
 	if (check && ftl_check(r.f, err, sizeof(err))) {
@@ -270,7 +271,7 @@ int cmd_ssd(int argc, char **argv)
 	if (accel) {
 		acc_days = (double)st.host_write_bytes * accel / bpd;
 		if (have_early)
-			extrap_days = early.elapsed_days + (early.erase_days - early.elapsed_days) * accel;
+			extrap_days = early.erase_days;
 	}
 	if (json) {
 		printf("{\n  \"workload\": \"%s\",\n  \"bs\": %llu,\n  \"precondition\": %s,\n", workload, bs,

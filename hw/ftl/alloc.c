@@ -218,6 +218,8 @@ static int frontier_open(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *gc
 		 */
 		while (f->nfree <= f->g.fg_free_gc_units) {
 			int rc = ftl_gc_one(f, now, true);
+			if (f->st.read_only)
+				return FTL_E_WORN; /* this GC retired the blocks that ended the device's life */
 			if (rc)
 				return rc;
 			if (gc_end)

@@ -166,6 +166,10 @@ struct ftl_lifetime {
 	double erases_per_host_byte;
 };
 void ftl_lifetime(const struct ftl *ftl, double host_bytes_per_day, struct ftl_lifetime *lt);
+/* The same for a drive whose P/E limits (rated and per block) are pe_scale times this one's:
+ * what the real drive would predict during an accelerated-aging run. */
+void ftl_lifetime_scaled(const struct ftl *ftl, double host_bytes_per_day, double pe_scale,
+			 struct ftl_lifetime *lt);
 
 /* Write stats, geometry and lifetimes as JSON members (no braces) at the given indent. */
 void ftl_json_members(const struct ftl *ftl, double host_bytes_per_day, FILE *out);

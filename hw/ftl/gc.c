@@ -176,8 +176,14 @@ int ftl_gc_one(struct ftl *f, uint64_t now, bool foreground)
 	f->in_gc = true;
 	int rc = ftl_relocate(f, g, PROG_GC, now);
 	f->in_gc = false;
-	if (rc)
-		return rc;
+	if (rc) {
+		/*
+		 * There is space to reclaim but no free block to move the valid data to: the reserve
+		 * is gone because reclaimed blocks kept retiring. The device is worn out.
+		 */
+		f->st.read_only = true;
+		return FTL_E_WORN;
+	}
 	f->st.gc_victims++;
 	if (foreground)
 		f->st.fg_gc_victims++;

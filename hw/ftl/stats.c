@@ -126,13 +126,18 @@ uint64_t ftl_metadata_bytes(const struct ftl *f)
 	       (uint64_t)(f->upg + 1) * sizeof(uint32_t);
 }
 
-static int cmp_u32(const void *a, const void *b)
+static int cmp_dbl(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
 }
 
 void ftl_lifetime(const struct ftl *f, double bytes_per_day, struct ftl_lifetime *lt)
+{
+	ftl_lifetime_scaled(f, bytes_per_day, 1.0, lt);
+}
+
+void ftl_lifetime_scaled(const struct ftl *f, double bytes_per_day, double pe_scale, struct ftl_lifetime *lt)
 {
 	struct ftl_stats st;
 	ftl_get_stats(f, &st);
@@ -145,7 +150,8 @@ void ftl_lifetime(const struct ftl *f, double bytes_per_day, struct ftl_lifetime
 		return;
 	}
 	lt->tbw_days = f->cfg.dwpd * user * 365.0 * f->cfg.warranty_years / bytes_per_day;
-	lt->naive_pe_days = (double)f->cfg.pe_cycles * phys / bytes_per_day;
+	double pe = (double)f->cfg.pe_cycles * pe_scale;
+	lt->naive_pe_days = pe * phys / bytes_per_day;
 	lt->elapsed_days = (double)f->st.host_write_bytes / bytes_per_day;
 
 	/* erases per host byte: measured over the window, or, before any erase, from the program
@@ -167,7 +173,7 @@ void ftl_lifetime(const struct ftl *f, double bytes_per_day, struct ftl_lifetime
 		return;
 	}
 	/* (1) rated P/E: the mean erase count of live blocks reaches pe_cycles */
-	double to_pe = ((double)f->cfg.pe_cycles - st.erase_mean) * (double)f->live_blocks;
+	double to_pe = (pe - st.erase_mean) * (double)f->live_blocks;
 	if (to_pe < 0)
 		to_pe = 0;
 	/* (2) spare: blocks wear evenly from now on; block i retires after endurance-erase more of
@@ -178,15 +184,15 @@ void ftl_lifetime(const struct ftl *f, double bytes_per_day, struct ftl_lifetime
 	double margin = (double)f->usable_units - (double)(f->g.user_units + held) - floor_units;
 	uint64_t k = margin > 0 ? (uint64_t)floor(margin / f->upb) + 1 : 1;
 	double to_spare = INFINITY;
-	uint32_t *rem = malloc(f->live_blocks * sizeof(uint32_t));
+	double *rem = malloc(f->live_blocks * sizeof(double));
 	if (rem) {
 		uint64_t n = 0;
 		for (uint32_t b = 0; b < f->g.blocks; b++)
 			if (!f->blk[b].bad)
-				rem[n++] = f->blk[b].endurance - f->blk[b].erase;
+				rem[n++] = f->blk[b].endurance * pe_scale - f->blk[b].erase;
 		if (k <= n) {
-			qsort(rem, n, sizeof(uint32_t), cmp_u32);
-			to_spare = (double)rem[k - 1] * (double)f->live_blocks;
+			qsort(rem, n, sizeof(double), cmp_dbl);
+			to_spare = (rem[k - 1] > 0 ? rem[k - 1] : 0) * (double)f->live_blocks;
 		}
 		free(rem);
 	}

@@ -1,0 +1,113 @@
+#!/bin/bash
+# test_cli.sh - the femu-gandalf command line: help, bad input, JSON output, snapshots.
+# Usage: test_cli.sh path/to/femu-gandalf
+set -u
+FG=${1:?usage: test_cli.sh FEMU_GANDALF}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+pass() { echo "ok   $1"; }
+fail() { echo "FAIL $1"; fails=$((fails + 1)); }
+
+# expect CODE "PATTERN" NAME -- ARGS...: exit code and a stderr/stdout pattern
+expect() {
+	local code=$1 pat=$2 name=$3
+	shift 4
+	local out rc
+	out=$("$FG" "$@" 2>&1)
+	rc=$?
+	if [ "$rc" -ne "$code" ]; then
+		fail "$name: exit $rc, want $code: $out"
+	elif [ -n "$pat" ] && ! grep -q -- "$pat" <<<"$out"; then
+		fail "$name: output lacks '$pat': $out"
+	else
+		pass "$name"
+	fi
+}
+
+expect 2 "Usage" "no arguments" --
+expect 2 "unknown command 'frob'" "unknown command" -- frob
+for sub in ssd bench presets config-keys; do
+	expect 0 "Example" "$sub --help" -- $sub --help
+done
+expect 0 "ent-tlc-1t" "presets lists presets" -- presets
+expect 0 "pages_per_block" "config-keys lists keys" -- config-keys
+
+# bad input: clear message, exit 2, never a crash
+expect 2 "unknown preset 'nope'" "unknown preset" -- ssd --preset nope
+expect 2 "pages_per_block=0: must be > 0" "zero pages_per_block" -- ssd --preset tiny --set pages_per_block=0
+expect 2 "bogus: unknown config key" "unknown key" -- ssd --preset tiny --set bogus=1
+expect 2 "expected key=value" "malformed --set" -- ssd --preset tiny --set pages_per_block
+expect 2 "must be greedy, fifo" "bad --gc" -- ssd --preset tiny --gc lru
+expect 2 "d-choice:D" "bad d-choice" -- ssd --preset tiny --gc d-choice:0
+expect 2 "multiple of 512" "bad --bs" -- ssd --preset tiny --bs 1000
+expect 2 "larger than the device" "huge --bs" -- ssd --preset tiny --bs 1T
+expect 2 "both must be 100" "zoned sums" -- ssd --preset tiny --workload zoned:80/20:30/80
+expect 2 "expected zoned" "zoned syntax" -- ssd --preset tiny --workload zoned:80-20
+expect 2 "must be uniform, seq or zoned" "unknown workload" -- ssd --preset tiny --workload zipf
+expect 2 "--writes" "negative writes" -- ssd --preset tiny --writes -3
+expect 2 "unexpected argument" "stray argument" -- ssd --preset tiny extra
+expect 2 "Unknown option" "unknown option" -- ssd --preset tiny --frobnicate
+expect 2 "preset is required" "missing preset" -- ssd
+expect 2 "spare_factor=0.01: only" "impossible spare" -- ssd --preset tiny --set spare_factor=0.01
+printf '[ssd]\nchannels=1\nblocks_per_plane=64\n' >"$T/nospare.ini"
+expect 2 "set op_percent or spare_factor" "preset without spare" -- ssd --preset "$T/nospare.ini"
+printf '[ssd]\nchannels=two\nspare_factor=0.2\n' >"$T/badval.ini"
+expect 2 "channels=two: not a number" "preset bad value" -- ssd --preset "$T/badval.ini"
+printf 'not an ini file\n' >"$T/garbage.ini"
+expect 2 "garbage.ini" "garbage preset" -- ssd --preset "$T/garbage.ini"
+printf 'FGFTLSNP garbage' >"$T/bad.snap"
+expect 2 "too short" "corrupt snapshot" -- ssd --load-snapshot "$T/bad.snap"
+expect 2 "cannot open" "missing snapshot" -- ssd --load-snapshot "$T/none.snap"
+
+# every shipped preset opens
+for p in femu-bbssd ent-tlc-1t ent-tlc-4t client-tlc-1t qlc-8t tiny; do
+	expect 0 '"lifetime_days"' "preset $p opens" -- ssd --preset $p --writes 0 --json
+done
+
+# JSON output has the documented keys and sane values
+"$FG" ssd --preset tiny --precondition --steady --json --check >"$T/out.json" 2>"$T/err" || fail "ssd --json run: $(cat "$T/err")"
+python3 - "$T/out.json" <<'PY' && pass "ssd --json keys and values" || fail "ssd --json keys and values"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ["waf", "waf_cumulative", "host_write_bytes", "nand_write_bytes", "gc_write_bytes", "erases",
+          "erase_count", "effective_spare_factor", "pages_per_gc_unit", "lifetime_days", "smart", "steady"]:
+    assert k in d, k
+for k in ["min", "mean", "max"]: assert k in d["erase_count"], k
+for k in ["tbw", "naive_pe", "erase"]: assert d["lifetime_days"][k] > 0, k
+for k in ["percentage_used", "available_spare"]: assert k in d["smart"], k
+assert d["steady"]["reached"] is True
+assert d["nand_write_bytes"] >= d["host_write_bytes"] > 0
+assert 1.5 < d["waf"] < 6, d["waf"]
+assert abs(d["effective_spare_factor"] - 0.2) / 0.2 < 0.15
+assert d["smart"]["data_units_written"] == -(-d["host_write_bytes"] // 512000)
+PY
+
+# snapshots through the CLI: the second run continues the first one's wear
+"$FG" ssd --preset tiny --writes 3 --json --save-snapshot "$T/a.snap" >"$T/1.json" 2>"$T/err" || fail "save: $(cat "$T/err")"
+"$FG" ssd --load-snapshot "$T/a.snap" --writes 3 --json --check >"$T/2.json" 2>"$T/err" || fail "load: $(cat "$T/err")"
+python3 - "$T/1.json" "$T/2.json" <<'PY' && pass "snapshot continues erase counts" || fail "snapshot continues erase counts"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert b["erases"] > a["erases"] > 0
+assert b["erase_count"]["min"] >= a["erase_count"]["min"]
+assert b["host_write_bytes"] == 2 * a["host_write_bytes"]
+PY
+cp "$T/a.snap" "$T/b.snap"
+printf 'X' | dd of="$T/b.snap" bs=1 seek=4000 conv=notrunc status=none
+expect 2 "checksum mismatch" "flipped snapshot byte" -- ssd --load-snapshot "$T/b.snap"
+
+# accelerated aging agrees with extrapolation
+"$FG" ssd --preset tiny --set pe_variation=0 --set wl_threshold=8 --precondition --steady --accelerate 30 --json >"$T/acc.json" 2>"$T/err" || fail "accelerate: $(cat "$T/err")"
+python3 - "$T/acc.json" <<'PY' && pass "accelerated vs extrapolated lifetime within 5%" || fail "accelerated vs extrapolated lifetime"
+import json, sys
+d = json.load(open(sys.argv[1]))["accelerated"]
+print("   eol %.1f days, extrapolated %.1f days" % (d["eol_days"], d["extrapolated_days"]))
+assert abs(d["eol_days"] / d["extrapolated_days"] - 1) < 0.05
+PY
+
+# zoned workload: 80% of writes to 20% of space runs and skews wear less than uniform WAF
+expect 0 '"waf"' "zoned workload" -- ssd --preset tiny --workload zoned:80/20:20/80 --writes 4 --json
+
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]

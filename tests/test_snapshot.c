@@ -1,0 +1,216 @@
+/*
+ * test_snapshot.c - save/load round trips, and every way a snapshot can be bad.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ftl.h"
+
+static char dir[256], path[300];
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(dir, "/tmp/fg-snap-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ftl.snap", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+static uint64_t rs = 42;
+static uint64_t rnd(void)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return rs;
+}
+
+static struct ftl *busy_ftl(enum ftl_gc_policy pol, enum ftl_gc_unit unit)
+{
+	struct ftl_config c;
+	char err[256];
+	ftl_config_default(&c);
+	c.channels = 2;
+	c.luns_per_channel = 2;
+	c.blocks_per_plane = 64;
+	c.pages_per_block = 16;
+	c.page_size = 8192;
+	c.spare_factor = 0.25;
+	c.op_percent = -1;
+	c.gc_policy = pol;
+	c.gc_unit = unit;
+	c.pe_variation = 0.1;
+	struct ftl *f = ftl_create(&c, err, sizeof(err));
+	assert_non_null(f);
+	uint64_t n = ftl_get_geometry(f)->user_units, now = 0;
+	for (uint64_t i = 0; i < 5 * n; i++) {
+		uint64_t r = rnd();
+		if (r % 10 == 0)
+			assert_int_equal(ftl_trim(f, (r >> 8) % n * 4096, 4096, now, &now), FTL_OK);
+		else
+			assert_int_equal(ftl_write(f, (r >> 8) % n * 4096, 4096, (unsigned)r % 2, now, &now), FTL_OK);
+	}
+	return f;
+}
+
+static void same_stats(struct ftl *a, struct ftl *b)
+{
+	struct ftl_stats x, y;
+	ftl_get_stats(a, &x);
+	ftl_get_stats(b, &y);
+	assert_memory_equal(&x, &y, sizeof(x));
+}
+
+/* Save, load, and both copies then behave identically. */
+static void test_round_trip(void **state)
+{
+	(void)state;
+	enum ftl_gc_policy pols[] = {FTL_GC_GREEDY, FTL_GC_FIFO, FTL_GC_DCHOICE};
+	for (int k = 0; k < 3; k++) {
+		char err[256];
+		struct ftl *a = busy_ftl(pols[k], k == 1 ? FTL_GC_BLOCK : FTL_GC_SUPERBLOCK);
+		assert_int_equal(ftl_snapshot_save(a, path, err, sizeof(err)), FTL_OK);
+		struct ftl *b = ftl_snapshot_load(path, err, sizeof(err));
+		if (!b)
+			fail_msg("load: %s", err);
+		same_stats(a, b);
+		uint64_t n = ftl_get_geometry(a)->user_units;
+		for (uint64_t i = 0; i < n; i++)
+			assert_int_equal(ftl_is_mapped(a, i * 4096, 4096), ftl_is_mapped(b, i * 4096, 4096));
+		uint64_t s = rs;
+		for (int pass = 0; pass < 2; pass++) {
+			rs = s;
+			struct ftl *f = pass ? b : a;
+			uint64_t now = 1ull << 40;
+			for (uint64_t i = 0; i < 3 * n; i++)
+				assert_int_equal(ftl_write(f, rnd() % n * 4096, 4096, 0, now, &now), FTL_OK);
+		}
+		same_stats(a, b);
+		assert_int_equal(ftl_check(b, err, sizeof(err)), 0);
+		ftl_destroy(a);
+		ftl_destroy(b);
+	}
+}
+
+static void write_file(const char *p, const void *buf, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, n, f), n);
+	fclose(f);
+}
+
+static char *read_file(const char *p, size_t *n)
+{
+	FILE *f = fopen(p, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*n = (size_t)ftell(f);
+	rewind(f);
+	char *b = malloc(*n);
+	assert_int_equal(fread(b, 1, *n, f), *n);
+	fclose(f);
+	return b;
+}
+
+static void expect_refused(const char *p, const char *msg)
+{
+	char err[256] = "";
+	struct ftl *f = ftl_snapshot_load(p, err, sizeof(err));
+	assert_null(f);
+	if (!strstr(err, msg))
+		fail_msg("expected '%s', got '%s'", msg, err);
+}
+
+static void test_corruption(void **state)
+{
+	(void)state;
+	char err[256], bad[320];
+	struct ftl *a = busy_ftl(FTL_GC_GREEDY, FTL_GC_SUPERBLOCK);
+	assert_int_equal(ftl_snapshot_save(a, path, err, sizeof(err)), FTL_OK);
+	size_t n;
+	char *good = read_file(path, &n);
+	snprintf(bad, sizeof(bad), "%s/bad.snap", dir);
+
+	expect_refused("/nonexistent/x.snap", "cannot open");
+	write_file(bad, "", 0);
+	expect_refused(bad, "too short");
+	write_file(bad, "hello world, this is not a snapshot at all, just some plain text..", 66);
+	expect_refused(bad, "bad magic");
+	write_file(bad, good, n - 1000); /* truncated */
+	expect_refused(bad, "truncated");
+	char *c = malloc(n + 8);
+	memcpy(c, good, n);
+	memcpy(c + n, "trailing", 8);
+	write_file(bad, c, n + 8);
+	expect_refused(bad, "truncated or extended");
+	memcpy(c, good, n);
+	c[n / 2] ^= 0x40; /* a flipped bit in the body */
+	write_file(bad, c, n);
+	expect_refused(bad, "body checksum mismatch");
+	memcpy(c, good, n);
+	c[12] ^= 1; /* in the header */
+	write_file(bad, c, n);
+	expect_refused(bad, "header checksum mismatch");
+	/* a random bit anywhere, many times: always refused, never a crash */
+	for (int i = 0; i < 200; i++) {
+		memcpy(c, good, n);
+		c[rnd() % n] ^= (char)(1u << (rnd() % 8));
+		write_file(bad, c, n);
+		assert_null(ftl_snapshot_load(bad, err, sizeof(err)));
+	}
+	free(c);
+
+	/* a failed save leaves the existing file untouched and no temp file behind */
+	char sub[320];
+	snprintf(sub, sizeof(sub), "%s/nodir/x.snap", dir);
+	assert_int_equal(ftl_snapshot_save(a, sub, err, sizeof(err)), FTL_E_IO);
+	assert_non_null(strstr(err, "cannot create"));
+	char asdir[320];
+	snprintf(asdir, sizeof(asdir), "%s/isdir", dir);
+	assert_int_equal(mkdir(asdir, 0700), 0);
+	assert_int_equal(ftl_snapshot_save(a, asdir, err, sizeof(err)), FTL_E_IO);
+	assert_non_null(strstr(err, "existing file left unchanged"));
+	struct stat sb;
+	assert_int_equal(stat(asdir, &sb), 0);
+	assert_true(S_ISDIR(sb.st_mode));
+	size_t n2;
+	char *again = read_file(path, &n2);
+	assert_int_equal(n, n2);
+	assert_memory_equal(good, again, n);
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "ls '%s' | grep -c tmp", dir);
+	FILE *p = popen(cmd, "r");
+	int count = -1;
+	assert_int_equal(fscanf(p, "%d", &count), 1);
+	pclose(p);
+	assert_int_equal(count, 0);
+	free(again);
+	free(good);
+	ftl_destroy(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
