@@ -305,6 +305,9 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 		return fail(err, len, "blocks_per_plane=%u: %llu blocks in all, must be < 2^31",
 			    c->blocks_per_plane, (unsigned long long)blocks);
 	g->units_per_page = c->page_size / c->unit_size;
+	if (g->units_per_page > 64)
+		return fail(err, len, "page_size=%u: at most 64 mapping units (unit_size=%u) per page",
+			    c->page_size, c->unit_size);
 	uint64_t upb = (uint64_t)g->units_per_page * c->pages_per_block;
 	uint64_t phys = blocks * upb;
 	if (phys >= UINT32_MAX)

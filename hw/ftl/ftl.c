@@ -106,6 +106,18 @@ struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
 	f->t_prog_ns = (uint64_t)(cfg->t_prog_us * 1000.0 + 0.5);
 	f->t_erase_ns = (uint64_t)(cfg->t_erase_us * 1000.0 + 0.5);
 
+	f->upg_shift = (f->upg & (f->upg - 1)) ? -1 : __builtin_ctz(f->upg);
+	f->upb_shift = (f->upb & (f->upb - 1)) ? -1 : __builtin_ctz(f->upb);
+	f->planes_pow2 = !(f->g.planes & (f->g.planes - 1));
+	f->plane_lun = malloc(f->g.planes * sizeof(uint32_t));
+	f->plane_ch = malloc(f->g.planes * sizeof(uint32_t));
+	if (f->plane_lun && f->plane_ch)
+		for (uint32_t p = 0; p < f->g.planes; p++) {
+			/* plane = (pl * luns_per_channel + lun) * channels + ch, channel-fastest */
+			f->plane_lun[p] = p % f->g.luns;
+			f->plane_ch[p] = p % f->ch;
+		}
+
 	f->l2p_bytes = f->g.user_units * sizeof(uint32_t);
 	f->p2l_bytes = f->g.phys_units * sizeof(uint32_t);
 	f->valid_bytes = (f->g.phys_units + 63) / 64 * sizeof(uint64_t);
@@ -118,7 +130,7 @@ struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
 	f->ch_busy = calloc(f->ch, sizeof(uint64_t));
 	f->nwbuf = cfg->write_buffer_pages ? cfg->write_buffer_pages : 2 * f->g.luns;
 	f->wbuf = calloc(f->nwbuf, sizeof(uint64_t));
-	if (!f->l2p || !f->p2l || !f->valid || !f->blk || !f->gu || !f->lun_busy || !f->ch_busy ||
+	if (!f->plane_lun || !f->plane_ch || !f->l2p || !f->p2l || !f->valid || !f->blk || !f->gu || !f->lun_busy || !f->ch_busy ||
 	    !f->wbuf || ftl_alloc_init(f) || ftl_wear_init(f)) {
 		snprintf(err, errlen, "out of memory for a %llu-unit device",
 			 (unsigned long long)f->g.phys_units);
@@ -161,6 +173,8 @@ void ftl_destroy(struct ftl *f)
 	free(f->lun_busy);
 	free(f->ch_busy);
 	free(f->wbuf);
+	free(f->plane_lun);
+	free(f->plane_ch);
 	free(f);
 }
 

@@ -74,6 +74,10 @@ struct ftl {
 	uint32_t upp, ppb, upb, upg, bpg;
 	uint64_t xfer_unit_ns, xfer_page_ns, t_read_ns, t_prog_ns, t_erase_ns;
 	uint32_t wl_threshold;
+	/* divisions on the hot path become shifts/masks when sizes are powers of two */
+	int upg_shift, upb_shift;
+	bool planes_pow2;
+	uint32_t *plane_lun, *plane_ch; /* global LUN and channel of each plane */
 
 	uint32_t *l2p, *p2l;
 	uint64_t *valid;
@@ -145,7 +149,7 @@ uint32_t heap_min_key(const struct ftl *f, const struct heap *h);
 int ftl_gc_one(struct ftl *f, uint64_t now, bool foreground);
 uint32_t ftl_gc_victim(struct ftl *f);
 int ftl_relocate(struct ftl *f, uint32_t gu, uint8_t cause, uint64_t now);
-int ftl_move_unit(struct ftl *f, uint32_t ppn_old, uint8_t cause, uint64_t now);
+int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cause, uint64_t now);
 
 /* wear.c */
 int ftl_wear_init(struct ftl *f);
@@ -172,11 +176,15 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
 }
 static inline uint32_t gu_of(const struct ftl *f, uint32_t ppn)
 {
-	return ppn / f->upg;
+	return f->upg_shift >= 0 ? ppn >> f->upg_shift : ppn / f->upg;
+}
+static inline uint32_t blk_of(const struct ftl *f, uint32_t ppn)
+{
+	return f->upb_shift >= 0 ? ppn >> f->upb_shift : ppn / f->upb;
 }
 static inline uint32_t plane_of(const struct ftl *f, uint32_t gblk)
 {
-	return gblk % f->g.planes;
+	return f->planes_pow2 ? gblk & (f->g.planes - 1) : gblk % f->g.planes;
 }
 static inline bool bit_get(const uint64_t *bm, uint64_t i)
 {

@@ -96,29 +96,42 @@ uint32_t ftl_gc_victim(struct ftl *f)
  */
 static int relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 {
-	uint64_t base = (uint64_t)g * f->upg;
-	for (uint32_t b = 0; b < f->bpg; b++) {
-		uint32_t gblk = g * f->bpg + b;
-		if (f->blk[gblk].bad)
-			continue;
-		for (uint32_t p = 0; p < f->ppb && f->gu[g].valid; p++) {
-			uint64_t first = base + (uint64_t)b * f->upb + (uint64_t)p * f->upp;
-			uint32_t n = 0;
-			for (uint32_t u = 0; u < f->upp; u++)
-				n += bit_get(f->valid, first + u);
-			if (!n)
-				continue;
-			uint64_t t = ftl_time_read(f, gblk, n, now);
-			f->st.gc_read_bytes += (uint64_t)n * f->cfg.unit_size;
-			f->st.nand_read_bytes += (uint64_t)n * f->cfg.unit_size;
-			for (uint32_t u = 0; u < f->upp; u++)
-				if (bit_get(f->valid, first + u)) {
-					int rc = ftl_move_unit(f, (uint32_t)(first + u), cause, t);
+	const uint64_t base = (uint64_t)g * f->upg, end = base + f->upg;
+	uint32_t run[64], n = 0; /* valid units of one NAND page (units_per_page <= 64 assumed below) */
+	uint64_t run_page = UINT64_MAX;
+	/* scan the bitmap a word at a time: victims are mostly invalid */
+	for (uint64_t w = base >> 6; w <= (end - 1) >> 6 && f->gu[g].valid; w++) {
+		uint64_t bits = f->valid[w];
+		if (w == base >> 6)
+			bits &= ~0ull << (base & 63);
+		if (w == (end - 1) >> 6 && (end & 63))
+			bits &= ~(~0ull << (end & 63));
+		/* the lpns of the next word's valid units: start fetching their L2P lines */
+		uint64_t nb = w + 1 <= (end - 1) >> 6 ? f->valid[w + 1] : 0;
+		while (nb) {
+			__builtin_prefetch(&f->l2p[f->p2l[((w + 1) << 6) + __builtin_ctzll(nb)] - 1], 1);
+			nb &= nb - 1;
+		}
+		for (;;) {
+			uint64_t ppn = bits ? (w << 6) + __builtin_ctzll(bits) : UINT64_MAX;
+			uint64_t page = bits ? ppn / f->upp : UINT64_MAX;
+			if (page != run_page || n == 64) {
+				if (n) {
+					int rc = ftl_move_run(f, run, n, cause, now);
 					if (rc)
 						return rc;
 				}
+				n = 0;
+				run_page = page;
+			}
+			if (!bits)
+				break;
+			run[n++] = (uint32_t)ppn;
+			bits &= bits - 1;
 		}
 	}
+	if (n)
+		return ftl_move_run(f, run, n, cause, now);
 	return FTL_OK;
 }
 

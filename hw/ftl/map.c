@@ -38,16 +38,33 @@ void ftl_invalidate(struct ftl *f, uint32_t ppn)
 	u->valid--;
 }
 
-/* Map a unit moved by GC or WL (old copy at ppn_old still valid). */
-int ftl_move_unit(struct ftl *f, uint32_t ppn_old, uint8_t cause, uint64_t now)
+/*
+ * Move n valid units that share one NAND page (GC or WL): one read of that page, then each unit
+ * to the GC frontier. The old copies are known, so L2P is only written, never read: the
+ * stores overlap instead of stalling on cache misses one after another.
+ */
+int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cause, uint64_t now)
 {
-	int err = 0;
-	uint32_t lpn = f->p2l[ppn_old] - 1;
-	uint32_t fid = cause == PROG_HOST ? 0 : f->gc_fr;
-	uint32_t ppn = ftl_frontier_take(f, fid, now, &err, cause, NULL);
-	if (ppn == NONE)
-		return err;
-	map_unit(f, lpn, ppn);
+	uint32_t gblk = blk_of(f, ppn_old[0]);
+	uint64_t t = ftl_time_read(f, gblk, n, now);
+	uint64_t bytes = (uint64_t)n * f->cfg.unit_size;
+	f->st.gc_read_bytes += bytes;
+	f->st.nand_read_bytes += bytes;
+	for (uint32_t i = 0; i < n; i++) {
+		int err = 0;
+		uint32_t old = ppn_old[i], lpn = f->p2l[old] - 1;
+		uint32_t ppn = ftl_frontier_take(f, f->gc_fr, t, &err, cause, NULL);
+		if (ppn == NONE)
+			return err;
+		ftl_invalidate(f, old);
+		f->l2p[lpn] = ppn + 1;
+		f->p2l[ppn] = lpn + 1;
+		bit_set(f->valid, ppn);
+		struct gu *u = &f->gu[gu_of(f, ppn)];
+		if (u->state == GU_CLOSED && f->cfg.gc_policy == FTL_GC_GREEDY)
+			ftl_bucket_up(f, gu_of(f, ppn), u->valid + (f->upg - u->cap));
+		u->valid++;
+	}
 	return FTL_OK;
 }
 
@@ -85,7 +102,7 @@ static uint64_t rmw_read(struct ftl *f, uint32_t lpn, uint64_t now)
 	if (!m)
 		return now;
 	f->st.rmw_units++;
-	uint32_t gblk = (m - 1) / f->upb;
+	uint32_t gblk = blk_of(f, m - 1);
 	if ((m - 1) % f->upb / f->upp >= f->blk[gblk].wp)
 		return now; /* still in the write buffer */
 	f->st.nand_read_bytes += f->cfg.unit_size;
@@ -140,7 +157,7 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 		uint32_t page = NONE;
 		if (lpn <= last && f->l2p[lpn]) {
 			uint32_t ppn = f->l2p[lpn] - 1;
-			uint32_t gblk = ppn / f->upb;
+			uint32_t gblk = blk_of(f, ppn);
 			if (ppn % f->upb / f->upp < f->blk[gblk].wp)
 				page = ppn / f->upp;
 		}

@@ -17,12 +17,12 @@
 
 static inline uint32_t lun_of(const struct ftl *f, uint32_t gblk)
 {
-	return plane_of(f, gblk) % f->g.luns; /* plane = pl*luns + lun_global */
+	return f->plane_lun[plane_of(f, gblk)];
 }
 
 static inline uint32_t ch_of(const struct ftl *f, uint32_t gblk)
 {
-	return plane_of(f, gblk) % f->ch;
+	return f->plane_ch[plane_of(f, gblk)];
 }
 
 uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now)
