@@ -204,7 +204,7 @@ void ftl_lifetime_scaled(const struct ftl *f, double bytes_per_day, double pe_sc
 static void jd(FILE *o, const char *k, double v, bool comma)
 {
 	if (isfinite(v))
-		fprintf(o, "  \"%s\": %.6g%s\n", k, v, comma ? "," : "");
+		fprintf(o, "  \"%s\": %.10g%s\n", k, v, comma ? "," : "");
 	else
 		fprintf(o, "  \"%s\": null%s\n", k, comma ? "," : "");
 }
