@@ -11,7 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ftl.h"
+#define TEST_SEED 88172645463325252ull
+#include "testutil.h"
 
 static struct ftl_config small(void)
 {
@@ -29,21 +30,7 @@ static struct ftl_config small(void)
 	return c;
 }
 
-static struct ftl *mk(const struct ftl_config *c)
-{
-	char err[256];
-	struct ftl *f = ftl_create(c, err, sizeof(err));
-	if (!f)
-		fail_msg("ftl_create: %s", err);
-	return f;
-}
 
-static void check_ok(struct ftl *f)
-{
-	char err[256];
-	if (ftl_check(f, err, sizeof(err)))
-		fail_msg("ftl_check: %s", err);
-}
 
 /* ---- configuration ---- */
 
@@ -268,14 +255,6 @@ static void test_gc_delays_host(void **state)
 
 /* ---- randomized invariants ---- */
 
-static uint64_t rs = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
-}
 
 static void random_ops(struct ftl_config *c, uint64_t ops)
 {

@@ -11,7 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "ftl.h"
+#define TEST_SEED 42
+#include "testutil.h"
 
 static char dir[256], path[300];
 
@@ -32,14 +33,6 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
-static uint64_t rs = 42;
-static uint64_t rnd(void)
-{
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
-}
 
 static struct ftl *busy_ftl(enum ftl_gc_policy pol, enum ftl_gc_unit unit)
 {

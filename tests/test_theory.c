@@ -17,7 +17,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "ftl.h"
+#define TEST_SEED 0x9e3779b97f4a7c15ull
+#include "testutil.h"
 
 /* Principal branch of Lambert W for x in [-1/e, 0), by Halley iteration. */
 static double lambert_w0(double x)
@@ -57,14 +58,6 @@ static void test_lambert_reference(void **state)
 	assert_true(fabs(model_greedy(0.10, 128) - 4.99) < 0.01);
 }
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 static void run_case(double sf, uint32_t np, enum ftl_gc_policy pol)
 {
@@ -90,11 +83,11 @@ static void run_case(double sf, uint32_t np, enum ftl_gc_policy pol)
 	for (uint64_t i = 0; i < n; i++)
 		assert_int_equal(ftl_write(f, i * 4096, 4096, 0, 0, NULL), FTL_OK);
 	for (uint64_t i = 0; i < 4 * n; i++)
-		assert_int_equal(ftl_write(f, next_rand() % n * 4096, 4096, 0, 0, NULL), FTL_OK);
+		assert_int_equal(ftl_write(f, rnd() % n * 4096, 4096, 0, 0, NULL), FTL_OK);
 	struct ftl_stats a, b;
 	ftl_get_stats(f, &a);
 	for (uint64_t i = 0; i < 4 * n; i++)
-		assert_int_equal(ftl_write(f, next_rand() % n * 4096, 4096, 0, 0, NULL), FTL_OK);
+		assert_int_equal(ftl_write(f, rnd() % n * 4096, 4096, 0, 0, NULL), FTL_OK);
 	ftl_get_stats(f, &b);
 	double waf = (double)(b.nand_write_bytes - a.nand_write_bytes) / (b.host_write_bytes - a.host_write_bytes);
 	double eff = b.effective_spare_factor;

@@ -9,16 +9,9 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "ftl.h"
+#define TEST_SEED 0x243f6a8885a308d3ull
+#include "testutil.h"
 
-static uint64_t rs = 0x243f6a8885a308d3ull;
-static uint64_t rnd(void)
-{
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
-}
 
 static struct ftl_config base(void)
 {
@@ -34,21 +27,7 @@ static struct ftl_config base(void)
 	return c;
 }
 
-static struct ftl *mk(const struct ftl_config *c)
-{
-	char err[256];
-	struct ftl *f = ftl_create(c, err, sizeof(err));
-	if (!f)
-		fail_msg("ftl_create: %s", err);
-	return f;
-}
 
-static void check_ok(struct ftl *f)
-{
-	char err[256];
-	if (ftl_check(f, err, sizeof(err)))
-		fail_msg("ftl_check: %s", err);
-}
 
 /* Fill the drive, then hammer the first 10% only: the other 90% is static cold data. */
 static uint32_t hot_cold_spread(bool wl, uint32_t thr, uint64_t *wl_bytes)

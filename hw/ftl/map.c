@@ -15,11 +15,9 @@
  */
 #include "ftl_int.h"
 
-static inline void map_unit(struct ftl *f, uint32_t lpn, uint32_t ppn)
+/* Point lpn at ppn (its old copy, if any, already invalidated). */
+static inline void map_set(struct ftl *f, uint32_t lpn, uint32_t ppn)
 {
-	uint32_t old = f->l2p[lpn];
-	if (old)
-		ftl_invalidate(f, old - 1);
 	f->l2p[lpn] = ppn + 1;
 	f->p2l[ppn] = lpn + 1;
 	bit_set(f->valid, ppn);
@@ -27,6 +25,14 @@ static inline void map_unit(struct ftl *f, uint32_t lpn, uint32_t ppn)
 	if (u->state == GU_CLOSED && f->cfg.gc_policy == FTL_GC_GREEDY)
 		ftl_bucket_up(f, gu_of(f, ppn), u->valid + (f->upg - u->cap));
 	u->valid++;
+}
+
+static inline void map_unit(struct ftl *f, uint32_t lpn, uint32_t ppn)
+{
+	uint32_t old = f->l2p[lpn];
+	if (old)
+		ftl_invalidate(f, old - 1);
+	map_set(f, lpn, ppn);
 }
 
 void ftl_invalidate(struct ftl *f, uint32_t ppn)
@@ -57,13 +63,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 		if (ppn == NONE)
 			return err;
 		ftl_invalidate(f, old);
-		f->l2p[lpn] = ppn + 1;
-		f->p2l[ppn] = lpn + 1;
-		bit_set(f->valid, ppn);
-		struct gu *u = &f->gu[gu_of(f, ppn)];
-		if (u->state == GU_CLOSED && f->cfg.gc_policy == FTL_GC_GREEDY)
-			ftl_bucket_up(f, gu_of(f, ppn), u->valid + (f->upg - u->cap));
-		u->valid++;
+		map_set(f, lpn, ppn);
 	}
 	return FTL_OK;
 }
