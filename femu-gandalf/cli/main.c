@@ -71,8 +71,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], cmds[i].name)) {
+			char *prg = g_strdup_printf("femu-gandalf %s", cmds[i].name);
+			g_set_prgname(prg);
+			int rc = cmds[i].fn(argc - 1, argv + 1);
+			g_free(prg);
+			return rc;
+		}
 	fprintf(stderr, "femu-gandalf: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;
