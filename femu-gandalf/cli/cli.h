@@ -13,6 +13,7 @@ enum { EXIT_USAGE = 2, EXIT_INVARIANT = 3 };
 
 int cmd_ssd(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 /* Build a config from --preset, --set and --gc. Prints errors; returns 0 or -1. */
 int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets, const char *gc);

@@ -48,6 +48,7 @@ static const struct {
 } cmds[] = {
 	{"ssd", cmd_ssd, "run a synthetic workload on an emulated SSD: WAF, wear, lifetimes"},
 	{"bench", cmd_bench, "FTL speed and memory benchmarks (JSON)"},
+	{"trace", cmd_trace, "describe a block or KV-request trace (trace info)"},
 	{"presets", cmd_presets, "list drive presets"},
 	{"config-keys", cmd_config_keys, "list SSD config keys (for presets and --set)"},
 };

@@ -1,0 +1,204 @@
+/*
+ * cmd_synth.c - `femu-gandalf synth`: write a seeded synthetic KV-request trace (AIPerf
+ * mooncake_trace JSONL plus "block_tokens") for the KV-cache tier to replay.
+ *
+ * The generator is trace/synth.c; this file only parses options. Numbers are taken as strings
+ * and converted here so that every bad value gets the same "femu-gandalf synth: --FLAG VALUE:
+ * reason" message (exit 2); range checks live in synth_validate(), which names the flag too.
+ * Defaults depend on --kind, so options start unset and the kind's defaults fill the gaps.
+ * Options that a kind would ignore (--tool, --subagent-p outside agentic) are errors, not
+ * silently dropped. With --out, a failed run removes the partial file.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "synth.h"
+
+int cmd_synth(int argc, char **argv); /* the command table's prototype (cli.h) */
+
+#define PFX "femu-gandalf synth"
+
+static bool parse_u64(const char *flag, const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || x > max) {
+		fprintf(stderr, PFX ": %s %s: must be an integer in 0..%llu\n", flag, s,
+			(unsigned long long)max);
+		return false;
+	}
+	*v = x;
+	return true;
+}
+
+static bool parse_u32(const char *flag, const char *s, uint32_t *v)
+{
+	uint64_t x;
+	if (!s)
+		return true;
+	if (!parse_u64(flag, s, UINT32_MAX, &x))
+		return false;
+	*v = (uint32_t)x;
+	return true;
+}
+
+static bool parse_num(const char *flag, const char *s, double *v)
+{
+	char *end;
+	if (!s)
+		return true;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(x)) {
+		fprintf(stderr, PFX ": %s %s: not a number\n", flag, s);
+		return false;
+	}
+	*v = x;
+	return true;
+}
+
+/* "MIN:MAX" or "N" (= N:N) */
+static bool parse_turns(const char *s, uint32_t *mn, uint32_t *mx)
+{
+	char a[32], *colon = strchr(s, ':');
+	uint64_t lo, hi;
+	const char *hs = colon ? colon + 1 : s;
+	size_t n = colon ? (size_t)(colon - s) : strlen(s);
+	if (n >= sizeof(a))
+		n = sizeof(a) - 1;
+	memcpy(a, s, n);
+	a[n] = 0;
+	char *end;
+	errno = 0;
+	lo = strtoull(a, &end, 10);
+	bool ok = *a >= '0' && *a <= '9' && !*end && !errno && lo <= UINT32_MAX;
+	errno = 0;
+	hi = ok ? strtoull(hs, &end, 10) : 0;
+	ok = ok && *hs >= '0' && *hs <= '9' && !*end && !errno && hi <= UINT32_MAX;
+	if (!ok) {
+		fprintf(stderr, PFX ": --turns %s: must be MIN:MAX (or N), e.g. 2:20\n", s);
+		return false;
+	}
+	*mn = (uint32_t)lo;
+	*mx = (uint32_t)hi;
+	return true;
+}
+
+int cmd_synth(int argc, char **argv)
+{
+	char *kind_s = NULL, *out_path = NULL, *seed_s = NULL, *sessions_s = NULL;
+	char *turns_s = NULL, *rate_s = NULL, *think_s = NULL, *prompt_s = NULL, *message_s = NULL;
+	char *output_s = NULL, *system_s = NULL, *tool_s = NULL, *subp_s = NULL, *bt_s = NULL;
+	char *duration_s = NULL;
+	int rc = EXIT_USAGE;
+	GOptionEntry opts[] = {
+		{"kind", 'k', 0, G_OPTION_ARG_STRING, &kind_s, "multiturn | agentic | aiperf (default multiturn)", "KIND"},
+		{"sessions", 'n', 0, G_OPTION_ARG_STRING, &sessions_s, "main sessions (default 200)", "N"},
+		{"turns", 't', 0, G_OPTION_ARG_STRING, &turns_s, "turns per main session, uniform (default 2:20; agentic 5:30; aiperf 100:100)", "MIN:MAX"},
+		{"rate", 'r', 0, G_OPTION_ARG_STRING, &rate_s, "Poisson session arrivals per second (default 0.5)", "R"},
+		{"think", 0, 0, G_OPTION_ARG_STRING, &think_s, "mean gap between a session's requests, exponential (default 30; agentic 5)", "S"},
+		{"prompt", 0, 0, G_OPTION_ARG_STRING, &prompt_s, "mean first prompt, lognormal (default 2000)", "TOKENS"},
+		{"message", 0, 0, G_OPTION_ARG_STRING, &message_s, "mean later user message; agentic: sub-agent task (default 300)", "TOKENS"},
+		{"output", 0, 0, G_OPTION_ARG_STRING, &output_s, "mean output length (default 400)", "TOKENS"},
+		{"system", 0, 0, G_OPTION_ARG_STRING, &system_s, "system prompt shared by all sessions, 0 = none (default 1000; agentic 4000; aiperf 0)", "TOKENS"},
+		{"tool", 0, 0, G_OPTION_ARG_STRING, &tool_s, "agentic: mean tool output appended per turn (default 2000)", "TOKENS"},
+		{"subagent-p", 0, 0, G_OPTION_ARG_STRING, &subp_s, "agentic: probability a turn spawns a sub-agent (default 0.1)", "P"},
+		{"block-tokens", 'b', 0, G_OPTION_ARG_STRING, &bt_s, "tokens per hash block (default 512; agentic 64)", "B"},
+		{"duration", 'd', 0, G_OPTION_ARG_STRING, &duration_s, "drop requests after this many seconds (default: no cap)", "SECONDS"},
+		{"seed", 's', 0, G_OPTION_ARG_STRING, &seed_s, "random seed (default 1)", "S"},
+		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "output file (default stdout)", "FILE"},
+		{NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("- synthetic KV-request trace (AIPerf mooncake_trace JSONL)");
+	g_option_context_add_main_entries(ctx, opts, NULL);
+	g_option_context_set_description(ctx,
+		"One JSON object per line, sorted by timestamp:\n"
+		"  {\"timestamp\": MS, \"session_id\": \"s3\", \"input_length\": N, \"output_length\": N,\n"
+		"   \"hash_ids\": [...], \"block_tokens\": B}\n"
+		"len(hash_ids) = ceil(input_length / block_tokens). A turn repeats the previous turn's\n"
+		"full-block ids; sessions share only the system prompt's full blocks. Same options and\n"
+		"seed give byte-identical output.\n\n"
+		"Kinds:\n"
+		"  multiturn  chats: each turn appends the previous output and a new user message\n"
+		"  agentic    agent loops: each turn appends the previous output and a tool output; a turn\n"
+		"             spawns, with --subagent-p, a sub-agent session \"<parent>/sub<k>\" (system\n"
+		"             prompt + task message, 2..8 turns) running concurrently\n"
+		"  aiperf     100-turn chats with no prefix shared between sessions\n\n"
+		"Examples:\n"
+		"  femu-gandalf synth --kind multiturn --sessions 100 --out multiturn.jsonl\n"
+		"  femu-gandalf synth --kind agentic --sessions 3 --subagent-p 0.2 --seed 7\n"
+		"  femu-gandalf synth --kind aiperf --sessions 5 --rate 0.1 --duration 3600\n");
+	struct synth_opts o;
+	enum synth_kind kind;
+	char err[256];
+	FILE *out = NULL;
+	if (!fg_parse_opts(ctx, &argc, &argv))
+		goto out;
+	if (synth_kind_parse(kind_s ? kind_s : "multiturn", &kind)) {
+		fprintf(stderr, PFX ": --kind %s: must be multiturn, agentic or aiperf\n", kind_s);
+		goto out;
+	}
+	synth_opts_default(&o, kind);
+	if (kind != SYNTH_AGENTIC && (tool_s || subp_s)) {
+		fprintf(stderr, PFX ": %s applies only to --kind agentic\n",
+			tool_s ? "--tool" : "--subagent-p");
+		goto out;
+	}
+	if (seed_s && !parse_u64("--seed", seed_s, UINT64_MAX, &o.seed))
+		goto out;
+	if (turns_s && !parse_turns(turns_s, &o.turns_min, &o.turns_max))
+		goto out;
+	if (!parse_u32("--sessions", sessions_s, &o.sessions) ||
+	    !parse_num("--rate", rate_s, &o.rate) || !parse_num("--think", think_s, &o.think) ||
+	    !parse_u32("--prompt", prompt_s, &o.prompt) ||
+	    !parse_u32("--message", message_s, &o.message) ||
+	    !parse_u32("--output", output_s, &o.output) ||
+	    !parse_u32("--system", system_s, &o.system) || !parse_u32("--tool", tool_s, &o.tool) ||
+	    !parse_num("--subagent-p", subp_s, &o.subagent_p) ||
+	    !parse_u32("--block-tokens", bt_s, &o.block_tokens) ||
+	    !parse_num("--duration", duration_s, &o.duration))
+		goto out;
+	if (duration_s && !(o.duration > 0)) {
+		fprintf(stderr, PFX ": --duration %s: must be > 0 seconds\n", duration_s);
+		goto out;
+	}
+	if (synth_validate(&o, err, sizeof(err))) {
+		fprintf(stderr, PFX ": %s\n", err);
+		goto out;
+	}
+	rc = 1;
+	out = out_path ? fopen(out_path, "w") : stdout;
+	if (!out) {
+		fprintf(stderr, PFX ": --out %s: %s\n", out_path, strerror(errno));
+		goto out;
+	}
+	int g = synth_generate(&o, out, err, sizeof(err));
+	if (out_path && fclose(out) && !g) {
+		snprintf(err, sizeof(err), "write error: %s", strerror(errno));
+		g = SYNTH_E_IO;
+	}
+	out = NULL;
+	if (g) {
+		fprintf(stderr, PFX ": %s%s%s\n", out_path ? out_path : "", out_path ? ": " : "", err);
+		if (out_path)
+			unlink(out_path);
+		rc = g == SYNTH_E_OPTS ? EXIT_USAGE : 1;
+		goto out;
+	}
+	rc = 0;
+out:
+	if (out && out != stdout)
+		fclose(out);
+	g_option_context_free(ctx);
+	char *strs[] = {kind_s, out_path, seed_s, sessions_s, turns_s, rate_s, think_s, prompt_s,
+			message_s, output_s, system_s, tool_s, subp_s, bt_s, duration_s};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		g_free(strs[i]);
+	return rc;
+}

@@ -1,0 +1,637 @@
+/*
+ * kv.c - KV-request trace readers: Mooncake, Bailian and AIPerf JSONL, and WEKA directories.
+ *
+ * All of them produce struct kv_request in time order.
+ *   mooncake  one object per line; timestamp in ms; 512-token blocks; no sessions. Streamed.
+ *   bailian   chat_id / parent_chat_id (-1 = root) / turn; timestamp in s; 16-token blocks; a
+ *             session is the root chat of a chain of turns. Streamed; the chat -> session map
+ *             holds one entry per chat seen.
+ *   aiperf    Mooncake fields plus session_id; a turn may give "delay" (ms after the previous
+ *             turn of its session) instead of a timestamp; 512-token blocks unless the record
+ *             says "block_tokens" (our synth extension) or --block-tokens is given. Loaded and
+ *             sorted, since delays make the order depend on every session.
+ *   weka      a directory of per-conversation JSON files; hash ids are local to a file, so each
+ *             file gets its own namespace (file index << 40); sub-agents (nested at any depth)
+ *             become sessions of their own with the file's session as parent; session start
+ *             offsets are Poisson arrivals at --session-rate (seeded) or a fixed --stagger.
+ *             Loaded and sorted (ties keep file order).
+ * Ties in timestamps keep file order. A record that goes back in time in a streamed format is
+ * an error (or skipped with --skip-bad).
+ */
+#include <dirent.h>
+#include <glib.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "trace_int.h"
+
+#define NS_SHIFT 40
+
+struct kv_item {
+	double t;
+	uint64_t seq, session, parent, boff;
+	uint32_t nblocks, in, out, block_tokens;
+};
+
+struct kv_buffered {
+	struct kv_item *it;
+	size_t n, cap, next;
+	uint64_t *blk;
+	size_t nblk, blkcap;
+};
+
+struct sess {
+	uint64_t id;
+	double last_t;
+};
+
+/*
+ * hash_ids arrays are most of the bytes of every KV trace, and a DOM parser spends most of its
+ * time allocating one node per integer. So before jansson sees a record, each
+ * "hash_ids": [ints] is parsed here into a side table and its text replaced by the table index
+ * (padded with spaces); the record then parses in a fraction of the time. An array this scanner
+ * does not accept (a negative or non-integer element, no room for the index) is left alone for
+ * jansson, which then reports the error precisely.
+ */
+struct idtab {
+	uint64_t *pool;
+	size_t npool, cap;
+	struct {
+		size_t off, n;
+	} *ent;
+	size_t nent, entcap;
+};
+
+static struct idtab ids; /* readers are single-threaded; one table serves the record at hand */
+
+static int idtab_push(uint64_t v)
+{
+	if (ids.npool == ids.cap) {
+		size_t c = ids.cap ? 2 * ids.cap : 4096;
+		uint64_t *n = realloc(ids.pool, c * sizeof(*n));
+		if (!n)
+			return -1;
+		ids.pool = n;
+		ids.cap = c;
+	}
+	ids.pool[ids.npool++] = v;
+	return 0;
+}
+
+static void hashids_extract(char *s, size_t len)
+{
+	static const char key[] = "\"hash_ids\"";
+	char *p = s, *end = s + len;
+	ids.npool = ids.nent = 0;
+	while ((p = memmem(p, (size_t)(end - p), key, sizeof(key) - 1))) {
+		char *q = p + sizeof(key) - 1;
+		p = q;
+		while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+			q++;
+		if (q == end || *q != ':')
+			continue;
+		q++;
+		while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+			q++;
+		if (q == end || *q != '[')
+			continue;
+		char *a = q++;
+		size_t start = ids.npool;
+		bool ok = false;
+		for (;;) {
+			while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+				q++;
+			if (q < end && *q == ']' && ids.npool == start) {
+				ok = true;
+				break;
+			}
+			if (q == end || *q < '0' || *q > '9')
+				break;
+			uint64_t v = 0;
+			int digits = 0;
+			while (q < end && *q >= '0' && *q <= '9' && digits < 19) {
+				v = v * 10 + (uint64_t)(*q++ - '0');
+				digits++;
+			}
+			if ((q < end && *q >= '0' && *q <= '9') || (q < end && (*q == '.' || *q == 'e' || *q == 'E')))
+				break; /* too long or not an integer: leave it to jansson */
+			if (idtab_push(v))
+				break;
+			while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+				q++;
+			if (q < end && *q == ',') {
+				q++;
+				continue;
+			}
+			if (q < end && *q == ']')
+				ok = true;
+			break;
+		}
+		char num[24];
+		int w = ok ? snprintf(num, sizeof(num), "%zu", ids.nent) : 0;
+		if (!ok || w > q - a + 1) {
+			ids.npool = start;
+			continue;
+		}
+		if (ids.nent == ids.entcap) {
+			size_t c = ids.entcap ? 2 * ids.entcap : 256;
+			void *n = realloc(ids.ent, c * sizeof(*ids.ent));
+			if (!n) {
+				ids.npool = start;
+				continue;
+			}
+			ids.ent = n;
+			ids.entcap = c;
+		}
+		ids.ent[ids.nent].off = start;
+		ids.ent[ids.nent].n = ids.npool - start;
+		ids.nent++;
+		memcpy(a, num, (size_t)w);
+		memset(a + w, ' ', (size_t)(q - a + 1 - w));
+		p = q + 1;
+	}
+}
+
+void kv_free(struct trace *t)
+{
+	ids.npool = ids.nent = 0;
+	if (t->buf) {
+		free(t->buf->it);
+		free(t->buf->blk);
+		free(t->buf);
+	}
+	if (t->sessions)
+		g_hash_table_destroy(t->sessions);
+	free(t->blocks);
+}
+
+static int grow_blocks(struct trace *t, size_t n)
+{
+	if (n <= t->blocks_cap)
+		return 0;
+	size_t c = t->blocks_cap ? t->blocks_cap : 256;
+	while (c < n)
+		c *= 2;
+	uint64_t *b = realloc(t->blocks, c * sizeof(*b));
+	if (!b)
+		return -1;
+	t->blocks = b;
+	t->blocks_cap = c;
+	return 0;
+}
+
+/* Read a non-negative integer member; 1 ok, 0 missing, -1 wrong type. */
+static int get_uint(json_t *o, const char *k, uint64_t *v)
+{
+	json_t *x = json_object_get(o, k);
+	if (!x)
+		return 0;
+	if (!json_is_integer(x) || json_integer_value(x) < 0)
+		return -1;
+	*v = (uint64_t)json_integer_value(x);
+	return 1;
+}
+
+static int get_num(json_t *o, const char *k, double *v)
+{
+	json_t *x = json_object_get(o, k);
+	if (!x)
+		return 0;
+	if (!json_is_number(x) || !isfinite(json_number_value(x)) || json_number_value(x) < 0)
+		return -1;
+	*v = json_number_value(x);
+	return 1;
+}
+
+/* The hash_ids array into t->blocks (with namespace ns). Returns a reason or NULL. */
+static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t *n)
+{
+	json_t *a = json_object_get(o, "hash_ids");
+	if (!a)
+		return "missing 'hash_ids'";
+	if (json_is_integer(a) && (size_t)json_integer_value(a) < ids.nent) {
+		/* pre-parsed by hashids_extract() */
+		size_t e = (size_t)json_integer_value(a), len = ids.ent[e].n;
+		const uint64_t *v = ids.pool + ids.ent[e].off;
+		if (len > UINT32_MAX || grow_blocks(t, len))
+			return "'hash_ids' too long";
+		for (size_t i = 0; i < len; i++) {
+			if (ns && v[i] >> NS_SHIFT)
+				return "hash id >= 2^40 cannot be namespaced per file";
+			if (v[i] > (uint64_t)INT64_MAX)
+				return "'hash_ids' holds a value that is not a non-negative integer";
+			t->blocks[i] = ns | v[i];
+		}
+		*n = (uint32_t)len;
+		return NULL;
+	}
+	if (!json_is_array(a))
+		return "'hash_ids' is not an array";
+	size_t len = json_array_size(a);
+	if (len > UINT32_MAX || grow_blocks(t, len))
+		return "'hash_ids' too long";
+	for (size_t i = 0; i < len; i++) {
+		json_t *x = json_array_get(a, i);
+		if (!json_is_integer(x) || json_integer_value(x) < 0)
+			return "'hash_ids' holds a value that is not a non-negative integer";
+		uint64_t v = (uint64_t)json_integer_value(x);
+		if (ns && v >> NS_SHIFT)
+			return "hash id >= 2^40 cannot be namespaced per file";
+		t->blocks[i] = ns | v;
+	}
+	*n = (uint32_t)len;
+	return NULL;
+}
+
+/* ---- buffered (sorted) requests ---- */
+
+static int buf_add(struct trace *t, const struct kv_item *it, const uint64_t *blocks)
+{
+	struct kv_buffered *b = t->buf;
+	if (b->n == b->cap) {
+		size_t c = b->cap ? 2 * b->cap : 1024;
+		struct kv_item *n = realloc(b->it, c * sizeof(*n));
+		if (!n)
+			return -1;
+		b->it = n;
+		b->cap = c;
+	}
+	if (b->nblk + it->nblocks > b->blkcap) {
+		size_t c = b->blkcap ? 2 * b->blkcap : 65536;
+		while (c < b->nblk + it->nblocks)
+			c *= 2;
+		uint64_t *n = realloc(b->blk, c * sizeof(*n));
+		if (!n)
+			return -1;
+		b->blk = n;
+		b->blkcap = c;
+	}
+	b->it[b->n] = *it;
+	b->it[b->n].seq = b->n;
+	b->it[b->n].boff = b->nblk;
+	memcpy(b->blk + b->nblk, blocks, it->nblocks * sizeof(uint64_t));
+	b->nblk += it->nblocks;
+	b->n++;
+	return 0;
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+	const struct kv_item *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* ---- WEKA ---- */
+
+struct weka_ctx {
+	struct trace *t;
+	const char *file;
+	uint64_t ns;
+	uint32_t block_tokens;
+};
+
+static int weka_requests(struct weka_ctx *c, json_t *reqs, double base, uint64_t session, uint64_t parent,
+			 const char *where)
+{
+	struct trace *t = c->t;
+	if (!json_is_array(reqs))
+		return trace_bad(t, "%s: %s'requests' is not an array", c->file, where) ? -1 : 0;
+	for (size_t i = 0; i < json_array_size(reqs); i++) {
+		json_t *r = json_array_get(reqs, i);
+		double rt;
+		uint64_t in = 0, out = 0;
+		json_t *type = json_is_object(r) ? json_object_get(r, "type") : NULL;
+		if (!json_is_object(r) || get_num(r, "t", &rt) != 1) {
+			if (trace_bad(t, "%s: %srequests[%zu]: missing or invalid 't'", c->file, where, i))
+				return -1;
+			continue;
+		}
+		if (json_is_string(type) && !strcmp(json_string_value(type), "subagent")) {
+			char w[256];
+			uint64_t sub = t->nsessions++;
+			snprintf(w, sizeof(w), "%srequests[%zu] (subagent) ", where, i);
+			if (weka_requests(c, json_object_get(r, "requests"), base + rt, sub, session, w))
+				return -1;
+			continue;
+		}
+		const char *why = NULL;
+		uint32_t nb = 0;
+		if (get_uint(r, "in", &in) != 1 || in > UINT32_MAX)
+			why = "missing or invalid 'in'";
+		else if (get_uint(r, "out", &out) != 1 || out > UINT32_MAX)
+			why = "missing or invalid 'out'";
+		else
+			why = get_blocks(t, r, c->ns, &nb);
+		if (why) {
+			if (trace_bad(t, "%s: %srequests[%zu]: %s", c->file, where, i, why))
+				return -1;
+			continue;
+		}
+		struct kv_item it = {.t = base + rt, .session = session, .parent = parent, .nblocks = nb,
+				     .in = (uint32_t)in, .out = (uint32_t)out, .block_tokens = c->block_tokens};
+		if (buf_add(t, &it, t->blocks))
+			return trace_bad(t, "out of memory"), -1;
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int weka_load(struct trace *t)
+{
+	DIR *d = opendir(t->path);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = -1;
+	if (!d) {
+		snprintf(t->err, sizeof(t->err), "%s: cannot open directory", t->path);
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l > 5 && !strcmp(e->d_name + l - 5, ".json")) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 256;
+				names = realloc(names, cap * sizeof(*names));
+			}
+			names[n++] = strdup(e->d_name);
+		}
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_str);
+	uint64_t rng = t->o.seed * 0x9e3779b97f4a7c15ull + 1;
+	double start = 0;
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX + 256];
+		json_error_t je;
+		snprintf(path, sizeof(path), "%s/%s", t->path, names[i]);
+		gchar *text = NULL;
+		gsize tlen = 0;
+		json_t *root = NULL;
+		if (g_file_get_contents(path, &text, &tlen, NULL)) {
+			hashids_extract(text, tlen);
+			root = json_loadb(text, tlen, 0, &je);
+			g_free(text);
+		} else {
+			snprintf(je.text, sizeof(je.text), "cannot read the file");
+			je.line = 0;
+		}
+		if (!root) {
+			if (trace_bad(t, "%s:%d: invalid JSON: %s", path, je.line, je.text))
+				goto out;
+			continue;
+		}
+		uint64_t bs = 0;
+		struct weka_ctx c = {t, path, (uint64_t)i << NS_SHIFT, 64};
+		if (!json_is_object(root) || get_uint(root, "block_size", &bs) < 0 || bs > UINT32_MAX ||
+		    !json_object_get(root, "requests")) {
+			json_decref(root);
+			if (trace_bad(t, "%s: not a WEKA conversation (needs 'requests' and an integer 'block_size')", path))
+				goto out;
+			continue;
+		}
+		if (bs)
+			c.block_tokens = (uint32_t)bs;
+		if (i >> (64 - NS_SHIFT)) {
+			json_decref(root);
+			snprintf(t->err, sizeof(t->err), "%s: more than 2^24 files", t->path);
+			goto out;
+		}
+		/* session start: Poisson arrivals (exponential gaps) or a fixed stagger */
+		if (i) {
+			if (t->o.stagger > 0) {
+				start += t->o.stagger;
+			} else {
+				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+				double u = ((rng >> 11) + 1) * 0x1.0p-53;
+				start += -log(u) / t->o.session_rate;
+			}
+		}
+		uint64_t s = t->nsessions++;
+		int r = weka_requests(&c, json_object_get(root, "requests"), start, s, KV_NO_SESSION, "");
+		json_decref(root);
+		if (r)
+			goto out;
+		struct stat sb;
+		if (!stat(path, &sb))
+			t->bytes_loaded += (uint64_t)sb.st_size;
+	}
+	if (!n) {
+		snprintf(t->err, sizeof(t->err), "%s: no *.json files", t->path);
+		goto out;
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+/* ---- JSONL ---- */
+
+/* Parse one JSONL record. 1 = request in rq (blocks in t->blocks), 0 = skipped, -1 = error. */
+static int jsonl_record(struct trace *t, char *line, size_t len, struct kv_request *rq)
+{
+	json_error_t je;
+	hashids_extract(line, len);
+	json_t *o = json_loadb(line, len, 0, &je);
+	int rc = 0;
+	uint64_t in, out;
+	double ts;
+	if (!o)
+		return trace_bad(t, "invalid JSON: %s (column %d)", je.text, je.column) ? -1 : 0;
+	if (!json_is_object(o)) {
+		rc = trace_bad(t, "not a JSON object") ? -1 : 0;
+		goto out;
+	}
+	if (get_uint(o, "input_length", &in) != 1 || in > UINT32_MAX) {
+		rc = trace_bad(t, "missing or invalid 'input_length'") ? -1 : 0;
+		goto out;
+	}
+	if (get_uint(o, "output_length", &out) != 1 || out > UINT32_MAX) {
+		rc = trace_bad(t, "missing or invalid 'output_length'") ? -1 : 0;
+		goto out;
+	}
+	const char *why = get_blocks(t, o, 0, &rq->nblocks);
+	if (why) {
+		rc = trace_bad(t, "%s", why) ? -1 : 0;
+		goto out;
+	}
+	rq->input_tokens = (uint32_t)in;
+	rq->output_tokens = (uint32_t)out;
+	rq->blocks = t->blocks;
+	rq->session = rq->parent = KV_NO_SESSION;
+	int has_ts = get_num(o, "timestamp", &ts);
+	if (has_ts < 0) {
+		rc = trace_bad(t, "'timestamp' is not a non-negative number") ? -1 : 0;
+		goto out;
+	}
+	switch (t->fmt) {
+	case TF_MOONCAKE:
+		if (!has_ts) {
+			rc = trace_bad(t, "missing 'timestamp'") ? -1 : 0;
+			goto out;
+		}
+		rq->t = ts / 1000.0;
+		rq->block_tokens = t->o.block_tokens ? t->o.block_tokens : 512;
+		break;
+	case TF_BAILIAN: {
+		json_t *cid = json_object_get(o, "chat_id"), *pid = json_object_get(o, "parent_chat_id");
+		if (!has_ts || !json_is_integer(cid) || (pid && !json_is_integer(pid))) {
+			rc = trace_bad(t, "needs 'timestamp' and integer 'chat_id' / 'parent_chat_id'") ? -1 : 0;
+			goto out;
+		}
+		rq->t = ts;
+		rq->block_tokens = t->o.block_tokens ? t->o.block_tokens : 16;
+		gint64 chat = json_integer_value(cid), parent = pid ? json_integer_value(pid) : -1;
+		struct sess *p = parent >= 0 ? g_hash_table_lookup(t->sessions, &parent) : NULL;
+		struct sess *s = g_new(struct sess, 1);
+		gint64 *key = g_new(gint64, 1);
+		*key = chat;
+		/* a turn continues its parent's session; a root (or an unknown parent) starts one */
+		s->id = p ? p->id : t->nsessions++;
+		s->last_t = ts;
+		g_hash_table_replace(t->sessions, key, s);
+		rq->session = s->id;
+		break;
+	}
+	case TF_AIPERF: {
+		json_t *sid = json_object_get(o, "session_id"), *bt = json_object_get(o, "block_tokens");
+		char key[128];
+		double delay = 0;
+		if (json_is_string(sid))
+			snprintf(key, sizeof(key), "s:%s", json_string_value(sid));
+		else if (json_is_integer(sid))
+			snprintf(key, sizeof(key), "i:%lld", (long long)json_integer_value(sid));
+		else if (!sid)
+			snprintf(key, sizeof(key), "line:%llu", (unsigned long long)t->lio.line);
+		else {
+			rc = trace_bad(t, "'session_id' must be a string or an integer") ? -1 : 0;
+			goto out;
+		}
+		int has_delay = get_num(o, "delay", &delay);
+		if (has_delay < 0 || (bt && (!json_is_integer(bt) || json_integer_value(bt) <= 0 ||
+					     json_integer_value(bt) > 1 << 20))) {
+			rc = trace_bad(t, "invalid 'delay' or 'block_tokens'") ? -1 : 0;
+			goto out;
+		}
+		struct sess *s = g_hash_table_lookup(t->sessions, key);
+		if (!s) {
+			if (!has_ts) {
+				rc = trace_bad(t, "the first turn of session '%s' needs a 'timestamp'", key + 2) ? -1 : 0;
+				goto out;
+			}
+			s = g_new(struct sess, 1);
+			s->id = t->nsessions++;
+			g_hash_table_insert(t->sessions, g_strdup(key), s);
+		}
+		rq->t = has_ts ? ts / 1000.0 : s->last_t + delay / 1000.0;
+		s->last_t = rq->t;
+		rq->session = s->id;
+		rq->block_tokens = t->o.block_tokens ? t->o.block_tokens
+			       : bt ? (uint32_t)json_integer_value(bt) : 512;
+		break;
+	}
+	default:
+		break;
+	}
+	rc = 1;
+out:
+	json_decref(o);
+	return rc;
+}
+
+int kv_open(struct trace *t)
+{
+	if (t->fmt == TF_BAILIAN)
+		t->sessions = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+	else
+		t->sessions = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	if (t->fmt == TF_WEKA || t->fmt == TF_AIPERF) {
+		t->buf = calloc(1, sizeof(*t->buf));
+		if (!t->buf)
+			return -1;
+	}
+	if (t->fmt == TF_WEKA) {
+		if (weka_load(t))
+			return -1;
+	} else {
+		if (lineio_open(&t->lio, t->path, t->err, sizeof(t->err)))
+			return -1;
+		if (t->fmt == TF_AIPERF) {
+			struct kv_request rq;
+			char *line;
+			size_t len;
+			int rc;
+			while ((rc = lineio_next(&t->lio, &line, &len, t->err, sizeof(t->err))) == 1) {
+				while (*line == ' ' || *line == '\t')
+					line++;
+				if (!*line || *line == '#')
+					continue;
+				int r = jsonl_record(t, line, len, &rq);
+				if (r < 0)
+					return -1;
+				if (!r)
+					continue;
+				struct kv_item it = {.t = rq.t, .session = rq.session, .parent = rq.parent,
+						     .nblocks = rq.nblocks, .in = rq.input_tokens,
+						     .out = rq.output_tokens, .block_tokens = rq.block_tokens};
+				if (buf_add(t, &it, rq.blocks))
+					return -1;
+			}
+			if (rc < 0)
+				return -1;
+			t->bytes_loaded = t->lio.bytes;
+		}
+	}
+	if (t->buf)
+		qsort(t->buf->it, t->buf->n, sizeof(struct kv_item), cmp_item);
+	return 0;
+}
+
+int kv_next(struct trace *t, struct kv_request *rq)
+{
+	if (t->buf) {
+		struct kv_buffered *b = t->buf;
+		if (b->next == b->n)
+			return 0;
+		const struct kv_item *it = &b->it[b->next++];
+		*rq = (struct kv_request){.t = it->t, .session = it->session, .parent = it->parent,
+					  .block_tokens = it->block_tokens, .input_tokens = it->in,
+					  .output_tokens = it->out, .nblocks = it->nblocks,
+					  .blocks = b->blk + it->boff};
+		return 1;
+	}
+	char *line;
+	size_t len;
+	int rc;
+	while ((rc = lineio_next(&t->lio, &line, &len, t->err, sizeof(t->err))) == 1) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!*line || *line == '#')
+			continue;
+		int r = jsonl_record(t, line, len, rq);
+		if (r < 0)
+			return -1;
+		if (!r)
+			continue;
+		if (rq->t < t->last_t) {
+			if (trace_bad(t, "timestamp %.3f s goes back (previous %.3f s)", rq->t, t->last_t))
+				return -1;
+			continue;
+		}
+		t->last_t = rq->t;
+		return 1;
+	}
+	return rc;
+}

@@ -1,0 +1,218 @@
+/*
+ * trace.c - open a trace, detect its format, and read it record by record.
+ *
+ * Detection looks at content, not names: the first meaningful line of a file (a JSON object's
+ * keys, a biosnoop header, a CSV row) or, for a directory, its *.json files (WEKA). The readers
+ * themselves live in blk.c (block traces) and kv.c (KV-request traces); this file holds what
+ * they share: opening, error reporting as FILE:LINE, --skip-bad accounting.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "trace_int.h"
+
+void trace_opts_default(struct trace_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->session_rate = 0.05;
+	o->seed = 1;
+}
+
+const char *trace_format_name(enum trace_format f)
+{
+	switch (f) {
+	case TF_BLK_CSV: return "blk-csv";
+	case TF_BIOSNOOP: return "biosnoop";
+	case TF_MOONCAKE: return "mooncake";
+	case TF_BAILIAN: return "bailian";
+	case TF_AIPERF: return "aiperf";
+	case TF_WEKA: return "weka";
+	default: return "unknown";
+	}
+}
+
+enum trace_format trace_format_parse(const char *s)
+{
+	for (int f = TF_BLK_CSV; f <= TF_WEKA; f++)
+		if (!strcmp(s, trace_format_name(f)))
+			return f;
+	return TF_UNKNOWN;
+}
+
+/* Record a malformed record. Returns 0 to continue (skipped) or -1 to stop. */
+int trace_bad(struct trace *t, const char *fmt, ...)
+{
+	char why[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (t->lio.f)
+		snprintf(t->err, sizeof(t->err), "%s:%llu: %s", t->path, (unsigned long long)t->lio.line, why);
+	else
+		snprintf(t->err, sizeof(t->err), "%s", why);
+	if (t->o.skip_bad) {
+		t->skipped++;
+		return 0;
+	}
+	return -1;
+}
+
+/* First line that is not blank and not a comment, to tell formats apart. */
+static enum trace_format detect_file(const char *path, char *err, size_t errlen)
+{
+	struct lineio l;
+	char *line;
+	size_t len;
+	enum trace_format f = TF_UNKNOWN;
+	if (lineio_open(&l, path, err, errlen))
+		return TF_UNKNOWN;
+	int rc;
+	while ((rc = lineio_next(&l, &line, &len, err, errlen)) == 1) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!*line || *line == '#')
+			continue;
+		if (*line == '{' || *line == '[') {
+			if (strstr(line, "\"chat_id\""))
+				f = TF_BAILIAN;
+			else if (strstr(line, "\"session_id\""))
+				f = TF_AIPERF;
+			else if (strstr(line, "\"hash_ids\"") || strstr(line, "\"input_length\""))
+				f = TF_MOONCAKE;
+			else if (strstr(line, "\"requests\"") || strstr(line, "\"block_size\"") ||
+				 strstr(line, "\"hash_id_scope\""))
+				f = TF_WEKA;
+		} else if (!strncmp(line, "TIME(s)", 7)) {
+			f = TF_BIOSNOOP;
+		} else if (!strncmp(line, "time_ns", 7) || strchr(line, ',')) {
+			f = TF_BLK_CSV;
+		} else {
+			/* a biosnoop data line: TIME COMM PID DISK T SECTOR BYTES [QUE] LAT */
+			char a[64], b[64], c[64], d[64], e[64];
+			if (sscanf(line, "%63s %63s %63s %63s %63s", a, b, c, d, e) == 5)
+				f = TF_BIOSNOOP;
+		}
+		break;
+	}
+	if (rc < 0)
+		f = TF_UNKNOWN;
+	else if (f == TF_UNKNOWN)
+		snprintf(err, errlen, "%s: unknown trace format (not block CSV, biosnoop, Mooncake, Bailian, AIPerf or WEKA)%s",
+			 path, rc == 0 && l.line == 0 ? ": empty file" : "");
+	lineio_close(&l);
+	return f;
+}
+
+static bool dir_has_json(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	bool yes = false;
+	if (!d)
+		return false;
+	while (!yes && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		yes = n > 5 && (!strcmp(e->d_name + n - 5, ".json") || (n > 9 && !strcmp(e->d_name + n - 9, ".json.zst")));
+	}
+	closedir(d);
+	return yes;
+}
+
+struct trace *trace_open(const char *path, const struct trace_opts *o, char *err, size_t errlen)
+{
+	struct stat sb;
+	if (stat(path, &sb)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct trace *t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	t->o = *o;
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	enum trace_format f = o->force;
+	if (S_ISDIR(sb.st_mode)) {
+		if (f == TF_UNKNOWN && dir_has_json(path))
+			f = TF_WEKA;
+		if (f != TF_WEKA) {
+			snprintf(err, errlen, "%s: a directory, but not a WEKA trace (no *.json files)", path);
+			goto fail;
+		}
+	} else if (f == TF_UNKNOWN) {
+		f = detect_file(path, err, errlen);
+		if (f == TF_UNKNOWN)
+			goto fail;
+	}
+	t->fmt = f;
+	int rc = f == TF_BLK_CSV || f == TF_BIOSNOOP ? blk_open(t) : kv_open(t);
+	if (rc) {
+		snprintf(err, errlen, "%s", t->err);
+		goto fail;
+	}
+	return t;
+fail:
+	trace_close(t);
+	return NULL;
+}
+
+void trace_close(struct trace *t)
+{
+	if (!t)
+		return;
+	kv_free(t);
+	if (t->lio.f)
+		lineio_close(&t->lio);
+	free(t);
+}
+
+enum trace_format trace_format(const struct trace *t)
+{
+	return t->fmt;
+}
+
+bool trace_is_block(const struct trace *t)
+{
+	return t->fmt == TF_BLK_CSV || t->fmt == TF_BIOSNOOP;
+}
+
+const char *trace_error(const struct trace *t)
+{
+	return t->err;
+}
+
+uint64_t trace_skipped(const struct trace *t)
+{
+	return t->skipped;
+}
+
+uint64_t trace_bytes_read(const struct trace *t)
+{
+	return t->lio.f ? t->lio.bytes : t->bytes_loaded;
+}
+
+int trace_next_blk(struct trace *t, struct blk_io *io)
+{
+	if (!trace_is_block(t)) {
+		snprintf(t->err, sizeof(t->err), "%s: a %s trace holds KV requests, not block I/O", t->path,
+			 trace_format_name(t->fmt));
+		return -1;
+	}
+	return blk_next(t, io);
+}
+
+int trace_next_kv(struct trace *t, struct kv_request *rq)
+{
+	if (trace_is_block(t)) {
+		snprintf(t->err, sizeof(t->err), "%s: a %s trace holds block I/O, not KV requests", t->path,
+			 trace_format_name(t->fmt));
+		return -1;
+	}
+	return kv_next(t, rq);
+}

@@ -1,0 +1,71 @@
+/*
+ * trace.h - trace readers: block I/O traces and KV-request traces, one streaming API.
+ *
+ * Block traces yield struct blk_io records in file order; KV traces yield struct kv_request
+ * records in time order (sessions merged). Formats are detected from the content (and, for a
+ * directory, from its *.json files); .zst files are decompressed on the fly. Every malformed
+ * record is reported as "FILE:LINE: reason"; with opts.skip_bad it is counted and skipped.
+ * Formats are documented in traces/FORMATS.md.
+ */
+#ifndef FG_TRACE_H
+#define FG_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum trace_format {
+	TF_UNKNOWN,
+	TF_BLK_CSV,   /* canonical block CSV: time_ns,op,lba,bytes (also scripts/capture-blk.bt) */
+	TF_BIOSNOOP,  /* text output of libbpf-tools biosnoop */
+	TF_MOONCAKE,  /* Mooncake JSONL: timestamp(ms), input_length, output_length, hash_ids */
+	TF_BAILIAN,   /* Alibaba Bailian JSONL: chat_id, parent_chat_id, timestamp(s), turn, ... */
+	TF_AIPERF,    /* AIPerf mooncake_trace JSONL: Mooncake fields + session_id, delay(ms) */
+	TF_WEKA,      /* WEKA / Claude Code: a directory of per-conversation JSON files */
+};
+
+/* One block I/O. op: 'R' read, 'W' write, 'D' discard, 'F' flush. */
+struct blk_io {
+	uint64_t t_ns;
+	uint64_t lba; /* 512-byte sectors */
+	uint64_t bytes;
+	char op;
+};
+
+/* One KV-cache request. blocks[] are prefix block ids (namespaced per file where needed). */
+struct kv_request {
+	double t;              /* seconds since the trace start */
+	uint64_t session;      /* session id; KV_NO_SESSION when the trace has none */
+	uint64_t parent;       /* parent session (sub-agent, Bailian parent chat), or KV_NO_SESSION */
+	uint32_t block_tokens; /* tokens per block */
+	uint32_t input_tokens, output_tokens;
+	uint32_t nblocks;
+	const uint64_t *blocks; /* valid until the next trace_next_kv() call */
+};
+#define KV_NO_SESSION UINT64_MAX
+
+struct trace_opts {
+	bool skip_bad;           /* count and skip malformed records instead of failing */
+	enum trace_format force; /* TF_UNKNOWN = detect */
+	uint32_t block_tokens;   /* override (AIPerf has no block size in the data; default 512) */
+	double session_rate;     /* WEKA: Poisson session arrivals per second (default 0.05) */
+	double stagger;          /* WEKA: fixed gap between session starts in s (>0 overrides rate) */
+	uint64_t seed;           /* WEKA arrival seed */
+};
+void trace_opts_default(struct trace_opts *o);
+
+struct trace;
+/* Open a file or directory. On failure returns NULL with a message in err. */
+struct trace *trace_open(const char *path, const struct trace_opts *o, char *err, size_t errlen);
+void trace_close(struct trace *t);
+enum trace_format trace_format(const struct trace *t);
+const char *trace_format_name(enum trace_format f);
+bool trace_is_block(const struct trace *t);
+/* Next record: 1 = got one, 0 = end, -1 = error (message from trace_error()). */
+int trace_next_blk(struct trace *t, struct blk_io *io);
+int trace_next_kv(struct trace *t, struct kv_request *rq);
+const char *trace_error(const struct trace *t);
+uint64_t trace_skipped(const struct trace *t); /* malformed records skipped (skip_bad) */
+uint64_t trace_bytes_read(const struct trace *t); /* input bytes consumed (decompressed) */
+
+#endif

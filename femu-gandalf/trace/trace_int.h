@@ -1,0 +1,39 @@
+/* trace_int.h - state shared by the trace readers (trace.c, blk.c, kv.c). Internal. */
+#ifndef FG_TRACE_INT_H
+#define FG_TRACE_INT_H
+
+#include <limits.h>
+
+#include "lineio.h"
+#include "trace.h"
+
+struct kv_buffered; /* kv.c: requests loaded and sorted up front (WEKA, AIPerf) */
+
+struct trace {
+	enum trace_format fmt;
+	struct trace_opts o;
+	char path[PATH_MAX];
+	struct lineio lio;
+	char err[PATH_MAX + 600];
+	uint64_t skipped, bytes_loaded;
+	/* block traces */
+	int bio_que;       /* biosnoop output has the QUE(ms) column */
+	uint64_t last_t_ns;
+	/* KV traces */
+	uint64_t *blocks;
+	size_t blocks_cap;
+	double last_t;
+	void *sessions;    /* GHashTable: session key -> dense id + last time */
+	uint64_t nsessions;
+	struct kv_buffered *buf;
+};
+
+int trace_bad(struct trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+enum trace_format trace_format_parse(const char *s);
+int blk_open(struct trace *t);
+int blk_next(struct trace *t, struct blk_io *io);
+int kv_open(struct trace *t);
+int kv_next(struct trace *t, struct kv_request *rq);
+void kv_free(struct trace *t);
+
+#endif

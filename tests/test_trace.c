@@ -1,0 +1,390 @@
+/*
+ * test_trace.c - the trace readers on small hand-made files (every tricky case the issue names),
+ * and on the real traces in ../shared/traces when they are there.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "trace.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(dir, "/tmp/fg-trace-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+static const char *put(const char *name, const char *text)
+{
+	static char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	char *slash = strrchr(path, '/');
+	*slash = 0;
+	mkdir(path, 0700);
+	*slash = '/';
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static struct trace *open_ok(const char *path, enum trace_format want)
+{
+	struct trace_opts o;
+	char err[5000];
+	trace_opts_default(&o);
+	struct trace *t = trace_open(path, &o, err, sizeof(err));
+	if (!t)
+		fail_msg("trace_open(%s): %s", path, err);
+	assert_int_equal(trace_format(t), want);
+	return t;
+}
+
+/* Open and read to the end; return the error text (or "" when it read cleanly). */
+static const char *read_err(const char *path, bool skip, uint64_t *n, uint64_t *skipped)
+{
+	static char err[5000];
+	struct trace_opts o;
+	trace_opts_default(&o);
+	o.skip_bad = skip;
+	struct trace *t = trace_open(path, &o, err, sizeof(err));
+	*n = 0;
+	if (!t)
+		return err;
+	int r;
+	if (trace_is_block(t)) {
+		struct blk_io io;
+		while ((r = trace_next_blk(t, &io)) == 1)
+			(*n)++;
+	} else {
+		struct kv_request rq;
+		while ((r = trace_next_kv(t, &rq)) == 1)
+			(*n)++;
+	}
+	snprintf(err, sizeof(err), "%s", r < 0 ? trace_error(t) : "");
+	if (skipped)
+		*skipped = trace_skipped(t);
+	trace_close(t);
+	return err;
+}
+
+static void expect_err(const char *path, const char *want)
+{
+	uint64_t n;
+	const char *e = read_err(path, false, &n, NULL);
+	if (!strstr(e, want))
+		fail_msg("%s: expected '%s', got '%s'", path, want, e);
+}
+
+static void test_blk_csv(void **state)
+{
+	(void)state;
+	const char *p = put("a.csv", "time_ns,op,lba,bytes\n# comment\n0,W,0,4096\n0,W,8,4096\n10,R,0,8192\n"
+				      "20,D,16,1048576\n30,F,0,0\n");
+	struct trace *t = open_ok(p, TF_BLK_CSV);
+	struct blk_io io;
+	char ops[8] = "";
+	uint64_t bytes = 0;
+	int n = 0;
+	while (trace_next_blk(t, &io) == 1) {
+		ops[n++] = io.op;
+		bytes += io.bytes;
+	}
+	assert_string_equal(ops, "WWRDF"); /* a tie in timestamps keeps file order */
+	assert_int_equal(bytes, 4096 * 2 + 8192 + 1048576);
+	trace_close(t);
+	expect_err(put("b.csv", "0,W,0,4096\n5,X,0,4096\n"), "b.csv:2: op 'X': must be R, W, D or F");
+	expect_err(put("c.csv", "0,W,0,4096\n5,W,-1,4096\n"), "c.csv:2: lba '-1'");
+	expect_err(put("d.csv", "0,W,0\n"), "d.csv:1: expected 4 fields");
+	expect_err(put("e.csv", "9,W,0,4096\n5,W,0,4096\n"), "e.csv:2: time_ns 5 goes back");
+	expect_err(put("f.csv", "0,W,0,0\n"), "f.csv:1: bytes 0");
+	uint64_t cnt, sk;
+	const char *e = read_err(put("g.csv", "0,W,0,4096\nxx\n1,W,8,4096\n2,Q,0,1\n3,W,0,512\n"), true, &cnt, &sk);
+	assert_string_equal(e, "");
+	assert_int_equal(cnt, 3);
+	assert_int_equal(sk, 2);
+}
+
+static void test_biosnoop(void **state)
+{
+	(void)state;
+	const char *p = put("bio.txt",
+		"TIME(s)     COMM           PID     DISK      T  SECTOR     BYTES   LAT(ms)\n"
+		"0.000000    fio            1234    nvme0n1   W  2048       4096      0.05\n"
+		"0.000100    kworker/u8:2   99      nvme0n1   WS 4096       8192      0.07\n"
+		"0.000200    my thread      55      nvme0n1   R  2048       4096      0.03\n"
+		"0.000300    blkdiscard     77      nvme0n1   D  0          1048576   0.50\n"
+		"0.000400    jbd2/nvme      80      nvme0n1   FWS 0          0         0.20\n");
+	struct trace *t = open_ok(p, TF_BIOSNOOP);
+	struct blk_io io;
+	char ops[8] = "";
+	int n = 0;
+	uint64_t lba_sum = 0;
+	while (trace_next_blk(t, &io) == 1) {
+		ops[n++] = io.op;
+		lba_sum += io.lba;
+		if (n == 2)
+			assert_int_equal(io.t_ns, 100000);
+	}
+	assert_string_equal(ops, "WWRDF");
+	assert_int_equal(lba_sum, 2048 + 4096 + 2048);
+	trace_close(t);
+	/* with the QUE(ms) column */
+	p = put("bioq.txt", "TIME(s)     COMM           PID     DISK      T  SECTOR     BYTES  QUE(ms) LAT(ms)\n"
+			    "1.5         fio            1       vda       W  8          512       0.01    0.02\n");
+	t = open_ok(p, TF_BIOSNOOP);
+	assert_int_equal(trace_next_blk(t, &io), 1);
+	assert_int_equal(io.lba, 8);
+	assert_int_equal(io.bytes, 512);
+	assert_int_equal(io.t_ns, 1500000000);
+	trace_close(t);
+	expect_err(put("biobad.txt", "TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)\n0.1 fio 1 vda W abc 4096 0.1\n"),
+		   "biobad.txt:2: SECTOR 'abc'");
+}
+
+static void test_mooncake(void **state)
+{
+	(void)state;
+	/* ceil: 1025 tokens at 512 per block = 3 blocks; empty hash_ids for a 0-token prompt */
+	const char *p = put("m.jsonl", "{\"timestamp\": 0, \"input_length\": 1025, \"output_length\": 5, \"hash_ids\": [0, 1, 2]}\n"
+				       "{\"timestamp\": 0, \"input_length\": 0, \"output_length\": 1, \"hash_ids\": []}\n"
+				       "\n"
+				       "{\"timestamp\": 1500, \"input_length\": 512, \"output_length\": 2, \"hash_ids\": [ 0 ]}\n");
+	struct trace *t = open_ok(p, TF_MOONCAKE);
+	struct kv_request rq;
+	assert_int_equal(trace_next_kv(t, &rq), 1);
+	assert_int_equal(rq.nblocks, 3);
+	assert_int_equal(rq.blocks[2], 2);
+	assert_int_equal(rq.block_tokens, 512);
+	assert_int_equal(rq.input_tokens, 1025);
+	assert_true(rq.session == KV_NO_SESSION);
+	assert_int_equal(trace_next_kv(t, &rq), 1);
+	assert_int_equal(rq.nblocks, 0);
+	assert_int_equal(trace_next_kv(t, &rq), 1);
+	assert_true(rq.t == 1.5);
+	assert_int_equal(rq.nblocks, 1);
+	assert_int_equal(rq.blocks[0], 0);
+	assert_int_equal(trace_next_kv(t, &rq), 0);
+	trace_close(t);
+	expect_err(put("m2.jsonl", "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}\n{\"timestamp\": 1, \"input_length\": 1, "),
+		   "m2.jsonl:2: invalid JSON");
+	expect_err(put("m3.jsonl", "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0, -4]}\n"),
+		   "m3.jsonl:1: 'hash_ids' holds a value that is not a non-negative integer");
+	expect_err(put("m4.jsonl", "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0.5]}\n"),
+		   "m4.jsonl:1: 'hash_ids' holds a value");
+	expect_err(put("m5.jsonl", "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}\n"
+				   "{\"timestamp\": 4, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}\n"),
+		   "m5.jsonl:2: timestamp 0.004 s goes back");
+	expect_err(put("m6.jsonl", "{\"timestamp\": 5, \"output_length\": 1, \"hash_ids\": [1]}\n"),
+		   "m6.jsonl:1: missing or invalid 'input_length'");
+	expect_err(put("empty.jsonl", ""), "empty file");
+}
+
+static void test_bailian(void **state)
+{
+	(void)state;
+	const char *p = put("b.jsonl",
+		"{\"chat_id\": 10, \"parent_chat_id\": -1, \"timestamp\": 0.5, \"input_length\": 40, \"output_length\": 3, \"type\": \"text\", \"turn\": 1, \"hash_ids\": [1, 2, 3]}\n"
+		"{\"chat_id\": 11, \"parent_chat_id\": -1, \"timestamp\": 0.5, \"input_length\": 16, \"output_length\": 3, \"type\": \"search\", \"turn\": 1, \"hash_ids\": [9]}\n"
+		"{\"chat_id\": 12, \"parent_chat_id\": 10, \"timestamp\": 2.0, \"input_length\": 60, \"output_length\": 3, \"type\": \"text\", \"turn\": 2, \"hash_ids\": [1, 2, 3, 4]}\n"
+		"{\"chat_id\": 13, \"parent_chat_id\": 12, \"timestamp\": 3.0, \"input_length\": 70, \"output_length\": 3, \"type\": \"text\", \"turn\": 3, \"hash_ids\": [1, 2, 3, 4, 5]}\n");
+	struct trace *t = open_ok(p, TF_BAILIAN);
+	struct kv_request rq;
+	uint64_t sess[4];
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(trace_next_kv(t, &rq), 1);
+		sess[i] = rq.session;
+		assert_int_equal(rq.block_tokens, 16);
+	}
+	assert_true(sess[0] != sess[1]);
+	assert_true(sess[2] == sess[0] && sess[3] == sess[0]); /* the chain 10 -> 12 -> 13 */
+	trace_close(t);
+}
+
+static void test_aiperf(void **state)
+{
+	(void)state;
+	/* session b's second turn comes by delay and lands between a's turns: the reader sorts */
+	const char *p = put("ai.jsonl",
+		"{\"session_id\": \"a\", \"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1, 2]}\n"
+		"{\"session_id\": \"a\", \"delay\": 5000, \"input_length\": 1100, \"output_length\": 1, \"hash_ids\": [1, 2, 3]}\n"
+		"{\"session_id\": \"b\", \"timestamp\": 1000, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [7]}\n"
+		"{\"session_id\": \"b\", \"delay\": 1000, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [7]}\n");
+	struct trace *t = open_ok(p, TF_AIPERF);
+	struct kv_request rq;
+	double ts[4];
+	uint64_t s[4];
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(trace_next_kv(t, &rq), 1);
+		ts[i] = rq.t;
+		s[i] = rq.session;
+	}
+	assert_int_equal(trace_next_kv(t, &rq), 0);
+	assert_true(ts[0] == 0 && ts[1] == 1 && ts[2] == 2 && ts[3] == 5);
+	assert_true(s[0] == s[3] && s[1] == s[2] && s[0] != s[1]);
+	trace_close(t);
+	expect_err(put("ai2.jsonl", "{\"session_id\": \"z\", \"delay\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}\n"),
+		   "ai2.jsonl:1: the first turn of session 'z' needs a 'timestamp'");
+}
+
+static void test_weka(void **state)
+{
+	(void)state;
+	/* floor: 130 tokens at 64 per block = 2 full blocks; a sub-agent with a nested sub-agent */
+	put("w/c1.json", "{\"id\": \"c1\", \"block_size\": 64, \"hash_id_scope\": \"local\", \"requests\": ["
+			 "{\"t\": 0, \"type\": \"n\", \"in\": 130, \"out\": 5, \"hash_ids\": [1, 2]},"
+			 "{\"t\": 10, \"type\": \"subagent\", \"agent_id\": \"x\", \"requests\": ["
+			 "  {\"t\": 0, \"type\": \"n\", \"in\": 64, \"out\": 1, \"hash_ids\": [7]},"
+			 "  {\"t\": 2, \"type\": \"subagent\", \"requests\": [{\"t\": 1, \"type\": \"s\", \"in\": 10, \"out\": 1, \"hash_ids\": []}]}"
+			 "]},"
+			 "{\"t\": 20, \"type\": \"s\", \"in\": 200, \"out\": 5, \"hash_ids\": [1, 2, 3]}]}\n");
+	put("w/c2.json", "{\"id\": \"c2\", \"block_size\": 64, \"requests\": [{\"t\": 0, \"type\": \"n\", \"in\": 64, \"out\": 1, \"hash_ids\": [1]}]}");
+	put("w/LICENSE", "not json");
+	char path[128];
+	snprintf(path, sizeof(path), "%s/w", dir);
+	struct trace_opts o;
+	char err[5000];
+	trace_opts_default(&o);
+	o.stagger = 100;
+	struct trace *t = trace_open(path, &o, err, sizeof(err));
+	if (!t)
+		fail_msg("%s", err);
+	assert_int_equal(trace_format(t), TF_WEKA);
+	struct kv_request rq;
+	double ts[8];
+	uint64_t sess[8], par[8], first_block[8];
+	int n = 0;
+	while (trace_next_kv(t, &rq) == 1) {
+		ts[n] = rq.t;
+		sess[n] = rq.session;
+		par[n] = rq.parent;
+		first_block[n] = rq.nblocks ? rq.blocks[0] : UINT64_MAX;
+		assert_int_equal(rq.block_tokens, 64);
+		if (rq.input_tokens == 130)
+			assert_int_equal(rq.nblocks, 2);
+		n++;
+	}
+	assert_int_equal(n, 5);
+	/* times: c1 at 0 (0, 10+0, 10+2+1, 20), c2 at 100 */
+	assert_true(ts[0] == 0 && ts[1] == 10 && ts[2] == 13 && ts[3] == 20 && ts[4] == 100);
+	assert_true(sess[1] != sess[0] && par[1] == sess[0]); /* sub-agent: own session, parent c1 */
+	assert_true(sess[2] != sess[1] && par[2] == sess[1]); /* nested one: parent is the sub-agent */
+	assert_true(par[0] == KV_NO_SESSION);
+	assert_true(first_block[0] == first_block[3]);        /* same file: same namespace */
+	assert_true(first_block[4] != first_block[0]);        /* id 1 in c2 is another block */
+	trace_close(t);
+	put("w2/bad.json", "{\"block_size\": 64, \"requests\": [{\"t\": 0, \"in\": -1, \"out\": 1, \"hash_ids\": []}]}");
+	snprintf(path, sizeof(path), "%s/w2", dir);
+	expect_err(path, "bad.json: requests[0]: missing or invalid 'in'");
+	put("w3/broken.json", "{\"block_size\": 64,\n \"requests\": [ {\"t\": 0,, } ]}");
+	snprintf(path, sizeof(path), "%s/w3", dir);
+	expect_err(path, "broken.json:2: invalid JSON");
+}
+
+static void test_zstd_and_detection(void **state)
+{
+	(void)state;
+	const char *p = put("z.csv", "0,W,0,4096\n1,W,8,4096\n2,W,16,4096\n");
+	char cmd[1024], zp[300];
+	snprintf(zp, sizeof(zp), "%s.zst", p);
+	snprintf(cmd, sizeof(cmd), "zstd -q -f '%s' -o '%s' 2>/dev/null", p, zp);
+	if (system(cmd)) {
+		skip();
+		return;
+	}
+	uint64_t n;
+	assert_string_equal(read_err(zp, false, &n, NULL), "");
+	assert_int_equal(n, 3);
+	/* a truncated and a corrupted stream are errors, not short traces */
+	snprintf(cmd, sizeof(cmd), "head -c 20 '%s' > '%s.cut'", zp, zp);
+	assert_int_equal(system(cmd), 0);
+	char cut[600];
+	snprintf(cut, sizeof(cut), "%s.cut", zp);
+	expect_err(cut, "zstd");
+	expect_err(put("junk.bin", "\x28\xb5\x2f\xfd garbage garbage garbage"), "zstd");
+	expect_err(put("what.txt", "hello\n"), "unknown trace format");
+	char err[5000];
+	struct trace_opts o;
+	trace_opts_default(&o);
+	assert_null(trace_open("/nonexistent/trace.csv", &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "No such file"));
+}
+
+/* The real traces, when ../shared is beside the project. */
+static void count_real(const char *rel, enum trace_format f, uint64_t want_req, uint64_t want_sess)
+{
+	char path[512];
+	const char *root = getenv("FG_SHARED_TRACES");
+	snprintf(path, sizeof(path), "%s/%s", root ? root : "../shared/traces", rel);
+	if (access(path, R_OK)) {
+		printf("SKIP: %s is not here (../shared/traces absent)\n", path);
+		skip();
+		return;
+	}
+	struct trace *t = open_ok(path, f);
+	struct kv_request rq;
+	uint64_t n = 0, smax = 0;
+	int r;
+	while ((r = trace_next_kv(t, &rq)) == 1) {
+		n++;
+		if (rq.session != KV_NO_SESSION && rq.session + 1 > smax)
+			smax = rq.session + 1;
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(n, want_req);
+	assert_int_equal(smax, want_sess);
+	trace_close(t);
+}
+
+static void test_real_mooncake_conversation(void **state)
+{
+	(void)state;
+	count_real("mooncake/conversation_trace.jsonl", TF_MOONCAKE, 12031, 0);
+}
+
+static void test_real_mooncake_synthetic(void **state)
+{
+	(void)state;
+	count_real("mooncake/synthetic_trace.jsonl", TF_MOONCAKE, 3993, 0);
+}
+
+static void test_real_weka(void **state)
+{
+	(void)state;
+	count_real("weka-claude-code", TF_WEKA, 8853, 143);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_blk_csv, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_biosnoop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mooncake, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bailian, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aiperf, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_weka, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zstd_and_detection, setup, teardown),
+		cmocka_unit_test(test_real_mooncake_conversation),
+		cmocka_unit_test(test_real_mooncake_synthetic),
+		cmocka_unit_test(test_real_weka),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
