@@ -79,7 +79,8 @@ static void parse(struct trace *t)
 		json_object_foreach(o, key, v)
 		{
 			if (strcmp(key, keys[k]))
-				fail_msg("line %zu: key %zu is '%s', want '%s'", t->n + 1, k, key, keys[k]);
+				fail_msg("line %zu: key %zu is '%s', want '%s'", t->n + 1, k, key,
+					 keys[k]);
 			k++;
 		}
 		if (t->n == cap) {
@@ -88,7 +89,8 @@ static void parse(struct trace *t)
 			assert_non_null(t->l);
 		}
 		struct line *l = &t->l[t->n++];
-		json_t *sid = json_object_get(o, "session_id"), *ids = json_object_get(o, "hash_ids");
+		json_t *sid = json_object_get(o, "session_id");
+		json_t *ids = json_object_get(o, "hash_ids");
 		assert_true(json_is_string(sid));
 		assert_true(strlen(json_string_value(sid)) < sizeof(l->sid));
 		strcpy(l->sid, json_string_value(sid));
@@ -106,8 +108,8 @@ static void parse(struct trace *t)
 		}
 		assert_true(l->input >= 1 && l->output >= 1 && l->bt >= 1);
 		if (l->n != (l->input + l->bt - 1) / l->bt)
-			fail_msg("line %zu: %zu hash ids for %llu tokens in blocks of %llu", t->n, l->n,
-				 (unsigned long long)l->input, (unsigned long long)l->bt);
+			fail_msg("line %zu: %zu hash ids for %llu tokens in blocks of %llu", t->n,
+				 l->n, (unsigned long long)l->input, (unsigned long long)l->bt);
 		json_decref(o);
 	}
 	free(copy);
@@ -161,10 +163,11 @@ static void check_tree(const struct trace *t)
 			if (!m[h].used) {
 				m[h] = (struct slot){id, b, pred, true};
 			} else if (m[h].pos != b || m[h].pred != pred) {
-				fail_msg("line %zu: id %llu at block %zu after %llu, earlier at block %llu "
-					 "after %llu",
+				fail_msg("line %zu: id %llu at block %zu after %llu, earlier at "
+					 "block %llu after %llu",
 					 i + 1, (unsigned long long)id, b, (unsigned long long)pred,
-					 (unsigned long long)m[h].pos, (unsigned long long)m[h].pred);
+					 (unsigned long long)m[h].pos,
+					 (unsigned long long)m[h].pred);
 			}
 		}
 	free(m);
@@ -192,8 +195,8 @@ static void check_common(const struct trace *t, const struct synth_opts *o)
 		assert_true(l->n >= p->n);
 		for (size_t b = 0; b < full; b++)
 			if (l->ids[b] != p->ids[b])
-				fail_msg("line %zu (%s): block %zu is %llu, previous turn had %llu", i + 1,
-					 l->sid, b, (unsigned long long)l->ids[b],
+				fail_msg("line %zu (%s): block %zu is %llu, previous turn had %llu",
+					 i + 1, l->sid, b, (unsigned long long)l->ids[b],
 					 (unsigned long long)p->ids[b]);
 		if (full < p->n && l->ids[full] == p->ids[full])
 			fail_msg("line %zu: a partial block kept its id after growing", i + 1);
@@ -260,6 +263,17 @@ static void test_kinds_common(void **state)
 	}
 }
 
+struct idsess {
+	uint64_t id;
+	const char *sid;
+};
+
+static int idsess_cmp(const void *a, const void *b)
+{
+	const struct idsess *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static void test_aiperf(void **state)
 {
 	struct synth_opts o;
@@ -269,23 +283,26 @@ static void test_aiperf(void **state)
 	gen(&t, &o);
 	check_common(&t, &o);
 	assert_int_equal(t.n, 5 * 100);
+	size_t npairs = 0;
 	for (size_t i = 0; i < t.n; i++) {
 		size_t turns = 0;
 		for (size_t j = 0; j < t.n; j++)
 			turns += !strcmp(t.l[i].sid, t.l[j].sid);
 		assert_int_equal(turns, 100);
-		/* no id of this line appears in another session */
-		for (size_t j = 0; j < t.n; j++) {
-			if (!strcmp(t.l[i].sid, t.l[j].sid))
-				continue;
-			for (size_t a = 0; a < t.l[i].n; a++)
-				for (size_t b = 0; b < t.l[j].n; b++)
-					if (t.l[i].ids[a] == t.l[j].ids[b])
-						fail_msg("id %llu shared by %s and %s",
-							 (unsigned long long)t.l[i].ids[a], t.l[i].sid,
-							 t.l[j].sid);
-		}
+		npairs += t.l[i].n;
 	}
+	/* no id appears in two sessions: sort (id, session) pairs, compare neighbours */
+	struct idsess *p = malloc(npairs * sizeof(*p)), *q = p;
+	assert_non_null(p);
+	for (size_t i = 0; i < t.n; i++)
+		for (size_t b = 0; b < t.l[i].n; b++)
+			*q++ = (struct idsess){t.l[i].ids[b], t.l[i].sid};
+	qsort(p, npairs, sizeof(*p), idsess_cmp);
+	for (size_t i = 1; i < npairs; i++)
+		if (p[i].id == p[i - 1].id && strcmp(p[i].sid, p[i - 1].sid))
+			fail_msg("id %llu shared by %s and %s", (unsigned long long)p[i].id,
+				 p[i].sid, p[i - 1].sid);
+	free(p);
 	trace_free(&t);
 }
 
@@ -372,7 +389,8 @@ static void test_duration(void **state)
 		assert_non_null(want);
 		for (char *s = full; *s;) {
 			char *nl = strchr(s, '\n');
-			if (strtoull(s + strlen("{\"timestamp\": "), NULL, 10) <= o.duration * 1000) {
+			uint64_t ts = strtoull(s + strlen("{\"timestamp\": "), NULL, 10);
+			if (ts <= o.duration * 1000) {
 				memcpy(w, s, (size_t)(nl + 1 - s));
 				w += nl + 1 - s;
 			}

@@ -14,6 +14,7 @@ enum { EXIT_USAGE = 2, EXIT_INVARIANT = 3 };
 int cmd_ssd(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_blkreplay(int argc, char **argv);
 
 /* Build a config from --preset, --set and --gc. Prints errors; returns 0 or -1. */
 int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets, const char *gc);
@@ -30,5 +31,12 @@ void progress_init(struct progress *p, const char *what);
 void progress_update(struct progress *p, double done, double total, const char *extra);
 void progress_end(struct progress *p);
 double now_seconds(void);
+/* SNIA PTS steady state over the last n values: range <= 20% and fitted excursion <= 10% of the
+ * mean (written to *mean). */
+bool fg_is_steady(const double *w, int n, double *mean);
+/* "1.50 GiB" into buf (>= 32 bytes). */
+const char *fg_human(double bytes, char *buf);
+/* WAF, erases, SMART and the lifetimes as text (the erase-count line unless erase_line is false). */
+void fg_report_text(const struct ftl *f, double bytes_per_day, bool erase_line);
 
 #endif

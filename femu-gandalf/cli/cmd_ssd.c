@@ -69,38 +69,6 @@ static int do_writes(struct run *r, uint64_t bytes, uint64_t seq_bs, bool stop_a
 	return FTL_OK;
 }
 
-/* SNIA PTS steady state over the last n rounds: range <= 20% and fitted excursion <= 10%. */
-static bool is_steady(const double *w, int n, double *mean_out)
-{
-	double mean = 0, mn = INFINITY, mx = -INFINITY, sx = 0, sxy = 0, sxx = 0;
-	for (int i = 0; i < n; i++) {
-		mean += w[i];
-		mn = fmin(mn, w[i]);
-		mx = fmax(mx, w[i]);
-	}
-	mean /= n;
-	for (int i = 0; i < n; i++) {
-		sx += i;
-		sxy += (i - (n - 1) / 2.0) * (w[i] - mean);
-		sxx += (i - (n - 1) / 2.0) * (i - (n - 1) / 2.0);
-	}
-	double slope = sxy / sxx;
-	*mean_out = mean;
-	return mx - mn <= 0.2 * mean && fabs(slope * (n - 1)) <= 0.1 * mean;
-}
-
-static const char *human(double b, char *buf)
-{
-	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	int i = 0;
-	while (b >= 1024 && i < 5) {
-		b /= 1024;
-		i++;
-	}
-	sprintf(buf, "%.2f %s", b, u[i]);
-	return buf;
-}
-
 int cmd_ssd(int argc, char **argv)
 {
 	char *preset = NULL, *workload = "uniform", *bs_s = "4k", *gc = NULL, *save = NULL, *load = NULL;
@@ -228,7 +196,7 @@ int cmd_ssd(int argc, char **argv)
 			total += rb;
 			wround[nround++] = (double)(b.nand_write_bytes - a.nand_write_bytes) /
 					   (double)(b.host_write_bytes - a.host_write_bytes);
-			if (nround >= 5 && is_steady(wround + nround - 5, 5, &steady_waf)) {
+			if (nround >= 5 && fg_is_steady(wround + nround - 5, 5, &steady_waf)) {
 				reached = true;
 				break;
 			}
@@ -291,35 +259,18 @@ int cmd_ssd(int argc, char **argv)
 		ftl_json_members(r.f, bpd, stdout);
 		printf("}\n");
 	} else {
-		char b1[32], b2[32], b3[32], b4[32];
+		char b1[32], b2[32];
 		printf("drive        %s: %s user, %s physical, %u units per GC unit\n", cfg.name,
-		       human((double)g->user_bytes, b1), human((double)g->phys_bytes, b2), g->units_per_gc_unit);
+		       fg_human((double)g->user_bytes, b1), fg_human((double)g->phys_bytes, b2), g->units_per_gc_unit);
 		printf("workload     %s, bs %llu%s\n", workload, bs, precondition ? ", preconditioned" : "");
 		if (steady)
 			printf("steady       %s after %d rounds (WAF over last 5 rounds %.3f)\n",
 			       reached ? "reached" : "NOT reached", nround, steady_waf);
-		printf("host writes  %s   NAND writes %s (GC %s, WL %s)\n", human((double)st.host_write_bytes, b1),
-		       human((double)st.nand_write_bytes, b2), human((double)st.gc_prog_bytes, b3),
-		       human((double)st.wl_prog_bytes, b4));
-		printf("WAF          %.3f (last ~user capacity), %.3f cumulative; effective Sf %.4f\n",
-		       st.waf_window, st.waf_cumulative, st.effective_spare_factor);
-		printf("erases       %llu; per block min %u mean %.2f max %u; retired %llu\n",
-		       (unsigned long long)st.erases, st.erase_min, st.erase_mean, st.erase_max,
-		       (unsigned long long)st.retired_blocks);
-		printf("SMART        percentage used %u%%, available spare %u%%%s\n", st.percentage_used,
-		       st.available_spare, st.read_only ? ", READ-ONLY (end of life)" : "");
-		printf("lifetime at %.3g DWPD (%s/day):\n", dwpd, human(bpd, b1));
-		printf("  TBW division   %10.1f days (%.2f years)  rated TBW / host writes per day\n",
-		       lt.tbw_days, lt.tbw_days / 365);
-		printf("  naive P/E      %10.1f days (%.2f years)  P/E x physical / host writes (WAF=1)\n",
-		       lt.naive_pe_days, lt.naive_pe_days / 365);
+		fg_report_text(r.f, bpd, !accel);
 		if (accel)
 			printf("  erase count    %10.1f days (%.2f years)  accelerated aging x%g to end of life "
 			       "(extrapolated: %.1f days)\n",
 			       acc_days, acc_days / 365, accel, extrap_days);
-		else
-			printf("  erase count    %10.1f days (%.2f years)  measured erase rate, until %s (%s)\n",
-			       lt.erase_days, lt.erase_days / 365, lt.eol_reason, lt.basis);
 		if (!steady && !precondition && !accel)
 			printf("note: a fresh drive is not in steady state; use --precondition and --steady\n");
 	}

@@ -90,6 +90,24 @@ static bool parse_turns(const char *s, uint32_t *mn, uint32_t *mx)
 	return true;
 }
 
+static const char description[] =
+	"One JSON object per line, sorted by timestamp:\n"
+	"  {\"timestamp\": MS, \"session_id\": \"s3\", \"input_length\": N, \"output_length\": N,\n"
+	"   \"hash_ids\": [...], \"block_tokens\": B}\n"
+	"len(hash_ids) = ceil(input_length / block_tokens). A turn repeats the previous turn's\n"
+	"full-block ids; sessions share only the system prompt's full blocks. Same options and\n"
+	"seed give byte-identical output.\n\n"
+	"Kinds:\n"
+	"  multiturn  chats: each turn appends the previous output and a new user message\n"
+	"  agentic    agent loops: each turn appends the previous output and a tool output;\n"
+	"             with --subagent-p a turn spawns a sub-agent session \"<parent>/sub<k>\"\n"
+	"             (system prompt + task message, 2..8 turns) running concurrently\n"
+	"  aiperf     100-turn chats with no prefix shared between sessions\n\n"
+	"Examples:\n"
+	"  femu-gandalf synth --kind multiturn --sessions 100 --out multiturn.jsonl\n"
+	"  femu-gandalf synth --kind agentic --sessions 3 --subagent-p 0.2 --seed 7\n"
+	"  femu-gandalf synth --kind aiperf --sessions 5 --rate 0.1 --duration 3600\n";
+
 int cmd_synth(int argc, char **argv)
 {
 	char *kind_s = NULL, *out_path = NULL, *seed_s = NULL, *sessions_s = NULL;
@@ -98,42 +116,42 @@ int cmd_synth(int argc, char **argv)
 	char *duration_s = NULL;
 	int rc = EXIT_USAGE;
 	GOptionEntry opts[] = {
-		{"kind", 'k', 0, G_OPTION_ARG_STRING, &kind_s, "multiturn | agentic | aiperf (default multiturn)", "KIND"},
-		{"sessions", 'n', 0, G_OPTION_ARG_STRING, &sessions_s, "main sessions (default 200)", "N"},
-		{"turns", 't', 0, G_OPTION_ARG_STRING, &turns_s, "turns per main session, uniform (default 2:20; agentic 5:30; aiperf 100:100)", "MIN:MAX"},
-		{"rate", 'r', 0, G_OPTION_ARG_STRING, &rate_s, "Poisson session arrivals per second (default 0.5)", "R"},
-		{"think", 0, 0, G_OPTION_ARG_STRING, &think_s, "mean gap between a session's requests, exponential (default 30; agentic 5)", "S"},
-		{"prompt", 0, 0, G_OPTION_ARG_STRING, &prompt_s, "mean first prompt, lognormal (default 2000)", "TOKENS"},
-		{"message", 0, 0, G_OPTION_ARG_STRING, &message_s, "mean later user message; agentic: sub-agent task (default 300)", "TOKENS"},
-		{"output", 0, 0, G_OPTION_ARG_STRING, &output_s, "mean output length (default 400)", "TOKENS"},
-		{"system", 0, 0, G_OPTION_ARG_STRING, &system_s, "system prompt shared by all sessions, 0 = none (default 1000; agentic 4000; aiperf 0)", "TOKENS"},
-		{"tool", 0, 0, G_OPTION_ARG_STRING, &tool_s, "agentic: mean tool output appended per turn (default 2000)", "TOKENS"},
-		{"subagent-p", 0, 0, G_OPTION_ARG_STRING, &subp_s, "agentic: probability a turn spawns a sub-agent (default 0.1)", "P"},
-		{"block-tokens", 'b', 0, G_OPTION_ARG_STRING, &bt_s, "tokens per hash block (default 512; agentic 64)", "B"},
-		{"duration", 'd', 0, G_OPTION_ARG_STRING, &duration_s, "drop requests after this many seconds (default: no cap)", "SECONDS"},
+		{"kind", 'k', 0, G_OPTION_ARG_STRING, &kind_s,
+		 "multiturn | agentic | aiperf (default multiturn)", "KIND"},
+		{"sessions", 'n', 0, G_OPTION_ARG_STRING, &sessions_s,
+		 "main sessions (default 200)", "N"},
+		{"turns", 't', 0, G_OPTION_ARG_STRING, &turns_s,
+		 "turns per main session (default 2:20; agentic 5:30; aiperf 100:100)", "MIN:MAX"},
+		{"rate", 'r', 0, G_OPTION_ARG_STRING, &rate_s,
+		 "Poisson session arrivals per second (default 0.5)", "R"},
+		{"think", 0, 0, G_OPTION_ARG_STRING, &think_s,
+		 "mean gap between a session's requests, exponential (default 30; agentic 5)", "S"},
+		{"prompt", 0, 0, G_OPTION_ARG_STRING, &prompt_s,
+		 "mean first prompt, lognormal (default 2000)", "TOKENS"},
+		{"message", 0, 0, G_OPTION_ARG_STRING, &message_s,
+		 "mean later user message; agentic: sub-agent task (default 300)", "TOKENS"},
+		{"output", 0, 0, G_OPTION_ARG_STRING, &output_s,
+		 "mean output length (default 400)", "TOKENS"},
+		{"system", 0, 0, G_OPTION_ARG_STRING, &system_s,
+		 "prompt shared by all sessions, 0 = none (default 1000; agentic 4000; aiperf 0)",
+		 "TOKENS"},
+		{"tool", 0, 0, G_OPTION_ARG_STRING, &tool_s,
+		 "agentic: mean tool output appended per turn (default 2000)", "TOKENS"},
+		{"subagent-p", 0, 0, G_OPTION_ARG_STRING, &subp_s,
+		 "agentic: probability a turn spawns a sub-agent (default 0.1)", "P"},
+		{"block-tokens", 'b', 0, G_OPTION_ARG_STRING, &bt_s,
+		 "tokens per hash block (default 512; agentic 64)", "B"},
+		{"duration", 'd', 0, G_OPTION_ARG_STRING, &duration_s,
+		 "drop requests after this many seconds (default: no cap)", "SECONDS"},
 		{"seed", 's', 0, G_OPTION_ARG_STRING, &seed_s, "random seed (default 1)", "S"},
-		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "output file (default stdout)", "FILE"},
+		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+		 "output file (default stdout)", "FILE"},
 		{NULL},
 	};
-	GOptionContext *ctx = g_option_context_new("- synthetic KV-request trace (AIPerf mooncake_trace JSONL)");
+	GOptionContext *ctx =
+		g_option_context_new("- synthetic KV-request trace (AIPerf mooncake_trace JSONL)");
 	g_option_context_add_main_entries(ctx, opts, NULL);
-	g_option_context_set_description(ctx,
-		"One JSON object per line, sorted by timestamp:\n"
-		"  {\"timestamp\": MS, \"session_id\": \"s3\", \"input_length\": N, \"output_length\": N,\n"
-		"   \"hash_ids\": [...], \"block_tokens\": B}\n"
-		"len(hash_ids) = ceil(input_length / block_tokens). A turn repeats the previous turn's\n"
-		"full-block ids; sessions share only the system prompt's full blocks. Same options and\n"
-		"seed give byte-identical output.\n\n"
-		"Kinds:\n"
-		"  multiturn  chats: each turn appends the previous output and a new user message\n"
-		"  agentic    agent loops: each turn appends the previous output and a tool output; a turn\n"
-		"             spawns, with --subagent-p, a sub-agent session \"<parent>/sub<k>\" (system\n"
-		"             prompt + task message, 2..8 turns) running concurrently\n"
-		"  aiperf     100-turn chats with no prefix shared between sessions\n\n"
-		"Examples:\n"
-		"  femu-gandalf synth --kind multiturn --sessions 100 --out multiturn.jsonl\n"
-		"  femu-gandalf synth --kind agentic --sessions 3 --subagent-p 0.2 --seed 7\n"
-		"  femu-gandalf synth --kind aiperf --sessions 5 --rate 0.1 --duration 3600\n");
+	g_option_context_set_description(ctx, description);
 	struct synth_opts o;
 	enum synth_kind kind;
 	char err[256];
@@ -185,7 +203,8 @@ int cmd_synth(int argc, char **argv)
 	}
 	out = NULL;
 	if (g) {
-		fprintf(stderr, PFX ": %s%s%s\n", out_path ? out_path : "", out_path ? ": " : "", err);
+		fprintf(stderr, PFX ": %s%s%s\n", out_path ? out_path : "", out_path ? ": " : "",
+			err);
 		if (out_path)
 			unlink(out_path);
 		rc = g == SYNTH_E_OPTS ? EXIT_USAGE : 1;

@@ -4,6 +4,7 @@
  * Each subcommand lives in its own cmd_*.c file and parses its own options with GOption, so
  * `femu-gandalf SUB --help` always works and shows an example.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -48,6 +49,7 @@ static const struct {
 } cmds[] = {
 	{"ssd", cmd_ssd, "run a synthetic workload on an emulated SSD: WAF, wear, lifetimes"},
 	{"bench", cmd_bench, "FTL speed and memory benchmarks (JSON)"},
+	{"blkreplay", cmd_blkreplay, "replay a block trace on an emulated SSD"},
 	{"trace", cmd_trace, "describe a block or KV-request trace (trace info)"},
 	{"presets", cmd_presets, "list drive presets"},
 	{"config-keys", cmd_config_keys, "list SSD config keys (for presets and --set)"},
@@ -161,4 +163,65 @@ void progress_end(struct progress *p)
 {
 	if (p->tty && p->last > 0)
 		fprintf(stderr, "\r\033[K");
+}
+
+/* SNIA PTS steady state over the last n rounds: range <= 20% and fitted excursion <= 10%. */
+bool fg_is_steady(const double *w, int n, double *mean_out)
+{
+	double mean = 0, mn = INFINITY, mx = -INFINITY, sx = 0, sxy = 0, sxx = 0;
+	for (int i = 0; i < n; i++) {
+		mean += w[i];
+		mn = fmin(mn, w[i]);
+		mx = fmax(mx, w[i]);
+	}
+	mean /= n;
+	for (int i = 0; i < n; i++) {
+		sx += i;
+		sxy += (i - (n - 1) / 2.0) * (w[i] - mean);
+		sxx += (i - (n - 1) / 2.0) * (i - (n - 1) / 2.0);
+	}
+	double slope = sxy / sxx;
+	*mean_out = mean;
+	return mx - mn <= 0.2 * mean && fabs(slope * (n - 1)) <= 0.1 * mean;
+}
+
+const char *fg_human(double b, char *buf)
+{
+	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	int i = 0;
+	while (b >= 1024 && i < 5) {
+		b /= 1024;
+		i++;
+	}
+	sprintf(buf, "%.2f %s", b, u[i]);
+	return buf;
+}
+
+
+void fg_report_text(const struct ftl *f, double bpd, bool erase_line)
+{
+	struct ftl_stats st;
+	struct ftl_lifetime lt;
+	char b1[32], b2[32], b3[32], b4[32];
+	ftl_get_stats(f, &st);
+	ftl_lifetime(f, bpd, &lt);
+	printf("host writes  %s   NAND writes %s (GC %s, WL %s)\n", fg_human((double)st.host_write_bytes, b1),
+	       fg_human((double)st.nand_write_bytes, b2), fg_human((double)st.gc_prog_bytes, b3),
+	       fg_human((double)st.wl_prog_bytes, b4));
+	printf("WAF          %.3f (last ~user capacity), %.3f cumulative; effective Sf %.4f\n", st.waf_window,
+	       st.waf_cumulative, st.effective_spare_factor);
+	printf("erases       %llu; per block min %u mean %.2f max %u; retired %llu\n",
+	       (unsigned long long)st.erases, st.erase_min, st.erase_mean, st.erase_max,
+	       (unsigned long long)st.retired_blocks);
+	printf("SMART        percentage used %u%%, available spare %u%%%s\n", st.percentage_used,
+	       st.available_spare, st.read_only ? ", READ-ONLY (end of life)" : "");
+	printf("lifetime at %.3g drive writes/day (%s/day):\n", bpd / (double)ftl_get_geometry(f)->user_bytes,
+	       fg_human(bpd, b1));
+	printf("  TBW division   %10.1f days (%.2f years)  rated TBW / host writes per day\n", lt.tbw_days,
+	       lt.tbw_days / 365);
+	printf("  naive P/E      %10.1f days (%.2f years)  P/E x physical / host writes (WAF=1)\n",
+	       lt.naive_pe_days, lt.naive_pe_days / 365);
+	if (erase_line)
+		printf("  erase count    %10.1f days (%.2f years)  measured erase rate, until %s (%s)\n",
+		       lt.erase_days, lt.erase_days / 365, lt.eol_reason, lt.basis);
 }

@@ -738,7 +738,7 @@ static int check_signature(const char *path, char *err, size_t len)
 			blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
 			blkid_probe_lookup_value(pr, "LABEL", &label, NULL);
 			msg(err, len,
-			    "%s carries a %s signature (%s%s%s%s); refusing to overwrite it"
+			    "%s carries a signature of type %s (%s%s%s%s); refusing to overwrite it"
 			    " (--force to override)",
 			    path, type, usage ? usage : "unknown use", label ? ", label \"" : "",
 			    label ? label : "", label ? "\"" : "");

@@ -41,7 +41,7 @@
 #endif
 
 #define NO_ID UINT64_MAX
-#define MAX_TOKENS 10000000u   /* per mean length option */
+#define MAX_TOKENS 10000000u /* per mean length option */
 #define MAX_SESSIONS 10000000u
 #define MAX_TURNS 100000u
 #define SUB_TURNS_MIN 2
@@ -270,9 +270,12 @@ static void main_session(struct gen *g, uint32_t i, double t)
 	for (uint32_t k = 0; k < turns && !g->oom; k++) {
 		if (k) {
 			t += rng_exp(&r, o->think);
-			uint64_t add = o->kind == SYNTH_AGENTIC ? rng_len(&r, o->tool, SIGMA_TOOL)
-								: rng_len(&r, o->message, SIGMA_MESSAGE);
-			sess_extend(g, (uint32_t)si, out + add);
+			if (o->kind == SYNTH_AGENTIC)
+				sess_extend(g, (uint32_t)si,
+					    out + rng_len(&r, o->tool, SIGMA_TOOL));
+			else
+				sess_extend(g, (uint32_t)si,
+					    out + rng_len(&r, o->message, SIGMA_MESSAGE));
 		}
 		out = rng_len(&r, o->output, SIGMA_OUTPUT);
 		request(g, (uint32_t)si, t, out);
@@ -297,7 +300,8 @@ static int write_all(const struct gen *g, FILE *out)
 		fprintf(out,
 			"{\"timestamp\": %llu, \"session_id\": \"%s\", \"input_length\": %llu, "
 			"\"output_length\": %u, \"hash_ids\": [",
-			(unsigned long long)r->t_ms, s->name, (unsigned long long)r->input, r->output);
+			(unsigned long long)r->t_ms, s->name, (unsigned long long)r->input,
+			r->output);
 		for (uint64_t b = 0; b < r->nfull; b++)
 			fprintf(out, b ? ", %llu" : "%llu", (unsigned long long)s->blocks[b]);
 		if (r->partial != NO_ID)
@@ -384,8 +388,8 @@ int synth_validate(const struct synth_opts *o, char *err, size_t errlen)
 		const char *flag;
 		uint32_t v, min;
 	} lens[] = {
-		{"--prompt", o->prompt, 1}, {"--message", o->message, 1}, {"--output", o->output, 1},
-		{"--system", o->system, 0}, {"--tool", o->tool, 1},
+		{"--prompt", o->prompt, 1}, {"--message", o->message, 1},
+		{"--output", o->output, 1}, {"--system", o->system, 0}, {"--tool", o->tool, 1},
 	};
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
 		if (lens[i].v < lens[i].min || lens[i].v > MAX_TOKENS)

@@ -192,6 +192,15 @@ uint64_t trace_skipped(const struct trace *t)
 	return t->skipped;
 }
 
+const char *trace_where(struct trace *t)
+{
+	if (t->lio.f)
+		snprintf(t->where, sizeof(t->where), "%s:%llu", t->path, (unsigned long long)t->lio.line);
+	else
+		snprintf(t->where, sizeof(t->where), "%s", t->path);
+	return t->where;
+}
+
 uint64_t trace_bytes_read(const struct trace *t)
 {
 	return t->lio.f ? t->lio.bytes : t->bytes_loaded;

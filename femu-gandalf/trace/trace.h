@@ -67,5 +67,7 @@ int trace_next_kv(struct trace *t, struct kv_request *rq);
 const char *trace_error(const struct trace *t);
 uint64_t trace_skipped(const struct trace *t); /* malformed records skipped (skip_bad) */
 uint64_t trace_bytes_read(const struct trace *t); /* input bytes consumed (decompressed) */
+/* "FILE:LINE" of the record last returned (line-based formats), for the caller's own errors. */
+const char *trace_where(struct trace *t);
 
 #endif

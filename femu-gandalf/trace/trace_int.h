@@ -15,6 +15,7 @@ struct trace {
 	char path[PATH_MAX];
 	struct lineio lio;
 	char err[PATH_MAX + 600];
+	char where[PATH_MAX + 32];
 	uint64_t skipped, bytes_loaded;
 	/* block traces */
 	int bio_que;       /* biosnoop output has the QUE(ms) column */

@@ -1,0 +1,246 @@
+/*
+ * cmd_blkreplay.c - `femu-gandalf blkreplay`: replay a block trace on the emulated SSD
+ * (in-process, the default) and report WAF, erase counts and the three lifetimes.
+ *
+ * Each I/O is issued at its trace time (plus, on later passes, the length of the earlier
+ * passes), so the FTL's timing model and idle-time background GC see the trace's real gaps.
+ * Host writes per day come from the trace: bytes written per pass / trace duration x 86,400 s
+ * (or --dwpd). The first pass over a fresh drive is not steady state: --precondition fills it
+ * first, --loop N replays N times, --until-steady loops until the per-pass WAF is steady.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trace.h"
+
+struct pass_result {
+	uint64_t ios, write_bytes;
+	double t_first, t_last;
+};
+
+/* One pass over the trace into the FTL. Returns 0, or 1 after printing FILE:LINE: reason. */
+static int replay_pass(const char *path, const struct trace_opts *to, struct ftl *f, uint64_t t_off,
+		       bool wrap, struct pass_result *pr, struct progress *pg)
+{
+	char err[8192];
+	struct trace *t = trace_open(path, to, err, sizeof(err));
+	if (!t) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (!trace_is_block(t)) {
+		fprintf(stderr, "femu-gandalf: %s: a %s trace holds KV requests; blkreplay needs a block trace "
+				"(use 'femu-gandalf kv' for KV traces)\n",
+			path, trace_format_name(trace_format(t)));
+		trace_close(t);
+		return EXIT_USAGE;
+	}
+	const uint64_t user = ftl_get_geometry(f)->user_bytes;
+	struct blk_io io;
+	int r, rc = 0;
+	memset(pr, 0, sizeof(*pr));
+	while ((r = trace_next_blk(t, &io)) == 1) {
+		uint64_t off = io.lba * 512, now = t_off + io.t_ns;
+		if (!pr->ios)
+			pr->t_first = io.t_ns / 1e9;
+		pr->t_last = io.t_ns / 1e9;
+		pr->ios++;
+		if (io.op != 'F' && (off >= user || io.bytes > user - off)) {
+			if (!wrap || io.bytes > user) {
+				fprintf(stderr, "femu-gandalf: %s: %c at lba %llu (+%llu bytes) is past the end of the device "
+						"(%llu bytes); use a larger drive or --wrap\n",
+					trace_where(t), io.op, (unsigned long long)io.lba, (unsigned long long)io.bytes,
+					(unsigned long long)user);
+				rc = EXIT_USAGE;
+				break;
+			}
+			off = off % (user - io.bytes + 1) / 512 * 512;
+		}
+		int s = FTL_OK;
+		switch (io.op) {
+		case 'W':
+			s = ftl_write(f, off, io.bytes, 0, now, NULL);
+			pr->write_bytes += io.bytes;
+			break;
+		case 'R': s = ftl_read(f, off, io.bytes, now, NULL); break;
+		case 'D': s = ftl_trim(f, off, io.bytes, now, NULL); break;
+		default: s = ftl_flush(f, now, NULL); break;
+		}
+		if (s) {
+			fprintf(stderr, "femu-gandalf: %s: %c lba %llu bytes %llu: %s\n", trace_where(t), io.op,
+				(unsigned long long)io.lba, (unsigned long long)io.bytes, ftl_strerror(s));
+			rc = s == FTL_E_INVAL ? EXIT_USAGE : 1;
+			break;
+		}
+		if (pg->tty && !(pr->ios & 0xffff)) {
+			char extra[64];
+			snprintf(extra, sizeof(extra), "%llu I/Os", (unsigned long long)pr->ios);
+			progress_update(pg, 0, 0, extra);
+		}
+	}
+	if (r < 0) {
+		fprintf(stderr, "femu-gandalf: %s\n", trace_error(t));
+		rc = EXIT_USAGE;
+	}
+	if (!rc && trace_skipped(t))
+		fprintf(stderr, "femu-gandalf: %s: skipped %llu malformed records (last: %s)\n", path,
+			(unsigned long long)trace_skipped(t), trace_error(t));
+	trace_close(t);
+	return rc;
+}
+
+int cmd_blkreplay(int argc, char **argv)
+{
+	char *preset = NULL, *gc = NULL, *format = NULL;
+	char **sets = NULL;
+	gboolean json = FALSE, steady = FALSE, precondition = FALSE, skip_bad = FALSE, wrap = FALSE;
+	gint loops = 1, max_loops = 100;
+	double dwpd = -1;
+	GOptionEntry opts[] = {
+		{"preset", 'p', 0, G_OPTION_ARG_STRING, &preset, "drive preset name or INI file", "NAME|FILE"},
+		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a config key (repeatable)", "KEY=VALUE"},
+		{"gc", 0, 0, G_OPTION_ARG_STRING, &gc, "victim policy: greedy | fifo | cost-benefit | d-choice:D", "POLICY"},
+		{"precondition", 0, 0, G_OPTION_ARG_NONE, &precondition, "fill the drive with 2x user capacity of 128 KiB sequential writes first", NULL},
+		{"loop", 'l', 0, G_OPTION_ARG_INT, &loops, "replay the trace N times (default 1)", "N"},
+		{"until-steady", 0, 0, G_OPTION_ARG_NONE, &steady, "loop until the per-pass WAF is steady (SNIA criteria)", NULL},
+		{"max-loops", 0, 0, G_OPTION_ARG_INT, &max_loops, "cap for --until-steady (default 100)", "N"},
+		{"dwpd", 0, 0, G_OPTION_ARG_DOUBLE, &dwpd, "host write rate for lifetimes (default: from the trace's duration)", "X"},
+		{"wrap", 0, 0, G_OPTION_ARG_NONE, &wrap, "fold I/Os past the end of the device back into it", NULL},
+		{"format", 0, 0, G_OPTION_ARG_STRING, &format, "force the trace format: blk-csv | biosnoop", "F"},
+		{"skip-bad", 0, 0, G_OPTION_ARG_NONE, &skip_bad, "count and skip malformed records", NULL},
+		{"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+		{NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("TRACE - replay a block trace on an emulated SSD");
+	g_option_context_add_main_entries(ctx, opts, NULL);
+	g_option_context_set_description(ctx,
+		"TRACE is a canonical block CSV (traces/FORMATS.md, also what scripts/capture-blk.bt prints)\n"
+		"or biosnoop output, optionally .zst-compressed.\n\n"
+		"Examples:\n"
+		"  femu-gandalf blkreplay traces/blk-kvcache-small.csv --preset tiny --until-steady\n"
+		"  femu-gandalf blkreplay capture.csv.zst --preset ent-tlc-1t --loop 3 --json\n");
+	int rc = EXIT_USAGE;
+	struct ftl *f = NULL;
+	GError *e = NULL;
+	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
+		fprintf(stderr, "femu-gandalf: %s (try --help)\n", e->message);
+		g_error_free(e);
+		goto out;
+	}
+	if (argc != 2) {
+		fprintf(stderr, "femu-gandalf blkreplay: expected one TRACE (try --help)\n");
+		goto out;
+	}
+	if (loops < 1 || max_loops < 5) {
+		fprintf(stderr, "femu-gandalf: --loop must be >= 1 and --max-loops >= 5\n");
+		goto out;
+	}
+	struct trace_opts to;
+	trace_opts_default(&to);
+	to.skip_bad = skip_bad;
+	if (format) {
+		to.force = !strcmp(format, "blk-csv") ? TF_BLK_CSV : !strcmp(format, "biosnoop") ? TF_BIOSNOOP : TF_UNKNOWN;
+		if (to.force == TF_UNKNOWN) {
+			fprintf(stderr, "femu-gandalf: --format %s: must be blk-csv or biosnoop\n", format);
+			goto out;
+		}
+	}
+	struct ftl_config cfg;
+	char err[512];
+	if (fg_config_from_opts(&cfg, preset, sets, gc))
+		goto out;
+	f = ftl_create(&cfg, err, sizeof(err));
+	if (!f) {
+		fprintf(stderr, "femu-gandalf: preset %s: %s\n", preset, err);
+		goto out;
+	}
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	uint64_t t_off = 0;
+	if (precondition) {
+		for (uint64_t pos = 0; pos < 2 * g->user_bytes; pos += 128 * 1024) {
+			uint64_t off = pos % g->user_bytes, len = g->user_bytes - off < 131072 ? g->user_bytes - off : 131072;
+			if (ftl_write(f, off, len, 0, 0, &t_off)) {
+				fprintf(stderr, "femu-gandalf: preconditioning failed\n");
+				rc = 1;
+				goto out;
+			}
+		}
+	}
+	struct progress pg;
+	progress_init(&pg, "blkreplay");
+	double wpass[1024], steady_waf = NAN;
+	int npass = 0, want = steady ? max_loops : loops;
+	bool reached = false;
+	struct pass_result pr = {0};
+	double t0 = now_seconds();
+	uint64_t total_ios = 0;
+	while (npass < want && npass < 1024) {
+		struct ftl_stats a, b;
+		ftl_get_stats(f, &a);
+		rc = replay_pass(argv[1], &to, f, t_off, wrap, &pr, &pg);
+		if (rc)
+			goto out;
+		if (!pr.ios) {
+			fprintf(stderr, "femu-gandalf: %s: no usable I/O in the trace\n", argv[1]);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		total_ios += pr.ios;
+		ftl_get_stats(f, &b);
+		uint64_t dh = b.host_write_bytes - a.host_write_bytes;
+		wpass[npass++] = dh ? (double)(b.nand_write_bytes - a.nand_write_bytes) / dh : NAN;
+		/* the next pass starts after this one's last I/O and the device's last completion */
+		uint64_t span = (uint64_t)((pr.t_last - 0) * 1e9) + 1;
+		t_off = (t_off + span > b.clock_ns ? t_off + span : b.clock_ns + 1);
+		if (steady && npass >= 5 && fg_is_steady(wpass + npass - 5, 5, &steady_waf)) {
+			reached = true;
+			break;
+		}
+	}
+	double wall = now_seconds() - t0;
+	progress_end(&pg);
+	double dur = pr.t_last - pr.t_first;
+	double bpd;
+	if (dwpd > 0) {
+		bpd = dwpd * (double)g->user_bytes;
+	} else if (dur > 0) {
+		bpd = (double)pr.write_bytes / dur * 86400.0;
+	} else {
+		fprintf(stderr, "femu-gandalf: %s: the trace has no duration; give the write rate with --dwpd\n", argv[1]);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (json) {
+		printf("{\n  \"trace\": \"%s\",\n  \"passes\": %d,\n  \"ios_per_pass\": %llu,\n", argv[1], npass,
+		       (unsigned long long)pr.ios);
+		printf("  \"trace_duration_s\": %.6f,\n  \"write_bytes_per_pass\": %llu,\n", dur,
+		       (unsigned long long)pr.write_bytes);
+		printf("  \"replay_ios_per_s\": %.0f,\n", total_ios / (wall > 0 ? wall : 1e-9));
+		printf("  \"steady\": {\"requested\": %s, \"reached\": %s, \"waf\": %.6g, \"pass_waf\": [",
+		       steady ? "true" : "false", reached ? "true" : "false", reached ? steady_waf : NAN);
+		for (int i = 0; i < npass; i++)
+			printf("%s%.4f", i ? ", " : "", isfinite(wpass[i]) ? wpass[i] : 0.0);
+		printf("]},\n");
+		ftl_json_members(f, bpd, stdout);
+		printf("}\n");
+	} else {
+		char b1[32];
+		printf("trace        %s: %llu I/Os, %.1f s, %s written per pass; %d pass%s (%.0f I/Os per s)\n",
+		       argv[1], (unsigned long long)pr.ios, dur, fg_human((double)pr.write_bytes, b1), npass,
+		       npass == 1 ? "" : "es", total_ios / (wall > 0 ? wall : 1e-9));
+		printf("drive        %s: %s user\n", cfg.name, fg_human((double)g->user_bytes, b1));
+		if (steady)
+			printf("steady       %s after %d passes (WAF over last 5 passes %.3f)\n",
+			       reached ? "reached" : "NOT reached", npass, steady_waf);
+		fg_report_text(f, bpd, true);
+		if (npass == 1 && !precondition)
+			printf("note: one pass over a fresh drive is not steady state; use --precondition, --loop or --until-steady\n");
+	}
+	rc = 0;
+out:
+	ftl_destroy(f);
+	g_option_context_free(ctx);
+	return rc;
+}
