@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -404,6 +406,45 @@ static void test_speed(void **state)
 	rmfile(p);
 }
 
+/* A write the kernel fails (EFBIG past RLIMIT_FSIZE) is reported, naming it, and sticks. */
+static void test_device_error(void **state)
+{
+	char *p = mkfile(1 * MIB), err[512];
+	struct rlimit old, lim;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 512 * 1024;
+	void (*oldsig)(int) = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	struct aio_target *t = topen(p, 8);
+	sub(t, 'W', 0, 4096);
+	struct blk_io io = {.op = 'W', .lba = 768 * 2, .bytes = 4096};
+	int r = aio_target_submit(t, &io, err, sizeof(err));
+	for (int i = 0; r == 0 && i < 3; i++) {
+		io.lba += 8;
+		r = aio_target_submit(t, &io, err, sizeof(err));
+	}
+	if (r == 0)
+		r = aio_target_drain(t, err, sizeof(err));
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, oldsig);
+	print_message("error: %s\n", err);
+	assert_int_equal(r, -1);
+	assert_non_null(strstr(err, "I/O #2 (W 1536 4096): "));
+	assert_non_null(strstr(err, strerror(EFBIG)));
+	assert_non_null(strstr(err, p));
+	io.lba = 0; /* fine by itself, but the target has failed */
+	assert_int_equal(aio_target_submit(t, &io, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "I/O #2 "));
+	assert_int_equal(aio_target_drain(t, err, sizeof(err)), -1);
+	struct aio_target_stats st;
+	aio_target_stats(t, &st);
+	assert_int_equal(st.ios, 1);
+	assert_int_equal(st.write_bytes, 4096);
+	aio_target_close(t);
+	rmfile(p);
+}
+
 static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	return remove(p);
@@ -437,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_signature),
 		cmocka_unit_test(test_stats_exact),
 		cmocka_unit_test(test_speed),
+		cmocka_unit_test(test_device_error),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

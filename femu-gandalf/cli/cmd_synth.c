@@ -7,13 +7,14 @@
  * reason" message (exit 2); range checks live in synth_validate(), which names the flag too.
  * Defaults depend on --kind, so options start unset and the kind's defaults fill the gaps.
  * Options that a kind would ignore (--tool, --subagent-p outside agentic) are errors, not
- * silently dropped. With --out, a failed run removes the partial file.
+ * silently dropped. With --out, a failed run removes the partial file (regular files only).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -196,6 +197,8 @@ int cmd_synth(int argc, char **argv)
 		fprintf(stderr, PFX ": --out %s: %s\n", out_path, strerror(errno));
 		goto out;
 	}
+	struct stat st;
+	bool regular = out_path && !fstat(fileno(out), &st) && S_ISREG(st.st_mode);
 	int g = synth_generate(&o, out, err, sizeof(err));
 	if (out_path && fclose(out) && !g) {
 		snprintf(err, sizeof(err), "write error: %s", strerror(errno));
@@ -205,7 +208,7 @@ int cmd_synth(int argc, char **argv)
 	if (g) {
 		fprintf(stderr, PFX ": %s%s%s\n", out_path ? out_path : "", out_path ? ": " : "",
 			err);
-		if (out_path)
+		if (regular) /* never a device or FIFO: --out /dev/full must not remove it */
 			unlink(out_path);
 		rc = g == SYNTH_E_OPTS ? EXIT_USAGE : 1;
 		goto out;
