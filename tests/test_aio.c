@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "aio.h"
+#include "aiotarget.h"
 
 #define MIB (1024ull * 1024)
 

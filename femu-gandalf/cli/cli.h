@@ -15,6 +15,7 @@ int cmd_ssd(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_blkreplay(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
 
 /* Build a config from --preset, --set and --gc. Prints errors; returns 0 or -1. */
 int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets, const char *gc);

@@ -7,11 +7,17 @@
  * Host writes per day come from the trace: bytes written per pass / trace duration x 86,400 s
  * (or --dwpd). The first pass over a fresh drive is not steady state: --precondition fills it
  * first, --loop N replays N times, --until-steady loops until the per-pass WAF is steady.
+ *
+ * With --target PATH the trace goes instead to a real block device or file through libaio with
+ * O_DIRECT (femu-gandalf/replay/aiotarget.c): this is what runs inside the VM against
+ * /dev/nvme0n1, whose FTL then counts the writes.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "aiotarget.h"
 #include "cli.h"
 #include "trace.h"
 
@@ -91,12 +97,91 @@ static int replay_pass(const char *path, const struct trace_opts *to, struct ftl
 	return rc;
 }
 
+/* --timing afap | trace | xN -> speed factor (0 = as fast as possible). */
+static bool parse_timing(const char *s, double *speed)
+{
+	char *end;
+	if (!strcmp(s, "afap"))
+		return *speed = 0, true;
+	if (!strcmp(s, "trace"))
+		return *speed = 1, true;
+	if (s[0] != 'x')
+		return false;
+	*speed = strtod(s + 1, &end);
+	return end != s + 1 && !*end && *speed > 0 && isfinite(*speed);
+}
+
+static int replay_target(const char *path, const struct trace_opts *to, const char *target, int iodepth,
+			 double speed, bool force, bool json)
+{
+	char err[8192];
+	struct aio_target_opts ao = {.iodepth = (unsigned)iodepth, .speed = speed, .force = force,
+				     .progress = isatty(2)};
+	struct trace *t = trace_open(path, to, err, sizeof(err));
+	if (!t) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (!trace_is_block(t)) {
+		fprintf(stderr, "femu-gandalf: %s: not a block trace\n", path);
+		trace_close(t);
+		return EXIT_USAGE;
+	}
+	struct aio_target *a = aio_target_open(target, &ao, err, sizeof(err));
+	if (!a) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		trace_close(t);
+		return EXIT_USAGE;
+	}
+	struct blk_io io;
+	int r, rc = 0;
+	uint64_t n = 0;
+	while ((r = trace_next_blk(t, &io)) == 1) {
+		n++;
+		if (aio_target_submit(a, &io, err, sizeof(err))) {
+			fprintf(stderr, "femu-gandalf: %s: %s\n", trace_where(t), err);
+			rc = 1;
+			break;
+		}
+	}
+	if (r < 0) {
+		fprintf(stderr, "femu-gandalf: %s\n", trace_error(t));
+		rc = EXIT_USAGE;
+	}
+	if (aio_target_drain(a, err, sizeof(err)) && !rc) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		rc = 1;
+	}
+	struct aio_target_stats st;
+	aio_target_stats(a, &st);
+	if (!rc) {
+		if (json)
+			printf("{\n  \"trace\": \"%s\",\n  \"target\": \"%s\",\n  \"ios\": %llu,\n  \"read_bytes\": %llu,\n"
+			       "  \"write_bytes\": %llu,\n  \"discard_bytes\": %llu,\n  \"flushes\": %llu,\n"
+			       "  \"seconds\": %.6f,\n  \"iops\": %.1f,\n  \"mb_per_s\": %.2f,\n"
+			       "  \"latency_us\": {\"mean\": %.2f, \"p99\": %.2f}\n}\n",
+			       path, target, (unsigned long long)st.ios, (unsigned long long)st.read_bytes,
+			       (unsigned long long)st.write_bytes, (unsigned long long)st.discard_bytes,
+			       (unsigned long long)st.flushes, st.seconds, st.iops, st.mbps, st.lat_mean_us, st.lat_p99_us);
+		else
+			printf("%s -> %s: %llu I/Os in %.3f s (%.0f IOPS, %.1f MB/s); wrote %llu bytes, read %llu, "
+			       "discarded %llu; latency mean %.1f us, p99 %.1f us\n",
+			       path, target, (unsigned long long)st.ios, st.seconds, st.iops, st.mbps,
+			       (unsigned long long)st.write_bytes, (unsigned long long)st.read_bytes,
+			       (unsigned long long)st.discard_bytes, st.lat_mean_us, st.lat_p99_us);
+	}
+	aio_target_close(a);
+	trace_close(t);
+	return rc;
+}
+
 int cmd_blkreplay(int argc, char **argv)
 {
 	char *preset = NULL, *gc = NULL, *format = NULL;
 	char **sets = NULL;
-	gboolean json = FALSE, steady = FALSE, precondition = FALSE, skip_bad = FALSE, wrap = FALSE;
-	gint loops = 1, max_loops = 100;
+	gboolean json = FALSE, steady = FALSE, precondition = FALSE, skip_bad = FALSE, wrap = FALSE, force = FALSE;
+	gint loops = 1, max_loops = 100, iodepth = 32;
+	char *target = NULL, *timing = "afap";
 	double dwpd = -1;
 	GOptionEntry opts[] = {
 		{"preset", 'p', 0, G_OPTION_ARG_STRING, &preset, "drive preset name or INI file", "NAME|FILE"},
@@ -111,16 +196,21 @@ int cmd_blkreplay(int argc, char **argv)
 		{"format", 0, 0, G_OPTION_ARG_STRING, &format, "force the trace format: blk-csv | biosnoop", "F"},
 		{"skip-bad", 0, 0, G_OPTION_ARG_NONE, &skip_bad, "count and skip malformed records", NULL},
 		{"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+		{"target", 't', 0, G_OPTION_ARG_FILENAME, &target, "replay onto this block device or file (libaio, O_DIRECT) instead", "PATH"},
+		{"iodepth", 0, 0, G_OPTION_ARG_INT, &iodepth, "--target: I/Os in flight (default 32)", "N"},
+		{"timing", 0, 0, G_OPTION_ARG_STRING, &timing, "--target: afap (default) | trace (original spacing) | xN (N x faster)", "T"},
+		{"force", 0, 0, G_OPTION_ARG_NONE, &force, "--target: allow a mounted device or one with a filesystem signature", NULL},
 		{NULL},
 	};
-	GOptionContext *ctx = g_option_context_new("TRACE - replay a block trace on an emulated SSD");
+	GOptionContext *ctx = g_option_context_new("TRACE - replay a block trace on an emulated SSD or a real device");
 	g_option_context_add_main_entries(ctx, opts, NULL);
 	g_option_context_set_description(ctx,
 		"TRACE is a canonical block CSV (traces/FORMATS.md, also what scripts/capture-blk.bt prints)\n"
 		"or biosnoop output, optionally .zst-compressed.\n\n"
 		"Examples:\n"
 		"  femu-gandalf blkreplay traces/blk-kvcache-small.csv --preset tiny --until-steady\n"
-		"  femu-gandalf blkreplay capture.csv.zst --preset ent-tlc-1t --loop 3 --json\n");
+		"  femu-gandalf blkreplay capture.csv.zst --preset ent-tlc-1t --loop 3 --json\n"
+		"  femu-gandalf blkreplay traces/blk-kvcache-small.csv --target /dev/nvme0n1 --iodepth 32 --timing x10\n");
 	int rc = EXIT_USAGE;
 	struct ftl *f = NULL;
 	GError *e = NULL;
@@ -146,6 +236,24 @@ int cmd_blkreplay(int argc, char **argv)
 			fprintf(stderr, "femu-gandalf: --format %s: must be blk-csv or biosnoop\n", format);
 			goto out;
 		}
+	}
+	if (target) {
+		double speed;
+		if (!parse_timing(timing, &speed)) {
+			fprintf(stderr, "femu-gandalf: --timing %s: must be afap, trace or xN (N > 0)\n", timing);
+			goto out;
+		}
+		if (iodepth < 1 || iodepth > AIO_TARGET_MAX_IODEPTH) {
+			fprintf(stderr, "femu-gandalf: --iodepth %d: must be in 1..%d\n", iodepth, AIO_TARGET_MAX_IODEPTH);
+			goto out;
+		}
+		if (preset || loops != 1 || steady || precondition) {
+			fprintf(stderr, "femu-gandalf: --target replays onto a real device: --preset, --loop, "
+					"--until-steady and --precondition do not apply\n");
+			goto out;
+		}
+		rc = replay_target(argv[1], &to, target, iodepth, speed, force, json);
+		goto out;
 	}
 	struct ftl_config cfg;
 	char err[512];

@@ -161,7 +161,8 @@ static int trace_info(int argc, char **argv)
 				}
 				ids = ni;
 			}
-			memcpy(ids + nblk, rq.blocks, rq.nblocks * sizeof(uint64_t));
+			if (rq.nblocks)
+				memcpy(ids + nblk, rq.blocks, rq.nblocks * sizeof(uint64_t));
 			nblk += rq.nblocks;
 		}
 	}
@@ -175,7 +176,8 @@ static int trace_info(int argc, char **argv)
 			trace_skipped(t) ? " (all malformed and skipped)" : "");
 		goto out;
 	}
-	qsort(ids, nblk, sizeof(*ids), cmp_u64);
+	if (nblk)
+		qsort(ids, nblk, sizeof(*ids), cmp_u64);
 	uint64_t uniq = 0;
 	for (uint64_t i = 0; i < nblk; i++)
 		uniq += !i || ids[i] != ids[i - 1];

@@ -50,6 +50,7 @@ static const struct {
 	{"ssd", cmd_ssd, "run a synthetic workload on an emulated SSD: WAF, wear, lifetimes"},
 	{"bench", cmd_bench, "FTL speed and memory benchmarks (JSON)"},
 	{"blkreplay", cmd_blkreplay, "replay a block trace on an emulated SSD"},
+	{"synth", cmd_synth, "write a seeded synthetic KV-request trace (AIPerf JSONL)"},
 	{"trace", cmd_trace, "describe a block or KV-request trace (trace info)"},
 	{"presets", cmd_presets, "list drive presets"},
 	{"config-keys", cmd_config_keys, "list SSD config keys (for presets and --set)"},

@@ -44,7 +44,7 @@ struct kv_buffered {
 };
 
 struct sess {
-	uint64_t id;
+	uint64_t id, parent;
 	double last_t;
 };
 
@@ -272,7 +272,8 @@ static int buf_add(struct trace *t, const struct kv_item *it, const uint64_t *bl
 	b->it[b->n] = *it;
 	b->it[b->n].seq = b->n;
 	b->it[b->n].boff = b->nblk;
-	memcpy(b->blk + b->nblk, blocks, it->nblocks * sizeof(uint64_t));
+	if (it->nblocks)
+		memcpy(b->blk + b->nblk, blocks, it->nblocks * sizeof(uint64_t));
 	b->nblk += it->nblocks;
 	b->n++;
 	return 0;
@@ -500,6 +501,7 @@ static int jsonl_record(struct trace *t, char *line, size_t len, struct kv_reque
 		*key = chat;
 		/* a turn continues its parent's session; a root (or an unknown parent) starts one */
 		s->id = p ? p->id : t->nsessions++;
+		s->parent = KV_NO_SESSION;
 		s->last_t = ts;
 		g_hash_table_replace(t->sessions, key, s);
 		rq->session = s->id;
@@ -533,8 +535,19 @@ static int jsonl_record(struct trace *t, char *line, size_t len, struct kv_reque
 			}
 			s = g_new(struct sess, 1);
 			s->id = t->nsessions++;
+			s->parent = KV_NO_SESSION;
+			/* synth names sub-agents "<parent>/sub<k>": link them to their parent */
+			char *slash = strrchr(key, '/');
+			if (slash) {
+				*slash = 0;
+				struct sess *p = g_hash_table_lookup(t->sessions, key);
+				*slash = '/';
+				if (p)
+					s->parent = p->id;
+			}
 			g_hash_table_insert(t->sessions, g_strdup(key), s);
 		}
+		rq->parent = s->parent;
 		rq->t = has_ts ? ts / 1000.0 : s->last_t + delay / 1000.0;
 		s->last_t = rq->t;
 		rq->session = s->id;
@@ -594,7 +607,7 @@ int kv_open(struct trace *t)
 			t->bytes_loaded = t->lio.bytes;
 		}
 	}
-	if (t->buf)
+	if (t->buf && t->buf->n)
 		qsort(t->buf->it, t->buf->n, sizeof(struct kv_item), cmp_item);
 	return 0;
 }
