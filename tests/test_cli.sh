@@ -27,7 +27,7 @@ expect() {
 
 expect 2 "Usage" "no arguments" --
 expect 2 "unknown command 'frob'" "unknown command" -- frob
-for sub in ssd bench presets config-keys; do
+for sub in ssd bench presets config-keys trace blkreplay synth; do
 	expect 0 "Example" "$sub --help" -- $sub --help
 done
 expect 0 "ent-tlc-1t" "presets lists presets" -- presets
@@ -108,6 +108,44 @@ PY
 
 # zoned workload: 80% of writes to 20% of space runs and skews wear less than uniform WAF
 expect 0 '"waf"' "zoned workload" -- ssd --preset tiny --workload zoned:80/20:20/80 --writes 4 --json
+
+# ---- traces ----
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+expect 0 '"format": "aiperf"' "trace info on a synth sample" -- trace info "$SRC/traces/multiturn-small.jsonl" --json
+expect 0 '"format": "blk-csv"' "trace info on the block sample" -- trace info "$SRC/traces/blk-kvcache-small.csv" --json
+expect 2 "expected one FILE" "trace info without a file" -- trace info
+expect 2 "No such file" "trace info on a missing file" -- trace info "$T/none.csv"
+printf '0,W,0,4096\n1,W,zz,4096\n2,W,8,4096\n' >"$T/bad.csv"
+expect 2 "bad.csv:2: lba 'zz'" "malformed record gives FILE:LINE" -- trace info "$T/bad.csv"
+expect 0 "1 malformed records skipped" "--skip-bad counts" -- trace info "$T/bad.csv" --skip-bad
+printf '# nothing\n' >"$T/empty.csv"
+expect 2 "unknown trace format" "a trace with no records" -- trace info "$T/empty.csv"
+expect 2 "--format xyz" "bad --format" -- trace info "$T/bad.csv" --format xyz
+
+# synth: deterministic, and readable by the readers
+"$FG" synth --kind multiturn --sessions 20 --seed 3 --out "$T/s1.jsonl" && "$FG" synth --kind multiturn --sessions 20 --seed 3 --out "$T/s2.jsonl" \
+	&& cmp -s "$T/s1.jsonl" "$T/s2.jsonl" && pass "synth is deterministic" || fail "synth is deterministic"
+expect 0 '"sessions": 20' "synth output reads back" -- trace info "$T/s1.jsonl" --json
+expect 2 "synth" "synth bad kind" -- synth --kind nope
+
+# blkreplay in-process
+expect 0 '"pass_waf"' "blkreplay --json" -- blkreplay "$SRC/traces/blk-kvcache-small.csv" --preset tiny --loop 2 --json
+printf '0,W,0,4096\n5,W,999999999,4096\n' >"$T/far.csv"
+expect 2 "far.csv:2: W at lba 999999999" "blkreplay out-of-range LBA" -- blkreplay "$T/far.csv" --preset tiny
+expect 0 '"host_write_bytes": 8192' "blkreplay --wrap folds it in" -- blkreplay "$T/far.csv" --preset tiny --wrap --dwpd 1 --json
+expect 2 "holds KV requests" "blkreplay on a KV trace" -- blkreplay "$SRC/traces/multiturn-small.jsonl" --preset tiny
+printf '0,W,0,4096\n' >"$T/one.csv"
+expect 2 "no duration" "blkreplay without duration or --dwpd" -- blkreplay "$T/one.csv" --preset tiny
+
+# blkreplay onto a file: exact byte accounting against trace info
+truncate -s 64M "$T/disk.img"
+want=$("$FG" trace info "$SRC/traces/blk-kvcache-small.csv" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["write_bytes"])')
+got=$("$FG" blkreplay "$SRC/traces/blk-kvcache-small.csv" --target "$T/disk.img" --json 2>"$T/err" | python3 -c 'import json,sys; print(json.load(sys.stdin)["write_bytes"])' 2>/dev/null)
+if [ "$want" = "$got" ] && [ -n "$want" ]; then pass "blkreplay --target writes exactly the trace's bytes ($want)"; else fail "blkreplay --target bytes: want $want got $got: $(cat "$T/err")"; fi
+expect 2 "--timing" "bad --timing" -- blkreplay "$SRC/traces/blk-kvcache-small.csv" --target "$T/disk.img" --timing fast
+expect 2 "do not apply" "--target with --preset" -- blkreplay "$SRC/traces/blk-kvcache-small.csv" --target "$T/disk.img" --preset tiny
+printf '0,W,1,100\n' >"$T/mis.csv"
+expect 1 "mis.csv:1" "misaligned I/O on a target" -- blkreplay "$T/mis.csv" --target "$T/disk.img"
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -9,6 +9,9 @@
  *   (d) with --big: open the ent-tlc-4t preset (3.84 TB user), fill it once with 1 MiB writes,
  *       then 4M random 4 KiB writes, and report peak RSS.
  * Rates are host mapping-unit writes per second of wall time, on one thread.
+ *
+ * --parse PATH (repeatable) instead measures the trace readers: a full pass over each trace,
+ * in MB/s of (decompressed) input and records per second.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 
 #include "cli.h"
 #include "preset.h"
+#include "trace.h"
 #include "workload.h"
 
 static long rss_kib(const char *field)
@@ -71,23 +75,71 @@ static struct ftl *make(const char *preset, char **sets)
 	return f;
 }
 
+static int bench_parse(char **paths)
+{
+	printf("{\n  \"parse\": [\n");
+	for (int i = 0; paths[i]; i++) {
+		struct trace_opts o;
+		char err[8192];
+		trace_opts_default(&o);
+		double t0 = now_seconds();
+		struct trace *t = trace_open(paths[i], &o, err, sizeof(err));
+		if (!t) {
+			fprintf(stderr, "femu-gandalf bench: %s\n", err);
+			return EXIT_USAGE;
+		}
+		uint64_t n = 0, blocks = 0;
+		int r;
+		if (trace_is_block(t)) {
+			struct blk_io io;
+			while ((r = trace_next_blk(t, &io)) == 1)
+				n++;
+		} else {
+			struct kv_request rq;
+			while ((r = trace_next_kv(t, &rq)) == 1) {
+				n++;
+				blocks += rq.nblocks;
+			}
+		}
+		double secs = now_seconds() - t0;
+		if (r < 0) {
+			fprintf(stderr, "femu-gandalf bench: %s\n", trace_error(t));
+			trace_close(t);
+			return EXIT_USAGE;
+		}
+		printf("    {\"path\": \"%s\", \"format\": \"%s\", \"records\": %llu, \"blocks\": %llu, "
+		       "\"input_bytes\": %llu, \"seconds\": %.4f, \"mb_per_s\": %.1f, \"records_per_s\": %.0f}%s\n",
+		       paths[i], trace_format_name(trace_format(t)), (unsigned long long)n, (unsigned long long)blocks,
+		       (unsigned long long)trace_bytes_read(t), secs, trace_bytes_read(t) / 1e6 / secs, n / secs,
+		       paths[i + 1] ? "," : "");
+		trace_close(t);
+	}
+	printf("  ]\n}\n");
+	return 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	gboolean big = FALSE, quick = FALSE;
+	char **parse = NULL;
 	GOptionEntry opts[] = {
 		{"quick", 'q', 0, G_OPTION_ARG_NONE, &quick, "8 GiB device instead of 64 GiB (faster, less exact)", NULL},
 		{"big", 0, 0, G_OPTION_ARG_NONE, &big, "also run (d): the 3.84 TB ent-tlc-4t preset, peak RSS", NULL},
+		{"parse", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &parse, "instead, time the trace reader on PATH (repeatable)", "PATH"},
 		{NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("- FTL speed and memory benchmarks (JSON on stdout)");
 	g_option_context_add_main_entries(ctx, opts, NULL);
 	g_option_context_set_description(ctx, "Examples:\n  femu-gandalf bench\n  femu-gandalf bench --quick\n"
-					      "  femu-gandalf bench --big   # needs ~10 GiB RAM\n");
+					      "  femu-gandalf bench --big   # needs ~10 GiB RAM\n"
+					      "  femu-gandalf bench --parse ../shared/traces/weka-claude-code\n");
 	if (!fg_parse_opts(ctx, &argc, &argv)) {
 		g_option_context_free(ctx);
 		return EXIT_USAGE;
 	}
 	g_option_context_free(ctx);
+	if (parse)
+		return bench_parse(parse);
 	/* 64 GiB user at Sf 0.10: 8 ch x 8 LUN, 1 MiB blocks (64 x 16 KiB pages), superblock GC */
 	const char *bpp = quick ? "blocks_per_plane=143" : "blocks_per_plane=1138";
 	char *sets[] = {"channels=8", "luns_per_channel=8", "planes_per_lun=1", (char *)bpp,
