@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "ftl.h"
+#include "trace.h"
 
 /* exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 invariant violated */
 enum { EXIT_USAGE = 2, EXIT_INVARIANT = 3 };
@@ -16,6 +17,19 @@ int cmd_bench(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_blkreplay(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_kv(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+
+/* Options every trace-reading command shares (--format, --skip-bad, --block-tokens, WEKA arrivals). */
+struct trace_cli {
+	char *format;
+	gboolean skip_bad;
+	gint block_tokens;
+	double session_rate, stagger;
+	gint64 seed;
+};
+GOptionEntry *fg_trace_entries(struct trace_cli *c);
+int fg_trace_opts(const struct trace_cli *c, struct trace_opts *o);
 
 /* Build a config from --preset, --set and --gc. Prints errors; returns 0 or -1. */
 int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets, const char *gc);

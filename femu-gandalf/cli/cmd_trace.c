@@ -18,16 +18,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Options every trace-reading command shares. */
-struct trace_cli {
-	char *format;
-	gboolean skip_bad;
-	gint block_tokens;
-	double session_rate, stagger;
-	gint64 seed;
-};
-
-static GOptionEntry *trace_entries(struct trace_cli *c)
+GOptionEntry *fg_trace_entries(struct trace_cli *c)
 {
 	static GOptionEntry e[7];
 	GOptionEntry tmp[] = {
@@ -81,7 +72,7 @@ static int trace_info(int argc, char **argv)
 	};
 	GOptionContext *ctx = g_option_context_new("FILE|DIR - describe a block or KV-request trace");
 	g_option_context_add_main_entries(ctx, mine, NULL);
-	g_option_context_add_main_entries(ctx, trace_entries(&c), NULL);
+	g_option_context_add_main_entries(ctx, fg_trace_entries(&c), NULL);
 	g_option_context_set_description(ctx,
 		"Formats are detected from the content; .zst files are read transparently.\n"
 		"A malformed record stops with FILE:LINE: reason and exit code 2.\n\n"

@@ -49,6 +49,8 @@ static const struct {
 } cmds[] = {
 	{"ssd", cmd_ssd, "run a synthetic workload on an emulated SSD: WAF, wear, lifetimes"},
 	{"bench", cmd_bench, "FTL speed and memory benchmarks (JSON)"},
+	{"kv", cmd_kv, "a KV-cache tier (DRAM + emulated SSD) under a placement policy"},
+	{"models", cmd_models, "list the model catalog"},
 	{"blkreplay", cmd_blkreplay, "replay a block trace on an emulated SSD"},
 	{"synth", cmd_synth, "write a seeded synthetic KV-request trace (AIPerf JSONL)"},
 	{"trace", cmd_trace, "describe a block or KV-request trace (trace info)"},

@@ -168,6 +168,8 @@ void kv_free(struct trace *t)
 	free(t->blocks);
 }
 
+static uint64_t *reserve_blocks(struct trace *t, size_t n);
+
 static int grow_blocks(struct trace *t, size_t n)
 {
 	if (n <= t->blocks_cap)
@@ -216,14 +218,15 @@ static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t 
 		/* pre-parsed by hashids_extract() */
 		size_t e = (size_t)json_integer_value(a), len = ids.ent[e].n;
 		const uint64_t *v = ids.pool + ids.ent[e].off;
-		if (len > UINT32_MAX || grow_blocks(t, len))
+		uint64_t *dst = len > UINT32_MAX ? NULL : reserve_blocks(t, len);
+		if (!dst)
 			return "'hash_ids' too long";
 		for (size_t i = 0; i < len; i++) {
 			if (ns && v[i] >> NS_SHIFT)
 				return "hash id >= 2^40 cannot be namespaced per file";
 			if (v[i] > (uint64_t)INT64_MAX)
 				return "'hash_ids' holds a value that is not a non-negative integer";
-			t->blocks[i] = ns | v[i];
+			dst[i] = ns | v[i];
 		}
 		*n = (uint32_t)len;
 		return NULL;
@@ -231,7 +234,8 @@ static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t 
 	if (!json_is_array(a))
 		return "'hash_ids' is not an array";
 	size_t len = json_array_size(a);
-	if (len > UINT32_MAX || grow_blocks(t, len))
+	uint64_t *dst = len > UINT32_MAX ? NULL : reserve_blocks(t, len);
+	if (!dst)
 		return "'hash_ids' too long";
 	for (size_t i = 0; i < len; i++) {
 		json_t *x = json_array_get(a, i);
@@ -240,13 +244,35 @@ static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t 
 		uint64_t v = (uint64_t)json_integer_value(x);
 		if (ns && v >> NS_SHIFT)
 			return "hash id >= 2^40 cannot be namespaced per file";
-		t->blocks[i] = ns | v;
+		dst[i] = ns | v;
 	}
 	*n = (uint32_t)len;
 	return NULL;
 }
 
 /* ---- buffered (sorted) requests ---- */
+
+/*
+ * Where get_blocks() puts ids: straight at the end of the buffered pool when the format is
+ * loaded and sorted (no second copy of what can be hundreds of MB), else in t->blocks.
+ */
+static uint64_t *reserve_blocks(struct trace *t, size_t n)
+{
+	struct kv_buffered *b = t->buf;
+	if (!b || t->fmt != TF_WEKA)
+		return grow_blocks(t, n) ? NULL : t->blocks;
+	if (b->nblk + n > b->blkcap) {
+		size_t c = b->blkcap ? 2 * b->blkcap : 65536;
+		while (c < b->nblk + n)
+			c *= 2;
+		uint64_t *nb = realloc(b->blk, c * sizeof(*nb));
+		if (!nb)
+			return NULL;
+		b->blk = nb;
+		b->blkcap = c;
+	}
+	return b->blk + b->nblk;
+}
 
 static int buf_add(struct trace *t, const struct kv_item *it, const uint64_t *blocks)
 {
@@ -272,7 +298,7 @@ static int buf_add(struct trace *t, const struct kv_item *it, const uint64_t *bl
 	b->it[b->n] = *it;
 	b->it[b->n].seq = b->n;
 	b->it[b->n].boff = b->nblk;
-	if (it->nblocks)
+	if (it->nblocks && blocks != b->blk + b->nblk)
 		memcpy(b->blk + b->nblk, blocks, it->nblocks * sizeof(uint64_t));
 	b->nblk += it->nblocks;
 	b->n++;
@@ -335,7 +361,7 @@ static int weka_requests(struct weka_ctx *c, json_t *reqs, double base, uint64_t
 		}
 		struct kv_item it = {.t = base + rt, .session = session, .parent = parent, .nblocks = nb,
 				     .in = (uint32_t)in, .out = (uint32_t)out, .block_tokens = c->block_tokens};
-		if (buf_add(t, &it, t->blocks))
+		if (buf_add(t, &it, t->buf->blk + t->buf->nblk))
 			return trace_bad(t, "out of memory"), -1;
 	}
 	return 0;

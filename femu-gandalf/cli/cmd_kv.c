@@ -1,0 +1,457 @@
+/*
+ * cmd_kv.c - `femu-gandalf kv`: a KV-request trace through a DRAM + SSD KV-cache tier under a
+ * placement policy, with the SSD tier on an emulated SSD; and `femu-gandalf models`.
+ *
+ * One run = one policy at one parameter point: a fresh cache and a fresh drive, the whole trace
+ * (--loop N times, each pass shifted in time after the previous one), then miss ratio, hits by
+ * tier and kind, SSD traffic, WAF, the three lifetimes, load latency and cost. --sweep runs every
+ * point of the policy's grid (or of every policy with --policy all) and prints CSV.
+ * Costs: GPU recompute at --gpu-hour dollars per hour at the prefill rate; SSD wear as the
+ * fraction of the drive's endurance used (NAND bytes / (P/E x physical bytes) with a device,
+ * host bytes / rated TBW without) times the drive's price (--ssd-price per TB of user capacity).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "kvsim.h"
+#include "preset.h"
+
+struct kv_run_opts {
+	const char *trace, *device;
+	char **sets;
+	struct trace_opts to;
+	struct kv_config cfg;
+	int loops;
+	bool json;
+};
+
+struct kv_result {
+	struct kv_stats st;
+	struct ftl_stats fs;
+	struct ftl_lifetime lt;
+	double bpd, duration, wall, lat_mean, lat_p99, tbw_days, cost_gpu, cost_ssd;
+	bool have_ftl;
+	uint64_t ssd_bytes;
+};
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Run one policy point. Returns 0, or an exit code after printing the error. */
+static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, const char *params,
+		   struct kv_result *res)
+{
+	char err[8192];
+	struct ftl *f = NULL;
+	struct kvsim s;
+	int rc = EXIT_USAGE;
+	struct kv_config cfg = ro->cfg;
+	memset(res, 0, sizeof(*res));
+	if (strcmp(ro->device, "none")) {
+		struct ftl_config fc;
+		if (fg_config_from_opts(&fc, ro->device, ro->sets, NULL))
+			return EXIT_USAGE;
+		/* the SSD tier and the drive use both streams when placement hints are on */
+		if (cfg.streams_by_kind && fc.host_streams < 2)
+			fc.host_streams = 2;
+		f = ftl_create(&fc, err, sizeof(err));
+		if (!f) {
+			fprintf(stderr, "femu-gandalf: --device %s: %s\n", ro->device, err);
+			return EXIT_USAGE;
+		}
+		const struct ftl_geometry *g = ftl_get_geometry(f);
+		if (!cfg.ssd_bytes)
+			cfg.ssd_bytes = g->user_bytes;
+		if (cfg.ssd_bytes > g->user_bytes) {
+			fprintf(stderr, "femu-gandalf: --ssd %llu bytes is larger than the %s drive (%llu bytes user)\n",
+				(unsigned long long)cfg.ssd_bytes, ro->device, (unsigned long long)g->user_bytes);
+			ftl_destroy(f);
+			return EXIT_USAGE;
+		}
+		cfg.tbw_bytes = fc.dwpd * (double)g->user_bytes * 365.0 * fc.warranty_years;
+		cfg.ssd_usd = cfg.ssd_usd_per_tb * (double)g->user_bytes / 1e12;
+		cfg.ssd_pe = fc.pe_cycles;
+		cfg.ssd_phys_bytes = (double)g->phys_bytes;
+		cfg.use_ftl_timing = true;
+	} else {
+		if (!cfg.ssd_bytes) {
+			fprintf(stderr, "femu-gandalf: --device none needs --ssd SIZE\n");
+			return EXIT_USAGE;
+		}
+		/* without a device: the paper's 1 DWPD x 5 years drive of the tier's size */
+		cfg.tbw_bytes = 1.0 * (double)cfg.ssd_bytes * 365.0 * 5.0;
+		cfg.ssd_usd = cfg.ssd_usd_per_tb * (double)cfg.ssd_bytes / 1e12;
+	}
+	if (kvsim_init(&s, &cfg, pol, params, f, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		ftl_destroy(f);
+		return EXIT_USAGE;
+	}
+	struct progress pg;
+	progress_init(&pg, pol->name);
+	double t0 = now_seconds(), toff = 0, span = 0;
+	for (int pass = 0; pass < ro->loops; pass++) {
+		struct trace *t = trace_open(ro->trace, &ro->to, err, sizeof(err));
+		if (!t) {
+			fprintf(stderr, "femu-gandalf: %s\n", err);
+			goto out;
+		}
+		if (trace_is_block(t)) {
+			fprintf(stderr, "femu-gandalf: %s: a block trace; kv needs a KV-request trace (use blkreplay)\n",
+				ro->trace);
+			trace_close(t);
+			goto out;
+		}
+		struct kv_request rq;
+		int r;
+		uint64_t n = 0;
+		while ((r = trace_next_kv(t, &rq)) == 1) {
+			rq.t += toff;
+			if (rq.t > span)
+				span = rq.t;
+			if (kvsim_request(&s, &rq, err, sizeof(err))) {
+				fprintf(stderr, "femu-gandalf: %s: %s\n", trace_where(t), err);
+				trace_close(t);
+				rc = 1;
+				goto out;
+			}
+			if (pg.tty && !(++n & 1023)) {
+				char extra[80];
+				snprintf(extra, sizeof(extra), "pass %d, %llu requests, miss %.3f", pass + 1,
+					 (unsigned long long)s.st.requests,
+					 1 - (double)s.st.hit_blocks / (s.st.prefix_blocks ? s.st.prefix_blocks : 1));
+				progress_update(&pg, 0, 0, extra);
+			}
+		}
+		if (r < 0) {
+			fprintf(stderr, "femu-gandalf: %s\n", trace_error(t));
+			trace_close(t);
+			goto out;
+		}
+		trace_close(t);
+		toff = span + 1;
+	}
+	progress_end(&pg);
+	if (!s.st.requests) {
+		fprintf(stderr, "femu-gandalf: %s: no usable requests in the trace\n", ro->trace);
+		goto out;
+	}
+	res->wall = now_seconds() - t0;
+	kvsim_finish(&s);
+	res->st = s.st;
+	res->duration = s.st.t_last - s.st.t_first;
+	if (s.st.nlat) {
+		double sum = 0;
+		for (uint64_t i = 0; i < s.st.nlat; i++)
+			sum += s.st.lat[i];
+		qsort(s.st.lat, s.st.nlat, sizeof(double), cmp_d);
+		res->lat_mean = sum / s.st.nlat;
+		res->lat_p99 = s.st.lat[(uint64_t)(0.99 * (s.st.nlat - 1))];
+	}
+	uint64_t host = s.st.ssd_write_bytes[0] + s.st.ssd_write_bytes[1];
+	res->bpd = res->duration > 0 ? host / res->duration * 86400.0 : 0;
+	res->tbw_days = res->bpd > 0 ? cfg.tbw_bytes / res->bpd : INFINITY;
+	double gpu_per_token = cfg.gpu_usd_per_hour / 3600.0 / cfg.prefill_tokens_per_s;
+	res->cost_gpu = s.st.missed_tokens * gpu_per_token;
+	res->ssd_bytes = cfg.ssd_bytes;
+	if (f) {
+		res->have_ftl = true;
+		ftl_get_stats(f, &res->fs);
+		ftl_lifetime(f, res->bpd, &res->lt);
+		res->cost_ssd = cfg.ssd_usd * (double)res->fs.nand_write_bytes / (cfg.ssd_pe * cfg.ssd_phys_bytes);
+	} else {
+		res->cost_ssd = cfg.ssd_usd * (double)host / cfg.tbw_bytes;
+	}
+	s.st.lat = NULL; /* copied into res->st; freed by the caller */
+	rc = 0;
+out:
+	if (rc)
+		progress_end(&pg);
+	kvsim_free(&s);
+	ftl_destroy(f);
+	return rc;
+}
+
+static double miss_ratio(const struct kv_stats *st)
+{
+	return st->prefix_blocks ? 1 - (double)st->hit_blocks / st->prefix_blocks : 0;
+}
+
+static void print_json(const struct kv_run_opts *ro, const char *pol, const char *params, const struct kv_result *r)
+{
+	const struct kv_stats *st = &r->st;
+	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
+	printf("{\n  \"trace\": \"%s\",\n  \"model\": \"%s\",\n  \"policy\": \"%s\",\n  \"params\": \"%s\",\n", ro->trace,
+	       ro->cfg.model.name, pol, params);
+	printf("  \"device\": \"%s\",\n  \"dram_bytes\": %llu,\n  \"ssd_bytes\": %llu,\n  \"trim\": %s,\n  \"streams\": \"%s\",\n",
+	       ro->device, (unsigned long long)ro->cfg.dram_bytes, (unsigned long long)r->ssd_bytes,
+	       ro->cfg.trim ? "true" : "false", ro->cfg.streams_by_kind ? "kind" : "none");
+	printf("  \"requests\": %llu,\n  \"miss_ratio\": %.6f,\n  \"token_miss_ratio\": %.6f,\n",
+	       (unsigned long long)st->requests, miss_ratio(st),
+	       st->prefix_tokens ? (double)st->missed_tokens / st->prefix_tokens : 0);
+	printf("  \"hits\": {\"dram_full\": %llu, \"dram_linear\": %llu, \"ssd_full\": %llu, \"ssd_linear\": %llu},\n",
+	       (unsigned long long)st->hits[0][0], (unsigned long long)st->hits[0][1],
+	       (unsigned long long)st->hits[1][0], (unsigned long long)st->hits[1][1]);
+	printf("  \"ssd_write_bytes\": %llu,\n  \"ssd_write_bytes_by_kind\": {\"full\": %llu, \"linear\": %llu},\n",
+	       (unsigned long long)host, (unsigned long long)st->ssd_write_bytes[0],
+	       (unsigned long long)st->ssd_write_bytes[1]);
+	printf("  \"ssd_objects_written\": {\"full\": %llu, \"linear\": %llu},\n", (unsigned long long)st->ssd_writes[0],
+	       (unsigned long long)st->ssd_writes[1]);
+	printf("  \"ssd_written_hit_share\": {\"full\": %.4f, \"linear\": %.4f},\n",
+	       st->ssd_writes[0] ? (double)st->ssd_written_hit[0] / st->ssd_writes[0] : 0,
+	       st->ssd_writes[1] ? (double)st->ssd_written_hit[1] / st->ssd_writes[1] : 0);
+	printf("  \"ssd_read_bytes\": %llu,\n  \"ssd_evictions\": %llu,\n  \"dram_drops\": %llu,\n",
+	       (unsigned long long)st->ssd_read_bytes, (unsigned long long)st->ssd_evictions,
+	       (unsigned long long)st->dram_drops);
+	printf("  \"trace_duration_s\": %.3f,\n  \"ssd_host_bytes_per_day\": %.6g,\n", r->duration, r->bpd);
+	if (r->have_ftl)
+		printf("  \"waf\": %.4f,\n  \"waf_cumulative\": %.4f,\n  \"erases\": %llu,\n", r->fs.waf_window,
+		       r->fs.waf_cumulative, (unsigned long long)r->fs.erases);
+	else
+		printf("  \"waf\": null,\n");
+	if (r->have_ftl)
+		printf("  \"lifetime_days\": {\"tbw\": %.6g, \"naive_pe\": %.6g, \"erase\": %.6g, "
+		       "\"eol_reason\": \"%s\", \"basis\": \"%s\"},\n",
+		       r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, r->lt.eol_reason, r->lt.basis);
+	else
+		printf("  \"lifetime_days\": {\"tbw\": %.6g, \"naive_pe\": null, \"erase\": null},\n", r->tbw_days);
+	printf("  \"ssd_read_timing\": \"%s\",\n", r->have_ftl ? "emulated-ssd" : "bandwidth-model");
+	printf("  \"load_latency_s\": {\"mean\": %.6g, \"p99\": %.6g},\n", r->lat_mean, r->lat_p99);
+	double per = 1000.0 / (double)st->requests;
+	printf("  \"cost_per_1k_requests\": {\"gpu_recompute\": %.6g, \"ssd_wear\": %.6g, \"total\": %.6g},\n",
+	       r->cost_gpu * per, r->cost_ssd * per, (r->cost_gpu + r->cost_ssd) * per);
+	printf("  \"dram_peak_bytes\": %llu,\n  \"ssd_peak_bytes\": %llu,\n  \"wall_s\": %.3f\n}\n",
+	       (unsigned long long)st->dram_peak, (unsigned long long)st->ssd_peak, r->wall);
+}
+
+int cmd_models(int argc, char **argv)
+{
+	bool json = argc > 1 && !strcmp(argv[1], "--json");
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("Usage: femu-gandalf models [--json]\n\nList the model catalog (%s/models.ini): bytes of "
+		       "full-attention KV per token and of one linear state.\nExample:\n  femu-gandalf models\n",
+		       kv_model_dir());
+		return 0;
+	}
+	if (argc > 1 && !json) {
+		fprintf(stderr, "femu-gandalf models: unexpected argument '%s'\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	kv_model_list(stdout, json);
+	return 0;
+}
+
+static void print_text(const struct kv_run_opts *ro, const char *pol, const char *params, const struct kv_result *r)
+{
+	const struct kv_stats *st = &r->st;
+	char b1[32], b2[32];
+	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
+	printf("policy %s%s%s on %s, model %s, DRAM %s, SSD %s (%s)\n", pol, *params ? " " : "", params, ro->trace,
+	       ro->cfg.model.name, fg_human((double)ro->cfg.dram_bytes, b1), fg_human((double)r->ssd_bytes, b2),
+	       ro->device);
+	printf("  requests %llu over %.1f h; miss ratio %.4f (blocks)\n", (unsigned long long)st->requests,
+	       r->duration / 3600, miss_ratio(st));
+	printf("  hits: DRAM %llu full + %llu linear, SSD %llu full + %llu linear\n",
+	       (unsigned long long)st->hits[0][0], (unsigned long long)st->hits[0][1],
+	       (unsigned long long)st->hits[1][0], (unsigned long long)st->hits[1][1]);
+	printf("  SSD writes %s (full %s, linear %s), reads %s\n", fg_human((double)host, b1),
+	       fg_human((double)st->ssd_write_bytes[0], b2), fg_human((double)st->ssd_write_bytes[1], b1),
+	       fg_human((double)st->ssd_read_bytes, b2));
+	if (r->have_ftl)
+		printf("  WAF %.3f; lifetime: TBW division %.1f d, naive P/E %.1f d, erase count %.1f d (%s, %s)\n",
+		       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, r->lt.eol_reason,
+		       r->lt.basis);
+	else
+		printf("  lifetime: TBW division %.1f days (no device: WAF not measured)\n", r->tbw_days);
+	printf("  load latency mean %.3f s, p99 %.3f s; cost per 1k requests $%.4f\n", r->lat_mean, r->lat_p99,
+	       (r->cost_gpu + r->cost_ssd) * 1000.0 / (double)st->requests);
+}
+
+static void csv_header(void)
+{
+	printf("policy,params,requests,miss_ratio,ssd_write_bytes,ssd_write_full,ssd_write_linear,ssd_read_bytes,"
+	       "hit_share_full,hit_share_linear,waf,lifetime_tbw_days,lifetime_naive_pe_days,lifetime_erase_days,"
+	       "latency_mean_s,latency_p99_s,cost_per_1k,wall_s\n");
+}
+
+static void csv_row(const char *pol, const char *params, const struct kv_result *r)
+{
+	const struct kv_stats *st = &r->st;
+	printf("%s,\"%s\",%llu,%.6f,%llu,%llu,%llu,%llu,%.4f,%.4f,", pol, params, (unsigned long long)st->requests,
+	       miss_ratio(st), (unsigned long long)(st->ssd_write_bytes[0] + st->ssd_write_bytes[1]),
+	       (unsigned long long)st->ssd_write_bytes[0], (unsigned long long)st->ssd_write_bytes[1],
+	       (unsigned long long)st->ssd_read_bytes,
+	       st->ssd_writes[0] ? (double)st->ssd_written_hit[0] / st->ssd_writes[0] : 0,
+	       st->ssd_writes[1] ? (double)st->ssd_written_hit[1] / st->ssd_writes[1] : 0);
+	if (r->have_ftl)
+		printf("%.4f,%.6g,%.6g,%.6g,", r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days);
+	else
+		printf(",%.6g,,,", r->tbw_days);
+	printf("%.6g,%.6g,%.6g,%.3f\n", r->lat_mean, r->lat_p99,
+	       (r->cost_gpu + r->cost_ssd) * 1000.0 / (double)st->requests, r->wall);
+	fflush(stdout);
+}
+
+/* the hyperparameter grid of each policy for --sweep */
+static const char *const *grid(const char *pol)
+{
+	static const char *const g_gandalf[] = {"lambda=0", "lambda=0.25", "lambda=0.5", "lambda=1", "lambda=2",
+						"lambda=4", "lambda=8", "lambda=16", "lambda=32", "lambda=64", NULL};
+	static const char *const g_lruk[] = {"k=1", "k=2", "k=3", "k=4", "k=5", "k=6", "k=7", "k=8", "k=9", "k=10", NULL};
+	static const char *const g_dynamo[] = {"threshold=2", "threshold=4", "threshold=8", NULL};
+	static const char *const g_none[] = {"", NULL};
+	if (!strcmp(pol, "gandalf"))
+		return g_gandalf;
+	if (!strcmp(pol, "lru-k"))
+		return g_lruk;
+	if (!strcmp(pol, "dynamo"))
+		return g_dynamo;
+	return g_none;
+}
+
+int cmd_kv(int argc, char **argv)
+{
+	char *trace = NULL, *model = "qwen3-next-80b-a3b", *dram_s = "100G", *ssd_s = NULL, *policy = "gandalf";
+	char *device = "ent-tlc-1t", *trim = "on", *streams = "none";
+	char **sets = NULL, **params = NULL;
+	gboolean json = FALSE, sweep = FALSE;
+	gint loops = 1;
+	struct trace_cli tc = {0};
+	struct kv_run_opts ro = {0};
+	ro.cfg.ssd_gbps = 10;
+	ro.cfg.pcie_gbps = 50;
+	ro.cfg.prefill_tokens_per_s = 60000;
+	ro.cfg.gpu_usd_per_hour = 2.5;
+	ro.cfg.ssd_usd_per_tb = 100;
+	GOptionEntry opts[] = {
+		{"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace, "KV-request trace (file or WEKA directory)", "T"},
+		{"model", 'm', 0, G_OPTION_ARG_STRING, &model, "model from the catalog (femu-gandalf models)", "M"},
+		{"dram", 0, 0, G_OPTION_ARG_STRING, &dram_s, "DRAM tier bytes (default 100G)", "SIZE"},
+		{"ssd", 0, 0, G_OPTION_ARG_STRING, &ssd_s, "SSD tier bytes (default: the whole device)", "SIZE"},
+		{"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "placement policy, or all", "P"},
+		{"param", 0, 0, G_OPTION_ARG_STRING_ARRAY, &params, "policy parameter name=value (repeatable)", "K=V"},
+		{"sweep", 0, 0, G_OPTION_ARG_NONE, &sweep, "run the policy's (or every policy's) grid; CSV output", NULL},
+		{"device", 'd', 0, G_OPTION_ARG_STRING, &device, "drive preset for the SSD tier, or none (TBW only)", "PRESET"},
+		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a drive config key (repeatable)", "KEY=VALUE"},
+		{"trim", 0, 0, G_OPTION_ARG_STRING, &trim, "TRIM evicted SSD objects: on (default) | off", "on|off"},
+		{"streams", 0, 0, G_OPTION_ARG_STRING, &streams, "placement hints: none (default) | kind (linear vs full)", "S"},
+		{"loop", 0, 0, G_OPTION_ARG_INT, &loops, "replay the trace N times (toward steady state)", "N"},
+		{"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.target_years, "gandalf: SSD write budget to last this long", "Y"},
+		{"ssd-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.ssd_gbps, "SSD read bandwidth without a device (default 10)", "GB/s"},
+		{"pcie-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.pcie_gbps, "DRAM -> GPU bandwidth (default 50)", "GB/s"},
+		{"prefill", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.prefill_tokens_per_s, "recompute rate, tokens/s (default 60000)", "R"},
+		{"gpu-hour", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.gpu_usd_per_hour, "GPU price, $/hour (default 2.5)", "USD"},
+		{"ssd-price", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.ssd_usd_per_tb, "SSD price, $ per TB of user capacity (default 100)", "USD"},
+		{"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+		{NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("- a KV-cache tier (DRAM + emulated SSD) under a placement policy");
+	g_option_context_add_main_entries(ctx, opts, NULL);
+	g_option_context_add_main_entries(ctx, fg_trace_entries(&tc), NULL);
+	char desc[1024], pols[256];
+	FILE *mf = fmemopen(pols, sizeof(pols), "w");
+	kv_policy_list(mf);
+	fclose(mf);
+	snprintf(desc, sizeof(desc),
+		 "Policies: %s (docs/policies.md).\n\n"
+		 "Examples:\n"
+		 "  femu-gandalf kv --trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 8G --ssd 32G \\\n"
+		 "      --device ent-tlc-1t --set blocks_per_plane=40 --policy gandalf --param lambda=4\n"
+		 "  femu-gandalf kv --trace ../shared/traces/weka-claude-code --policy all --sweep --device none --ssd 1T\n",
+		 pols);
+	g_option_context_set_description(ctx, desc);
+	int rc = EXIT_USAGE;
+	if (!fg_parse_opts(ctx, &argc, &argv))
+		goto out;
+	char err[1024];
+	unsigned long long dram = 0, ssd = 0;
+	if (!trace) {
+		fprintf(stderr, "femu-gandalf: --trace is required (try --help)\n");
+		goto out;
+	}
+	if (!fg_parse_size(dram_s, &dram) || !dram) {
+		fprintf(stderr, "femu-gandalf: --dram %s: must be a size > 0 (e.g. 100G)\n", dram_s);
+		goto out;
+	}
+	if (ssd_s && (!fg_parse_size(ssd_s, &ssd) || !ssd)) {
+		fprintf(stderr, "femu-gandalf: --ssd %s: must be a size > 0 (e.g. 1T)\n", ssd_s);
+		goto out;
+	}
+	if (strcmp(trim, "on") && strcmp(trim, "off")) {
+		fprintf(stderr, "femu-gandalf: --trim %s: must be on or off\n", trim);
+		goto out;
+	}
+	if (strcmp(streams, "none") && strcmp(streams, "kind")) {
+		fprintf(stderr, "femu-gandalf: --streams %s: must be none or kind\n", streams);
+		goto out;
+	}
+	if (loops < 1 || ro.cfg.ssd_gbps <= 0 || ro.cfg.pcie_gbps <= 0 || ro.cfg.prefill_tokens_per_s <= 0 ||
+	    ro.cfg.target_years < 0) {
+		fprintf(stderr, "femu-gandalf: --loop, --ssd-gbps, --pcie-gbps and --prefill must be > 0\n");
+		goto out;
+	}
+	if (kv_model_load(model, &ro.cfg.model, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: --model %s: %s\n", model, err);
+		goto out;
+	}
+	if (fg_trace_opts(&tc, &ro.to))
+		goto out;
+	ro.trace = trace;
+	ro.device = device;
+	ro.sets = sets;
+	ro.loops = loops;
+	ro.json = json;
+	ro.cfg.dram_bytes = dram;
+	ro.cfg.ssd_bytes = ssd;
+	ro.cfg.trim = !strcmp(trim, "on");
+	ro.cfg.streams_by_kind = !strcmp(streams, "kind");
+	/* which policies */
+	const struct kv_policy *one = NULL;
+	if (strcmp(policy, "all")) {
+		one = kv_policy_find(policy);
+		if (!one) {
+			fprintf(stderr, "femu-gandalf: --policy %s: unknown policy (known: %s, or all)\n", policy, pols);
+			goto out;
+		}
+	}
+	if (!one && !sweep && params) {
+		fprintf(stderr, "femu-gandalf: --param needs a single --policy\n");
+		goto out;
+	}
+	char joined[256] = "";
+	for (char **p = params; p && *p; p++)
+		snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s", *joined ? "," : "", *p);
+	if (sweep || !one)
+		csv_header();
+	rc = 0;
+	for (int i = 0; kv_policies[i] && !rc; i++) {
+		const struct kv_policy *pol = kv_policies[i];
+		if (one && pol != one)
+			continue;
+		const char *const *pts = sweep ? grid(pol->name) : NULL;
+		const char *single[] = {joined, NULL};
+		if (!pts)
+			pts = single;
+		for (int j = 0; pts[j] && !rc; j++) {
+			struct kv_result res;
+			rc = run_one(&ro, pol, pts[j], &res);
+			if (rc)
+				break;
+			if (sweep || !one)
+				csv_row(pol->name, pts[j], &res);
+			else if (json)
+				print_json(&ro, pol->name, pts[j], &res);
+			else
+				print_text(&ro, pol->name, pts[j], &res);
+			free(res.st.lat);
+		}
+	}
+out:
+	g_option_context_free(ctx);
+	return rc;
+}

@@ -1,0 +1,110 @@
+/*
+ * catalog.c - the model catalog (femu-gandalf/kv/models.ini): bytes of full-attention KV per
+ * token and of one linear-state snapshot, per model. Read with GLib's GKeyFile; one group per
+ * model. docs/models.md shows how each figure follows from the model's config.
+ */
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim.h"
+
+const char *kv_model_dir(void)
+{
+	const char *env = getenv("FEMU_GANDALF_MODELS");
+	return env && *env ? env : FG_MODEL_DIR;
+}
+
+static GKeyFile *load(char *err, size_t errlen)
+{
+	GKeyFile *kf = g_key_file_new();
+	GError *e = NULL;
+	char *path = g_strdup_printf("%s/models.ini", kv_model_dir());
+	if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &e)) {
+		snprintf(err, errlen, "%s: %s", path, e->message);
+		g_error_free(e);
+		g_key_file_free(kf);
+		kf = NULL;
+	}
+	g_free(path);
+	return kf;
+}
+
+static int read_model(GKeyFile *kf, const char *name, struct kv_model *m, char *err, size_t errlen)
+{
+	GError *e = NULL;
+	memset(m, 0, sizeof(*m));
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	gint64 full = g_key_file_get_int64(kf, name, "full_kv_bytes_per_token", &e);
+	if (e || full <= 0) {
+		snprintf(err, errlen, "model %s: full_kv_bytes_per_token: %s", name, e ? e->message : "must be > 0");
+		g_clear_error(&e);
+		return -1;
+	}
+	gint64 lin = g_key_file_get_int64(kf, name, "linear_state_bytes", &e);
+	if (e || lin < 0) {
+		snprintf(err, errlen, "model %s: linear_state_bytes: %s", name, e ? e->message : "must be >= 0");
+		g_clear_error(&e);
+		return -1;
+	}
+	m->full_kv_bytes_per_token = (uint64_t)full;
+	m->linear_state_bytes = (uint64_t)lin;
+	char *d = g_key_file_get_string(kf, name, "description", NULL);
+	snprintf(m->description, sizeof(m->description), "%s", d ? d : "");
+	g_free(d);
+	return 0;
+}
+
+int kv_model_load(const char *name, struct kv_model *m, char *err, size_t errlen)
+{
+	GKeyFile *kf = load(err, errlen);
+	int rc = -1;
+	if (!kf)
+		return -1;
+	if (!g_key_file_has_group(kf, name)) {
+		gchar **g = g_key_file_get_groups(kf, NULL);
+		GString *all = g_string_new("");
+		for (gchar **p = g; p && *p; p++)
+			g_string_append_printf(all, "%s%s", p == g ? "" : ", ", *p);
+		snprintf(err, errlen, "unknown model '%s' (known: %s)", name, all->str);
+		g_string_free(all, TRUE);
+		g_strfreev(g);
+	} else {
+		rc = read_model(kf, name, m, err, errlen);
+	}
+	g_key_file_free(kf);
+	return rc;
+}
+
+void kv_model_list(FILE *out, bool json)
+{
+	char err[512];
+	GKeyFile *kf = load(err, sizeof(err));
+	if (!kf) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		return;
+	}
+	gchar **g = g_key_file_get_groups(kf, NULL);
+	if (json)
+		fprintf(out, "[\n");
+	else
+		fprintf(out, "%-22s %16s %16s  %s\n", "model", "full KV B/token", "linear state B", "description");
+	for (gchar **p = g; p && *p; p++) {
+		struct kv_model m;
+		if (read_model(kf, *p, &m, err, sizeof(err))) {
+			fprintf(stderr, "femu-gandalf: %s\n", err);
+			continue;
+		}
+		if (json)
+			fprintf(out, "  {\"name\": \"%s\", \"full_kv_bytes_per_token\": %llu, \"linear_state_bytes\": %llu}%s\n",
+				m.name, (unsigned long long)m.full_kv_bytes_per_token,
+				(unsigned long long)m.linear_state_bytes, p[1] ? "," : "");
+		else
+			fprintf(out, "%-22s %16llu %16llu  %s\n", m.name, (unsigned long long)m.full_kv_bytes_per_token,
+				(unsigned long long)m.linear_state_bytes, m.description);
+	}
+	if (json)
+		fprintf(out, "]\n");
+	g_strfreev(g);
+	g_key_file_free(kf);
+}

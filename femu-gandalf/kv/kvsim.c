@@ -1,0 +1,657 @@
+/*
+ * kvsim.c - the KV-cache tier simulator core: objects, tiers, hits, SSD slots on the FTL.
+ *
+ * Objects. One full-attention KV object per block id (size block_tokens x full bytes/token), and
+ * one linear state per request boundary (keyed by the block id at the boundary | 1<<63, fixed
+ * size). The boundary is the request's last *full* block: floor(input tokens / block tokens). Dense models have no linear state. Objects live in one array, found by key through an
+ * open-addressing hash map (linear probing, backward-shift deletion: no tombstones), so a block
+ * access costs one probe on average, and freed objects are reused through a free list.
+ *
+ * A hit on a request with prefix blocks B1..Bn is the largest b such that B1..Bb are all cached
+ * (in DRAM or on SSD) and, for a hybrid model, a linear state at b is cached. Tokens past b are
+ * recomputed; the miss ratio counts blocks. Objects in the prefix are used in order, so a hit
+ * never uses a chunk whose ancestors are missing. After the request its new blocks and the state
+ * at its boundary n are admitted to DRAM. Before an object enters a tier, room is made for it,
+ * so the tier capacities are never exceeded, not even for a moment.
+ *
+ * Tiers. Each tier keeps an LRU list (head = most recently used). The policy decides what leaves
+ * DRAM and whether it is written to SSD (docs/policies.md). SSD objects get fixed-size slots per
+ * size class (LMCache raw-block style): a free list per class, and a bump pointer over the SSD
+ * tier's LBA range. A write is an FTL write at the request's trace time, an SSD hit an FTL read
+ * (its completion time gives the load latency), an eviction an optional TRIM.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim.h"
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- key -> object map ---- */
+
+static inline uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+uint32_t kv_lookup(const struct kvsim *s, uint64_t key)
+{
+	uint64_t m = s->mcap - 1;
+	for (uint64_t i = mix(key) & m;; i = (i + 1) & m) {
+		if (s->mvals[i] == KV_NONE)
+			return KV_NONE;
+		if (s->mkeys[i] == key)
+			return s->mvals[i];
+	}
+}
+
+static int map_grow(struct kvsim *s);
+
+static int map_put(struct kvsim *s, uint64_t key, uint32_t val)
+{
+	if ((s->mcount + 1) * 4 > s->mcap * 3 && map_grow(s))
+		return -1;
+	uint64_t m = s->mcap - 1, i = mix(key) & m;
+	while (s->mvals[i] != KV_NONE)
+		i = (i + 1) & m;
+	s->mkeys[i] = key;
+	s->mvals[i] = val;
+	s->mcount++;
+	return 0;
+}
+
+static int map_grow(struct kvsim *s)
+{
+	uint64_t ocap = s->mcap, *ok = s->mkeys;
+	uint32_t *ov = s->mvals;
+	s->mcap = ocap ? ocap * 2 : 1024;
+	s->mkeys = malloc(s->mcap * sizeof(uint64_t));
+	s->mvals = malloc(s->mcap * sizeof(uint32_t));
+	if (!s->mkeys || !s->mvals)
+		return -1;
+	memset(s->mvals, 0xff, s->mcap * sizeof(uint32_t));
+	s->mcount = 0;
+	for (uint64_t i = 0; i < ocap; i++)
+		if (ov[i] != KV_NONE)
+			map_put(s, ok[i], ov[i]);
+	free(ok);
+	free(ov);
+	return 0;
+}
+
+static void map_del(struct kvsim *s, uint64_t key)
+{
+	uint64_t m = s->mcap - 1, i = mix(key) & m;
+	while (s->mkeys[i] != key || s->mvals[i] == KV_NONE)
+		i = (i + 1) & m;
+	/* backward-shift deletion keeps every probe chain unbroken */
+	for (uint64_t j = (i + 1) & m; s->mvals[j] != KV_NONE; j = (j + 1) & m) {
+		uint64_t h = mix(s->mkeys[j]) & m;
+		if (((j - h) & m) >= ((j - i) & m)) {
+			s->mkeys[i] = s->mkeys[j];
+			s->mvals[i] = s->mvals[j];
+			i = j;
+		}
+	}
+	s->mvals[i] = KV_NONE;
+	s->mcount--;
+}
+
+/* ---- LRU lists ---- */
+
+#define LIST_OPS(name, prev, next, head, tail)                                   \
+	static void name##_unlink(struct kvsim *s, uint32_t o)                   \
+	{                                                                        \
+		struct kv_obj *x = &s->obj[o];                                   \
+		if (x->prev != KV_NONE)                                          \
+			s->obj[x->prev].next = x->next;                          \
+		else                                                             \
+			s->head = x->next;                                       \
+		if (x->next != KV_NONE)                                          \
+			s->obj[x->next].prev = x->prev;                          \
+		else                                                             \
+			s->tail = x->prev;                                       \
+		x->prev = x->next = KV_NONE;                                     \
+	}                                                                        \
+	static void name##_push(struct kvsim *s, uint32_t o)                     \
+	{                                                                        \
+		struct kv_obj *x = &s->obj[o];                                   \
+		x->prev = KV_NONE;                                               \
+		x->next = s->head;                                               \
+		if (s->head != KV_NONE)                                          \
+			s->obj[s->head].prev = o;                                \
+		s->head = o;                                                     \
+		if (s->tail == KV_NONE)                                          \
+			s->tail = o;                                             \
+	}
+LIST_OPS(dlist, dprev, dnext, dhead, dtail)
+LIST_OPS(slist, sprev, snext, shead, stail)
+
+/* ---- objects ---- */
+
+static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size)
+{
+	uint32_t o;
+	if (s->free_head != KV_NONE) {
+		o = s->free_head;
+		s->free_head = s->obj[o].dnext;
+	} else {
+		if (s->nobj == s->cap) {
+			uint32_t c = s->cap ? s->cap * 2 : 4096;
+			struct kv_obj *n = realloc(s->obj, (size_t)c * sizeof(*n));
+			if (!n)
+				return KV_NONE;
+			s->obj = n;
+			s->cap = c;
+		}
+		o = s->nobj++;
+	}
+	struct kv_obj *x = &s->obj[o];
+	memset(x, 0, sizeof(*x));
+	x->key = key;
+	x->parent_key = parent_key;
+	x->kind = kind;
+	x->size = size;
+	x->dprev = x->dnext = x->sprev = x->snext = KV_NONE;
+	x->heap_pos[0] = x->heap_pos[1] = KV_NONE;
+	if (map_put(s, key, o))
+		return KV_NONE;
+	/* a state hangs off the chunk at its boundary; a chunk off the previous chunk */
+	uint64_t pk = kind == OBJ_LINEAR ? key & ~KV_LINEAR_BIT : parent_key;
+	uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
+	if (p != KV_NONE)
+		s->obj[p].nchild++;
+	return o;
+}
+
+static void obj_free(struct kvsim *s, uint32_t o)
+{
+	struct kv_obj *x = &s->obj[o];
+	if (s->pol->removed)
+		s->pol->removed(s, o);
+	uint64_t pk = x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
+	uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
+	if (p != KV_NONE && s->obj[p].nchild)
+		s->obj[p].nchild--;
+	map_del(s, x->key);
+	x->in_dram = x->in_ssd = 0;
+	x->size = 0;
+	x->dnext = s->free_head;
+	s->free_head = o;
+}
+
+bool kv_is_leaf(const struct kvsim *s, uint32_t o)
+{
+	return s->obj[o].nchild == 0;
+}
+
+bool kv_is_root_side(const struct kvsim *s, uint32_t o)
+{
+	const struct kv_obj *x = &s->obj[o];
+	uint64_t pk = x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
+	if (!x->in_dram)
+		return false;
+	if (pk == KV_NO_PARENT)
+		return true;
+	uint32_t p = kv_lookup(s, pk);
+	return p == KV_NONE || !s->obj[p].in_dram;
+}
+
+/* ---- the SSD tier ---- */
+
+static uint64_t slot_size(const struct kv_obj *x)
+{
+	return (x->size + 4095) / 4096 * 4096;
+}
+
+static uint64_t now_ns(const struct kvsim *s)
+{
+	return s->now_t > 0 ? (uint64_t)(s->now_t * 1e9) : 0;
+}
+
+static bool slot_alloc(struct kvsim *s, struct kv_obj *x)
+{
+	int k = x->kind;
+	if (s->nfree[k]) {
+		x->lba = s->freeslot[k][--s->nfree[k]];
+		return true;
+	}
+	uint64_t sz = slot_size(x);
+	if (s->bump + sz > s->cfg.ssd_bytes)
+		return false;
+	x->lba = s->bump;
+	s->bump += sz;
+	return true;
+}
+
+static void slot_free(struct kvsim *s, struct kv_obj *x)
+{
+	int k = x->kind;
+	if (s->nfree[k] == s->freecap[k]) {
+		uint64_t c = s->freecap[k] ? 2 * s->freecap[k] : 1024;
+		uint64_t *n = realloc(s->freeslot[k], c * sizeof(uint64_t));
+		if (!n)
+			return; /* the slot leaks; the allocator stays correct */
+		s->freeslot[k] = n;
+		s->freecap[k] = c;
+	}
+	s->freeslot[k][s->nfree[k]++] = x->lba;
+}
+
+static void count_written_hit(struct kvsim *s, struct kv_obj *x)
+{
+	if (x->ssd_hits)
+		s->st.ssd_written_hit[x->kind]++;
+	x->ssd_hits = 0;
+}
+
+void kv_evict_ssd(struct kvsim *s, uint32_t o)
+{
+	struct kv_obj *x = &s->obj[o];
+	if (!x->in_ssd)
+		return;
+	slist_unlink(s, o);
+	x->in_ssd = 0;
+	s->ssd_used -= x->size;
+	s->st.ssd_evictions++;
+	count_written_hit(s, x);
+	if (s->ftl && s->cfg.trim && ftl_trim(s->ftl, x->lba, slot_size(x), now_ns(s), NULL))
+		s->st.ftl_errors++;
+	slot_free(s, x);
+	if (!x->in_dram)
+		obj_free(s, o);
+}
+
+static uint32_t default_ssd_victim(struct kvsim *s)
+{
+	return s->stail;
+}
+
+/* Write x to SSD, evicting SSD victims until it fits. false if it cannot fit at all. */
+static bool ssd_put(struct kvsim *s, uint32_t o)
+{
+	struct kv_obj *x = &s->obj[o];
+	if (x->size > s->cfg.ssd_bytes)
+		return false;
+	for (;;) {
+		if (s->ssd_used + x->size <= s->cfg.ssd_bytes && slot_alloc(s, x))
+			break;
+		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s) : default_ssd_victim(s);
+		if (v == KV_NONE || v == o) {
+			s->st.ssd_alloc_fail++;
+			return false;
+		}
+		kv_evict_ssd(s, v);
+	}
+	x = &s->obj[o];
+	x->in_ssd = 1;
+	s->ssd_used += x->size;
+	if (s->ssd_used > s->st.ssd_peak)
+		s->st.ssd_peak = s->ssd_used;
+	slist_push(s, o);
+	s->st.ssd_write_bytes[x->kind] += slot_size(x);
+	s->st.ssd_writes[x->kind]++;
+	x->ssd_hits = 0;
+	if (s->ftl) {
+		unsigned stream = s->cfg.streams_by_kind ? x->kind : 0;
+		int rc = ftl_write(s->ftl, x->lba, slot_size(x), stream, now_ns(s), NULL);
+		if (rc)
+			s->st.ftl_errors++;
+	}
+	return true;
+}
+
+bool kv_write_ssd(struct kvsim *s, uint32_t o)
+{
+	return s->obj[o].in_ssd || ssd_put(s, o);
+}
+
+void kv_drop_dram(struct kvsim *s, uint32_t o)
+{
+	struct kv_obj *x = &s->obj[o];
+	if (!x->in_dram)
+		return;
+	dlist_unlink(s, o);
+	x->in_dram = 0;
+	s->dram_used -= x->size;
+	if (!x->in_ssd) {
+		s->st.dram_drops++;
+		obj_free(s, o);
+	}
+}
+
+bool kv_move_to_ssd(struct kvsim *s, uint32_t o)
+{
+	bool ok = kv_write_ssd(s, o);
+	kv_drop_dram(s, o);
+	return ok;
+}
+
+void kv_default_make_room(struct kvsim *s, uint64_t need)
+{
+	while (s->dram_used + need > s->cfg.dram_bytes && s->dtail != KV_NONE) {
+		uint32_t v = s->dtail;
+		if (!s->obj[v].in_ssd && s->pol->spill && s->pol->spill(s, v))
+			kv_move_to_ssd(s, v);
+		else
+			kv_drop_dram(s, v);
+	}
+}
+
+static void make_room(struct kvsim *s, uint64_t need)
+{
+	if (s->pol->make_room)
+		s->pol->make_room(s, need);
+	else
+		kv_default_make_room(s, need);
+}
+
+/* ---- requests ---- */
+
+static void touch(struct kvsim *s, uint32_t o)
+{
+	struct kv_obj *x = &s->obj[o];
+	if (s->pol->touched) /* before the update: the policy sees the previous use */
+		s->pol->touched(s, o);
+	x->refs++;
+	x->last_req = s->req;
+	x->last_t = s->now_t;
+	if (x->in_dram) {
+		dlist_unlink(s, o);
+		dlist_push(s, o);
+	}
+	if (x->in_ssd) {
+		slist_unlink(s, o);
+		slist_push(s, o);
+	}
+}
+
+/* Admit a new object to DRAM (making room first). Returns its index or KV_NONE. */
+static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size,
+		      uint64_t session, uint32_t recompute_tokens)
+{
+	if (size > s->cfg.dram_bytes) {
+		s->st.not_admitted++;
+		return KV_NONE;
+	}
+	make_room(s, size);
+	if (s->dram_used + size > s->cfg.dram_bytes) {
+		s->st.not_admitted++;
+		return KV_NONE;
+	}
+	uint32_t o = obj_new(s, key, parent_key, kind, size);
+	if (o == KV_NONE)
+		return KV_NONE;
+	struct kv_obj *x = &s->obj[o];
+	x->in_dram = 1;
+	x->refs = 1;
+	x->last_req = s->req;
+	x->last_t = s->now_t;
+	x->session = session;
+	x->recompute_tokens = recompute_tokens ? recompute_tokens : 1;
+	s->dram_used += size;
+	if (s->dram_used > s->st.dram_peak)
+		s->st.dram_peak = s->dram_used;
+	dlist_push(s, o);
+	if (s->pol->admitted)
+		s->pol->admitted(s, o);
+	if (s->pol->write_through)
+		kv_write_ssd(s, o);
+	return o;
+}
+
+static int lat_push(struct kvsim *s, double v)
+{
+	if (s->st.nlat == s->st.latcap) {
+		uint64_t c = s->st.latcap ? 2 * s->st.latcap : 4096;
+		double *n = realloc(s->st.lat, c * sizeof(double));
+		if (!n)
+			return -1;
+		s->st.lat = n;
+		s->st.latcap = c;
+	}
+	s->st.lat[s->st.nlat++] = v;
+	return 0;
+}
+
+int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_t errlen)
+{
+	const bool hybrid = s->cfg.model.linear_state_bytes > 0;
+	const uint64_t chunk = (uint64_t)rq->block_tokens * s->cfg.model.full_kv_bytes_per_token;
+	const uint32_t n = rq->nblocks;
+	for (uint32_t i = 0; i < n; i++)
+		if (rq->blocks[i] & KV_LINEAR_BIT)
+			return fail(err, errlen, "block id %llu >= 2^63 is not supported",
+				    (unsigned long long)rq->blocks[i]);
+	if (!s->st.requests)
+		s->st.t_first = rq->t;
+	s->st.t_last = rq->t;
+	s->now_t = rq->t;
+	s->cur_session = rq->session;
+	if (s->pol->begin)
+		s->pol->begin(s);
+
+	/* the usable prefix: all chunks cached up to r, and (hybrid) a state at b <= r */
+	uint32_t r = 0;
+	while (r < n) {
+		uint32_t o = kv_lookup(s, rq->blocks[r]);
+		if (o == KV_NONE)
+			break;
+		r++;
+	}
+	uint32_t b = r;
+	if (hybrid) {
+		while (b > 0 && kv_lookup(s, rq->blocks[b - 1] | KV_LINEAR_BIT) == KV_NONE)
+			b--;
+	}
+	/* serve the hit: DRAM directly, SSD through the FTL */
+	uint64_t dram_bytes = 0, ssd_bytes = 0, t_ssd_done = now_ns(s);
+	for (uint32_t i = 0; i <= b && i < n + 1; i++) {
+		uint32_t o;
+		if (i < b)
+			o = kv_lookup(s, rq->blocks[i]);
+		else if (hybrid && b > 0)
+			o = kv_lookup(s, rq->blocks[b - 1] | KV_LINEAR_BIT);
+		else
+			break;
+		struct kv_obj *x = &s->obj[o];
+		if (x->in_dram) {
+			s->st.hits[0][x->kind]++;
+			dram_bytes += x->size;
+		} else {
+			s->st.hits[1][x->kind]++;
+			ssd_bytes += x->size;
+			x->ssd_hits++;
+			s->st.ssd_read_bytes += slot_size(x);
+			if (s->ftl) {
+				uint64_t done;
+				if (ftl_read(s->ftl, x->lba, slot_size(x), now_ns(s), &done))
+					s->st.ftl_errors++;
+				else if (done > t_ssd_done)
+					t_ssd_done = done;
+			}
+		}
+		touch(s, o);
+	}
+	/* load latency: transfers (SSD -> DRAM -> GPU, two hops) overlap the recompute */
+	uint64_t tokens = rq->input_tokens, hit_tokens = (uint64_t)b * rq->block_tokens;
+	if (hit_tokens > tokens)
+		hit_tokens = tokens;
+	double ssd_t = s->ftl && s->cfg.use_ftl_timing ? (t_ssd_done - now_ns(s)) / 1e9
+						     : ssd_bytes / (s->cfg.ssd_gbps * 1e9);
+	double xfer = ssd_t + (dram_bytes + ssd_bytes) / (s->cfg.pcie_gbps * 1e9);
+	double recompute = (tokens - hit_tokens) / s->cfg.prefill_tokens_per_s;
+	if (lat_push(s, xfer > recompute ? xfer : recompute))
+		return fail(err, errlen, "out of memory");
+	s->st.requests++;
+	s->st.prefix_blocks += n;
+	s->st.hit_blocks += b;
+	s->st.prefix_tokens += tokens;
+	s->st.missed_tokens += tokens - hit_tokens;
+
+	/* admit the recomputed blocks and the state at the boundary */
+	for (uint32_t i = b; i < n; i++) {
+		uint32_t o = kv_lookup(s, rq->blocks[i]);
+		if (o != KV_NONE)
+			touch(s, o);
+		else
+			admit(s, rq->blocks[i], i ? rq->blocks[i - 1] : KV_NO_PARENT, OBJ_FULL, chunk, rq->session,
+			      rq->block_tokens);
+	}
+	/* the state is kept at the last full block: a partial last block (Mooncake's ceil) has an id
+	 * the next turn does not share, so a state there could never be used */
+	uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : n;
+	if (bnd > n)
+		bnd = n;
+	if (hybrid && bnd > 0) {
+		uint64_t key = rq->blocks[bnd - 1] | KV_LINEAR_BIT;
+		uint32_t o = kv_lookup(s, key);
+		if (o != KV_NONE) {
+			if (b != bnd) /* the state was not used above */
+				touch(s, o);
+		} else {
+			/* losing this state costs the blocks since the boundary this request hit */
+			admit(s, key, KV_NO_PARENT, OBJ_LINEAR, s->cfg.model.linear_state_bytes, rq->session,
+			      (bnd > b ? bnd - b : 1) * rq->block_tokens);
+		}
+	}
+	s->req++;
+	return 0;
+}
+
+int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
+{
+	uint64_t dram = 0, ssd = 0, nd = 0, ns = 0, live = 0;
+	if (s->dram_used > s->cfg.dram_bytes || s->ssd_used > s->cfg.ssd_bytes)
+		return fail(err, errlen, "tier over capacity: DRAM %llu/%llu SSD %llu/%llu",
+			    (unsigned long long)s->dram_used, (unsigned long long)s->cfg.dram_bytes,
+			    (unsigned long long)s->ssd_used, (unsigned long long)s->cfg.ssd_bytes);
+	for (uint32_t o = s->dhead; o != KV_NONE; o = s->obj[o].dnext) {
+		if (!s->obj[o].in_dram || ++nd > s->nobj)
+			return fail(err, errlen, "DRAM list broken at %u", o);
+		dram += s->obj[o].size;
+	}
+	for (uint32_t o = s->shead; o != KV_NONE; o = s->obj[o].snext) {
+		if (!s->obj[o].in_ssd || ++ns > s->nobj)
+			return fail(err, errlen, "SSD list broken at %u", o);
+		ssd += s->obj[o].size;
+		if (s->obj[o].lba + slot_size(&s->obj[o]) > s->cfg.ssd_bytes)
+			return fail(err, errlen, "SSD slot past the tier");
+	}
+	if (dram != s->dram_used || ssd != s->ssd_used)
+		return fail(err, errlen, "tier bytes: DRAM %llu vs %llu, SSD %llu vs %llu",
+			    (unsigned long long)dram, (unsigned long long)s->dram_used, (unsigned long long)ssd,
+			    (unsigned long long)s->ssd_used);
+	for (uint32_t o = 0; o < s->nobj; o++) {
+		const struct kv_obj *x = &s->obj[o];
+		if (!x->in_dram && !x->in_ssd)
+			continue;
+		live++;
+		if (kv_lookup(s, x->key) != o)
+			return fail(err, errlen, "object %u not found under its key", o);
+		if (x->kind == OBJ_LINEAR && !s->cfg.model.linear_state_bytes)
+			return fail(err, errlen, "a dense model stores a linear state");
+	}
+	if (live != s->mcount)
+		return fail(err, errlen, "%llu live objects, map holds %llu", (unsigned long long)live,
+			    (unsigned long long)s->mcount);
+	return 0;
+}
+
+int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p, const char *params,
+	       struct ftl *ftl, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = *c;
+	s->pol = p;
+	s->ftl = ftl;
+	s->free_head = s->dhead = s->dtail = s->shead = s->stail = KV_NONE;
+	snprintf(s->params, sizeof(s->params), "%s", params ? params : "");
+	if (!c->dram_bytes)
+		return fail(err, errlen, "--dram 0: the DRAM tier must hold something");
+	if (!c->ssd_bytes)
+		return fail(err, errlen, "--ssd 0: the SSD tier must hold something");
+	if (map_grow(s))
+		return fail(err, errlen, "out of memory");
+	if (p->init && p->init(s, err, errlen))
+		return -1;
+	return 0;
+}
+
+void kvsim_finish(struct kvsim *s)
+{
+	/* objects still on SSD at the end: count whether they were hit there */
+	for (uint32_t o = s->shead; o != KV_NONE; o = s->obj[o].snext)
+		count_written_hit(s, &s->obj[o]);
+}
+
+void kvsim_free(struct kvsim *s)
+{
+	if (s->pol && s->pol->fini)
+		s->pol->fini(s);
+	free(s->obj);
+	free(s->mkeys);
+	free(s->mvals);
+	free(s->freeslot[0]);
+	free(s->freeslot[1]);
+	free(s->st.lat);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- policy parameters: "k=v,k=v" ---- */
+
+double kv_param(const struct kvsim *s, const char *key, double def)
+{
+	size_t kl = strlen(key);
+	for (const char *p = s->params; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len > kl && !strncmp(p, key, kl) && p[kl] == '=')
+			return atof(p + kl + 1);
+		p += len + (e ? 1 : 0);
+	}
+	return def;
+}
+
+int kv_params_check(const struct kvsim *s, const char *allowed, char *err, size_t errlen)
+{
+	for (const char *p = s->params; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		const char *eq = memchr(p, '=', len);
+		char key[64];
+		if (!eq || eq == p || (size_t)(eq - p) >= sizeof(key))
+			return fail(err, errlen, "--param '%.*s': expected name=value", (int)len, p);
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - p), p);
+		char *end;
+		char val[64];
+		snprintf(val, sizeof(val), "%.*s", (int)(len - (size_t)(eq - p) - 1), eq + 1);
+		strtod(val, &end);
+		if (!*val || *end)
+			return fail(err, errlen, "--param %s=%s: not a number", key, val);
+		bool ok = false;
+		for (const char *a = allowed; *a && !ok;) {
+			const char *c = strchr(a, ',');
+			size_t al = c ? (size_t)(c - a) : strlen(a);
+			ok = al == strlen(key) && !strncmp(a, key, al);
+			a += al + (c ? 1 : 0);
+		}
+		if (!ok)
+			return fail(err, errlen, "--param %s: unknown parameter for policy %s (it takes: %s)", key,
+				    s->pol->name, *allowed ? allowed : "none");
+		p += len + (e ? 1 : 0);
+	}
+	return 0;
+}

@@ -1,0 +1,153 @@
+/*
+ * kvsim.h - the KV-cache tier simulator: a DRAM + SSD cache of full-attention KV chunks and
+ * linear-attention states, driven by a KV-request trace, under a placement policy, with the
+ * SSD tier on the emulated SSD (hw/ftl). Semantics: docs/kv.md.
+ */
+#ifndef FG_KVSIM_H
+#define FG_KVSIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ftl.h"
+#include "trace.h"
+
+#define KV_NONE UINT32_MAX
+
+/* ---- model catalog (models.ini) ---- */
+struct kv_model {
+	char name[64];
+	uint64_t full_kv_bytes_per_token, linear_state_bytes;
+	char description[256];
+};
+int kv_model_load(const char *name, struct kv_model *m, char *err, size_t errlen);
+void kv_model_list(FILE *out, bool json);
+const char *kv_model_dir(void);
+
+/* ---- objects ---- */
+enum { OBJ_FULL = 0, OBJ_LINEAR = 1 };
+
+struct kv_obj {
+	uint64_t key;        /* block id (full) or block id at the boundary | 1<<63 (linear) */
+	uint64_t parent_key; /* full: previous block id, KV_NO_PARENT for the first */
+	uint64_t size;
+	uint64_t lba;        /* SSD slot, bytes */
+	uint64_t last_req;   /* request index of the last use */
+	double last_t;       /* trace time of the last use */
+	uint64_t session;
+	uint32_t dprev, dnext, sprev, snext; /* DRAM and SSD LRU lists (head = most recent) */
+	uint32_t nchild;     /* cached objects whose parent this is (chunks and the state here) */
+	uint32_t refs;       /* uses: admission and hits */
+	uint32_t ssd_hits;   /* hits served from SSD since it was last written there */
+	uint32_t recompute_tokens; /* what losing it costs: a chunk's tokens; a state's span */
+	double score;        /* policy scratch */
+	uint32_t heap_pos[2];/* policy scratch: positions in lazy heaps */
+	uint8_t kind, in_dram, in_ssd;
+};
+#define KV_NO_PARENT UINT64_MAX
+#define KV_LINEAR_BIT (1ull << 63)
+
+struct kv_config {
+	struct kv_model model;
+	uint64_t dram_bytes, ssd_bytes;
+	double ssd_gbps, pcie_gbps, prefill_tokens_per_s;
+	bool trim, streams_by_kind;
+	bool use_ftl_timing;
+	double gpu_usd_per_hour, ssd_usd;      /* prices; ssd_usd is for the SSD tier's drive */
+	double ssd_usd_per_tb;                 /* drive price per TB of user capacity */
+	double tbw_bytes;                      /* rated TBW of the SSD tier for the TBW lifetime */
+	double target_years;                   /* gandalf: write budget (0 = none) */
+	double ssd_phys_bytes, ssd_pe;         /* for naive P/E without a device */
+};
+
+struct kv_stats {
+	uint64_t requests, prefix_blocks, hit_blocks, prefix_tokens, missed_tokens;
+	uint64_t hits[2][2];           /* [tier: 0 DRAM, 1 SSD][kind] objects served */
+	uint64_t ssd_write_bytes[2], ssd_writes[2], ssd_written_hit[2]; /* by kind */
+	uint64_t ssd_read_bytes, ssd_evictions, dram_drops, not_admitted, ssd_alloc_fail;
+	uint64_t dram_peak, ssd_peak;
+	double t_first, t_last;
+	double *lat;
+	uint64_t nlat, latcap;
+	uint64_t ftl_errors;
+};
+
+struct kvsim;
+struct kv_policy {
+	const char *name;
+	const char *params; /* "name=default,..." documented parameters */
+	int (*init)(struct kvsim *s, char *err, size_t errlen);
+	void (*fini)(struct kvsim *s);
+	/* a new object entered DRAM / an object was used (hit or re-admission) */
+	void (*admitted)(struct kvsim *s, uint32_t o);
+	void (*touched)(struct kvsim *s, uint32_t o);
+	/* the object is about to leave the cache entirely */
+	void (*removed)(struct kvsim *s, uint32_t o);
+	/* called before each request with its index and time */
+	void (*begin)(struct kvsim *s);
+	/* make `need` bytes free in DRAM; default: LRU victims, spilled when spill() says so */
+	void (*make_room)(struct kvsim *s, uint64_t need);
+	bool (*spill)(struct kvsim *s, uint32_t o);
+	uint32_t (*ssd_victim)(struct kvsim *s);
+	bool write_through;
+};
+
+struct kvsim {
+	struct kv_config cfg;
+	const struct kv_policy *pol;
+	void *pol_state;
+	char params[256];
+	struct ftl *ftl; /* NULL = no device (TBW division only) */
+	/* objects and the key -> index map */
+	struct kv_obj *obj;
+	uint32_t nobj, cap, free_head;
+	uint64_t *mkeys;
+	uint32_t *mvals;
+	uint64_t mcap, mcount;
+	/* tiers */
+	uint64_t dram_used, ssd_used;
+	uint32_t dhead, dtail, shead, stail;
+	/* SSD slot allocator: per kind, a free list of slot LBAs and a bump pointer */
+	uint64_t *freeslot[2];
+	uint64_t nfree[2], freecap[2];
+	uint64_t bump;
+	/* the request being processed */
+	uint64_t req;
+	uint64_t cur_session;
+	double now_t;
+	struct kv_stats st;
+	/* future knowledge for the oracle: next use request index per (request, position) */
+	void *oracle;
+};
+
+/* Parse "k=v,k=v" policy parameters: get one as a double (default if absent). */
+double kv_param(const struct kvsim *s, const char *key, double def);
+/* Check that every key in s->params is one of `allowed` (comma-separated). */
+int kv_params_check(const struct kvsim *s, const char *allowed, char *err, size_t errlen);
+
+const struct kv_policy *kv_policy_find(const char *name);
+void kv_policy_list(FILE *out);
+extern const struct kv_policy *const kv_policies[];
+
+int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p, const char *params,
+	       struct ftl *ftl, char *err, size_t errlen);
+void kvsim_free(struct kvsim *s);
+/* End-of-run accounting (objects still on SSD: were they hit there?). Call once, before reading st. */
+void kvsim_finish(struct kvsim *s);
+/* Process one request. Returns 0, or -1 on an internal error (message in err). */
+int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_t errlen);
+/* Check the invariants: capacities, tier lists, map, child counts. 0 or -1 with err. */
+int kvsim_check(const struct kvsim *s, char *err, size_t errlen);
+
+/* helpers for policies */
+uint32_t kv_lookup(const struct kvsim *s, uint64_t key);
+void kv_drop_dram(struct kvsim *s, uint32_t o);       /* drop the DRAM copy (frees if nowhere else) */
+bool kv_move_to_ssd(struct kvsim *s, uint32_t o);     /* write to SSD (evicting SSD victims), drop from DRAM */
+bool kv_write_ssd(struct kvsim *s, uint32_t o);       /* write a copy to SSD, keep DRAM */
+void kv_evict_ssd(struct kvsim *s, uint32_t o);
+void kv_default_make_room(struct kvsim *s, uint64_t need);
+bool kv_is_leaf(const struct kvsim *s, uint32_t o);
+bool kv_is_root_side(const struct kvsim *s, uint32_t o); /* in DRAM, parent not in DRAM */
+
+#endif

@@ -1,0 +1,420 @@
+/*
+ * gandalf.c - "gandalf": drop-or-move pricing from the Gandalf paper (Sec. 3.3-3.4).
+ *
+ * New objects enter DRAM. When DRAM needs room, compare
+ *   the cheapest drop: a DRAM *leaf* (no cached child), priced
+ *       p(w) x recompute(x) / (size(x) x w)
+ *   the cheapest move to SSD: the longest-waiting *root-side* DRAM node (parent not in DRAM) of
+ *   each size class (full chunks, linear states), priced
+ *       (lambda x m x fee x size(x) + replacement(size(x))) / (size(x) x w)
+ * and do the cheaper. w is the requests the object has waited since its last use (>= 1), so both
+ * prices are dollars per byte of DRAM per request of waiting (the paper's third observation:
+ * an object idle for long is likely to stay idle). recompute(x) = its tokens x GPU $/token; for
+ * a linear state, the tokens since the boundary its request hit (losing it falls back there).
+ * fee = SSD price / rated TBW bytes; m = 1, or with --target-years the ratio of bytes written to
+ * the budget for the elapsed time (grows when writes run ahead, shrinks when behind; clamped to
+ * [1/16, 16]). replacement() = the value p x recompute of the lowest-valued SSD leaves that must
+ * go to make room (0 while the SSD has room); those are also the SSD victims.
+ *
+ * p(w), the reuse probability, is learned online: of the sessions that were idle w requests
+ * (log2 buckets), the share that came back. For a trace without sessions (Mooncake), the same
+ * estimate is made over objects: reuse gaps seen at hits, against objects that left the cache
+ * unused. Laplace smoothing (+1/+2) keeps early estimates off 0 and 1.
+ *
+ * Heaps (Sec. 3.4): drop candidates, move candidates per class and SSD victims are collected
+ * and ordered once per request, the first time the request needs room, and reused for all its
+ * evictions; entries that stopped qualifying are skipped lazily, and a parent that becomes a
+ * leaf during the request is pushed at once. Parameters: lambda=1, move_candidates=1.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim.h"
+
+#define NB 40 /* log2 buckets of idle requests */
+
+struct cand {
+	double key;
+	uint32_t o;
+};
+
+struct heap {
+	struct cand *a;
+	size_t n, cap;
+};
+
+struct sess {
+	uint64_t id, last_req;
+};
+
+struct gstate {
+	double lambda;
+	int kcand;
+	double gpu_per_token, fee;
+	/* reuse statistics */
+	double back[NB], gone[NB];  /* returned after idle in bucket k; still idle / left unused */
+	double p[NB];               /* p(idle >= 2^k), refreshed once per request */
+	struct sess *sess;          /* open-addressing session table (sessioned traces) */
+	uint64_t scap, scount;
+	bool sessions;
+	/* candidates of the current request */
+	uint64_t built_req;
+	struct heap drop, move[2];
+	struct cand *victims;
+	size_t nvict, vcur, vcap;
+	uint64_t budget_written;
+};
+
+static struct gstate *G(const struct kvsim *s)
+{
+	return s->pol_state;
+}
+
+static int bucket(uint64_t w)
+{
+	int b = 0;
+	while (w > 1 && b < NB - 1) {
+		w >>= 1;
+		b++;
+	}
+	return b;
+}
+
+/* ---- binary min-heap of candidates ---- */
+
+static void hpush(struct heap *h, double key, uint32_t o)
+{
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 256;
+		h->a = realloc(h->a, h->cap * sizeof(*h->a));
+	}
+	size_t i = h->n++;
+	while (i && h->a[(i - 1) / 2].key > key) {
+		h->a[i] = h->a[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->a[i] = (struct cand){key, o};
+}
+
+static void hpop(struct heap *h)
+{
+	struct cand last = h->a[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		double mk = last.key;
+		if (l < h->n && h->a[l].key < mk)
+			m = l, mk = h->a[l].key;
+		if (l + 1 < h->n && h->a[l + 1].key < mk)
+			m = l + 1;
+		if (m == i)
+			break;
+		h->a[i] = h->a[m];
+		i = m;
+	}
+	if (h->n)
+		h->a[i] = last;
+}
+
+/* ---- sessions ---- */
+
+static struct sess *sess_get(struct gstate *g, uint64_t id)
+{
+	if ((g->scount + 1) * 2 > g->scap) {
+		uint64_t oc = g->scap;
+		struct sess *old = g->sess;
+		g->scap = oc ? oc * 2 : 1024;
+		g->sess = calloc(g->scap, sizeof(*g->sess));
+		for (uint64_t i = 0; i < oc; i++)
+			if (old[i].id) {
+				uint64_t j = (old[i].id * 0x9e3779b97f4a7c15ull) & (g->scap - 1);
+				while (g->sess[j].id)
+					j = (j + 1) & (g->scap - 1);
+				g->sess[j] = old[i];
+			}
+		free(old);
+	}
+	uint64_t key = id + 1, j = (key * 0x9e3779b97f4a7c15ull) & (g->scap - 1);
+	while (g->sess[j].id && g->sess[j].id != key)
+		j = (j + 1) & (g->scap - 1);
+	if (!g->sess[j].id) {
+		g->sess[j].id = key;
+		g->sess[j].last_req = UINT64_MAX;
+		g->scount++;
+	}
+	return &g->sess[j];
+}
+
+/* idle requests of the object's session (or the object itself without sessions) */
+static uint64_t idle(const struct kvsim *s, const struct kv_obj *x)
+{
+	struct gstate *g = G(s);
+	uint64_t last = x->last_req;
+	if (g->sessions && x->session != KV_NO_SESSION) {
+		struct sess *e = sess_get(g, x->session);
+		if (e->last_req != UINT64_MAX && e->last_req > last)
+			last = e->last_req;
+	}
+	return s->req > last ? s->req - last : 1;
+}
+
+static double reuse_p(const struct kvsim *s, uint64_t w)
+{
+	return G(s)->p[bucket(w)];
+}
+
+/* refresh p(k) = back(>=k) / (back(>=k) + gone(>=k)), with still-idle sessions counted as gone */
+static void refresh_p(struct kvsim *s)
+{
+	struct gstate *g = G(s);
+	double gone[NB];
+	memcpy(gone, g->gone, sizeof(gone));
+	if (g->sessions)
+		for (uint64_t i = 0; i < g->scap; i++)
+			if (g->sess[i].id && g->sess[i].last_req != UINT64_MAX && s->req > g->sess[i].last_req)
+				gone[bucket(s->req - g->sess[i].last_req)] += 1;
+	double b = 0, d = 0;
+	for (int k = NB - 1; k >= 0; k--) {
+		b += g->back[k];
+		d += gone[k];
+		g->p[k] = (b + 1) / (b + d + 2);
+	}
+}
+
+static double value(const struct kvsim *s, const struct kv_obj *x)
+{
+	return reuse_p(s, idle(s, x)) * x->recompute_tokens * G(s)->gpu_per_token;
+}
+
+static double drop_price(const struct kvsim *s, const struct kv_obj *x)
+{
+	uint64_t w = idle(s, x);
+	return value(s, x) / ((double)x->size * (double)w);
+}
+
+/* ---- candidates, once per request ---- */
+
+static int cand_cmp(const void *a, const void *b)
+{
+	double x = ((const struct cand *)a)->key, y = ((const struct cand *)b)->key;
+	return x < y ? -1 : x > y;
+}
+
+static void build(struct kvsim *s)
+{
+	struct gstate *g = G(s);
+	g->built_req = s->req;
+	g->drop.n = g->move[0].n = g->move[1].n = 0;
+	refresh_p(s);
+	for (uint32_t o = s->dhead; o != KV_NONE; o = s->obj[o].dnext) {
+		const struct kv_obj *x = &s->obj[o];
+		if (kv_is_leaf(s, o))
+			hpush(&g->drop, drop_price(s, x), o);
+		if (!x->in_ssd && kv_is_root_side(s, o))
+			hpush(&g->move[x->kind], (double)x->last_req, o); /* longest waiting first */
+	}
+	g->nvict = g->vcur = 0;
+	for (uint32_t o = s->shead; o != KV_NONE; o = s->obj[o].snext) {
+		if (s->obj[o].in_dram || !kv_is_leaf(s, o))
+			continue;
+		if (g->nvict == g->vcap) {
+			g->vcap = g->vcap ? 2 * g->vcap : 256;
+			g->victims = realloc(g->victims, g->vcap * sizeof(*g->victims));
+		}
+		g->victims[g->nvict++] = (struct cand){value(s, &s->obj[o]), o};
+	}
+	qsort(g->victims, g->nvict, sizeof(*g->victims), cand_cmp); /* ascending value */
+}
+
+static bool victim_ok(const struct kvsim *s, uint32_t o)
+{
+	return s->obj[o].in_ssd && !s->obj[o].in_dram && kv_is_leaf(s, o);
+}
+
+/* value lost by freeing `need` bytes of SSD, walking victims from the cheapest */
+static double replacement(const struct kvsim *s, uint64_t need)
+{
+	struct gstate *g = G(s);
+	if (s->ssd_used + need <= s->cfg.ssd_bytes)
+		return 0;
+	uint64_t freed = s->cfg.ssd_bytes - s->ssd_used;
+	double cost = 0;
+	for (size_t i = g->vcur; i < g->nvict && freed < need; i++) {
+		uint32_t o = g->victims[i].o;
+		if (!victim_ok(s, o))
+			continue;
+		freed += s->obj[o].size;
+		cost += g->victims[i].key;
+	}
+	return freed >= need ? cost : INFINITY;
+}
+
+static uint32_t gandalf_ssd_victim(struct kvsim *s)
+{
+	struct gstate *g = G(s);
+	while (g->vcur < g->nvict) {
+		uint32_t o = g->victims[g->vcur++].o;
+		if (victim_ok(s, o))
+			return o;
+	}
+	return s->stail; /* nothing priced: plain LRU */
+}
+
+static double multiplier(const struct kvsim *s)
+{
+	struct gstate *g = G(s);
+	if (s->cfg.target_years <= 0 || s->now_t <= s->st.t_first)
+		return 1;
+	double budget = s->cfg.tbw_bytes * (s->now_t - s->st.t_first) / (s->cfg.target_years * 365.0 * 86400.0);
+	double written = (double)(s->st.ssd_write_bytes[0] + s->st.ssd_write_bytes[1]);
+	(void)g;
+	double m = budget > 0 ? written / budget : 1;
+	return m < 1.0 / 16 ? 1.0 / 16 : (m > 16 ? 16 : m);
+}
+
+static void gandalf_make_room(struct kvsim *s, uint64_t need)
+{
+	struct gstate *g = G(s);
+	if (s->dram_used + need <= s->cfg.dram_bytes)
+		return;
+	if (g->built_req != s->req || !g->drop.a)
+		build(s);
+	double m = multiplier(s);
+	int rebuilt = 0;
+	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
+		/* cheapest valid drop */
+		while (g->drop.n && (!s->obj[g->drop.a[0].o].in_dram || !kv_is_leaf(s, g->drop.a[0].o)))
+			hpop(&g->drop);
+		double dprice = g->drop.n ? g->drop.a[0].key : INFINITY;
+		/* best move among the first k candidates of each class */
+		double mprice = INFINITY;
+		uint32_t mo = KV_NONE;
+		for (int c = 0; c < 2; c++) {
+			struct heap *h = &g->move[c];
+			struct cand keep[64];
+			int nk = 0;
+			while (h->n && nk < g->kcand) {
+				uint32_t o = h->a[0].o;
+				struct kv_obj *x = &s->obj[o];
+				struct cand top = h->a[0];
+				hpop(h);
+				if (!x->in_dram || x->in_ssd || !kv_is_root_side(s, o) ||
+				    (double)x->last_req != top.key)
+					continue;
+				keep[nk++] = top;
+				double price = (g->lambda * m * g->fee * (double)x->size +
+						replacement(s, (x->size + 4095) / 4096 * 4096)) /
+					       ((double)x->size * (double)idle(s, x));
+				if (price < mprice) {
+					mprice = price;
+					mo = o;
+				}
+			}
+			for (int i = 0; i < nk; i++)
+				hpush(h, keep[i].key, keep[i].o);
+		}
+		if (mo == KV_NONE && !g->drop.n && rebuilt++ < 2) {
+			build(s);
+			continue;
+		}
+		if (mo != KV_NONE && mprice < dprice) {
+			if (!kv_move_to_ssd(s, mo)) /* cannot fit: it was dropped */
+				continue;
+		} else if (g->drop.n) {
+			uint32_t o = g->drop.a[0].o;
+			hpop(&g->drop);
+			uint64_t pk = s->obj[o].kind == OBJ_LINEAR ? s->obj[o].key & ~KV_LINEAR_BIT : s->obj[o].parent_key;
+			kv_drop_dram(s, o);
+			/* dropping a leaf may expose its parent as a leaf */
+			uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
+			if (p != KV_NONE && s->obj[p].in_dram && kv_is_leaf(s, p))
+				hpush(&g->drop, drop_price(s, &s->obj[p]), p);
+		} else {
+			kv_drop_dram(s, s->dtail); /* no priced candidate left: LRU */
+		}
+	}
+}
+
+/* an object left the cache without being used again: for sessionless traces, a non-return */
+static void gandalf_removed(struct kvsim *s, uint32_t o)
+{
+	struct gstate *g = G(s);
+	if (g && !g->sessions)
+		g->gone[bucket(s->req > s->obj[o].last_req ? s->req - s->obj[o].last_req : 1)] += 1;
+}
+
+static void gandalf_touched(struct kvsim *s, uint32_t o)
+{
+	struct gstate *g = G(s);
+	if (!g->sessions) {
+		uint64_t w = s->req > s->obj[o].last_req ? s->req - s->obj[o].last_req : 0;
+		if (w)
+			g->back[bucket(w)] += 1;
+	}
+}
+
+static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
+{
+	if (kv_params_check(s, "lambda,move_candidates", err, errlen))
+		return -1;
+	struct gstate *g = calloc(1, sizeof(*g));
+	if (!g)
+		return snprintf(err, errlen, "out of memory"), -1;
+	g->lambda = kv_param(s, "lambda", 1);
+	g->kcand = (int)kv_param(s, "move_candidates", 1);
+	if (g->lambda < 0 || g->kcand < 1 || g->kcand > 64) {
+		free(g);
+		snprintf(err, errlen, "--param: lambda must be >= 0 and move_candidates in 1..64");
+		return -1;
+	}
+	g->gpu_per_token = s->cfg.gpu_usd_per_hour / 3600.0 / s->cfg.prefill_tokens_per_s;
+	g->fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
+	g->built_req = UINT64_MAX;
+	for (int k = 0; k < NB; k++)
+		g->p[k] = 0.5;
+	s->pol_state = g;
+	return 0;
+}
+
+static void gandalf_fini(struct kvsim *s)
+{
+	struct gstate *g = G(s);
+	if (!g)
+		return;
+	free(g->drop.a);
+	free(g->move[0].a);
+	free(g->move[1].a);
+	free(g->victims);
+	free(g->sess);
+	free(g);
+	s->pol_state = NULL;
+}
+
+/* Called by the core before each request through begin(): session returns feed the estimate. */
+static void gandalf_begin_req(struct kvsim *s);
+
+const struct kv_policy kv_policy_gandalf = {
+	.name = "gandalf",
+	.params = "lambda=1,move_candidates=1",
+	.init = gandalf_init,
+	.fini = gandalf_fini,
+	.begin = gandalf_begin_req,
+	.touched = gandalf_touched,
+	.removed = gandalf_removed,
+	.make_room = gandalf_make_room,
+	.ssd_victim = gandalf_ssd_victim,
+};
+
+/* the session of the current request, set by the core's caller through kvsim.cur_session */
+static void gandalf_begin_req(struct kvsim *s)
+{
+	struct gstate *g = G(s);
+	if (s->cur_session == KV_NO_SESSION)
+		return;
+	g->sessions = true;
+	struct sess *e = sess_get(g, s->cur_session);
+	if (e->last_req != UINT64_MAX && s->req > e->last_req)
+		g->back[bucket(s->req - e->last_req)] += 1;
+	e->last_req = s->req;
+}

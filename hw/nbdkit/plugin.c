@@ -1,0 +1,847 @@
+/*
+ * plugin.c - nbdkit-femu-gandalf-plugin: the emulated SSD (hw/ftl) plus a data store, served
+ * as an NBD export, so QEMU's NVMe device (or any NBD client) can sit on top of the FTL.
+ *
+ * A thin adapter: every FTL decision (mapping, GC, wear, timing) is made by hw/ftl through
+ * ftl.h; the plugin only translates NBD requests into ftl_read/ftl_write/ftl_trim/ftl_flush
+ * calls, keeps the user data in a store (store.c: none, a memfd, or a file), and writes the
+ * FTL's JSON stats and snapshot. docs/nbdkit.md is the user's guide.
+ *
+ * Threads and locking (NBDKIT_THREAD_MODEL_PARALLEL). The FTL is single-threaded, so one mutex
+ * (g.lock) covers every FTL call; it is held only for the metadata update, which is
+ * microseconds. The store I/O of a request (memcpy into the memfd or a file pread/pwrite)
+ * runs outside the lock, so parallel requests move data concurrently. The FTL call comes
+ * first: a write the FTL refuses (end of life) never reaches the store.
+ * Invariant: a 4 KiB unit the FTL does not map reads back as zeroes, because the store only
+ * gets data through a write the FTL accepted, and TRIM punches exactly the units the FTL
+ * invalidated (whole units; a unit a TRIM covers in part keeps its data in both).
+ *
+ * Virtual time. Each request's FTL call gets now_ns = base + (arrival - t0): monotonic
+ * wall-clock time since the plugin started serving, so idle gaps between guest requests are
+ * idle gaps for the FTL (background GC runs in them) and queueing on busy LUNs is real.
+ * base is 0 for a new drive and the snapshot's latest completion time for a loaded one, so
+ * virtual time never goes backwards across restarts. With latency=on a request returns no
+ * earlier than arrival + (done_ns - now_ns): the FTL's modelled service time, measured from
+ * when the request reached the plugin; the store I/O happens inside that window. With
+ * latency=off requests return as fast as the store allows, and the FTL's clock may run ahead
+ * of wall time while the host writes faster than the modelled NAND.
+ *
+ * Alignment. The FTL takes 512-byte multiples. nbdkit 1.32 does not enforce the advertised
+ * 512-byte minimum block size, so an unaligned request is widened to 512-byte boundaries for
+ * the FTL's accounting (reads, writes) or narrowed (TRIM), while the store moves exactly the
+ * requested bytes.
+ *
+ * Lifecycle: config/config_complete parse the parameters, load the preset (or the snapshot)
+ * and open the store, so a bad parameter makes nbdkit exit non-zero before it serves anything.
+ * after_fork starts the clock and the stats thread. cleanup (at exit) stops the thread, saves
+ * the snapshot and writes the final stats; it saves nothing if serving never started, so a
+ * failed start cannot overwrite a good snapshot.
+ */
+#define NBDKIT_API_VERSION 2
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+#include <nbdkit-plugin.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ftl.h"
+#include "preset.h"
+#include "store.h"
+
+#define MAX_SETS 256
+
+enum op { OP_READ, OP_WRITE, OP_TRIM, OP_ZERO, OP_FLUSH, OP_N };
+static const char *const op_names[OP_N] = {"read", "write", "trim", "zero", "flush"};
+
+struct op_stats {
+	atomic_uint_fast64_t n, bytes, errors;
+	atomic_uint_fast64_t model_ns; /* sum of FTL service times (done_ns - now_ns) */
+	atomic_uint_fast64_t wall_ns;  /* sum of arrival-to-return times inside the plugin */
+};
+
+static struct {
+	/* parameters */
+	char *preset;
+	char *sets[MAX_SETS];
+	int nsets;
+	enum store_kind data;
+	char *data_path, *data_spec;
+	char *snapshot, *stats;
+	bool latency, flush_pad;
+	double stats_interval;
+
+	/* state */
+	struct ftl *ftl;
+	pthread_mutex_t lock; /* every FTL call */
+	struct store store;
+	uint64_t size, unit;
+	uint64_t t0, base;    /* monotonic ns at start of serving; virtual ns at t0 */
+	bool loaded, ready;
+	atomic_uint_fast64_t fua, logged_errors;
+	struct op_stats ops[OP_N];
+
+	pthread_t stats_thr;
+	bool stats_started, stopping;
+	pthread_mutex_t stop_lock;
+	pthread_cond_t stop_cv;
+} g = {
+	.data = STORE_RAM,
+	.flush_pad = true,
+	.stats_interval = 2.0,
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.stop_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Virtual time of a request that arrived at monotonic time t. */
+static uint64_t virt_ns(uint64_t t)
+{
+	return g.base + (t > g.t0 ? t - g.t0 : 0);
+}
+
+static int ftl_errno(int rc)
+{
+	switch (rc) {
+	case FTL_E_RANGE:
+	case FTL_E_INVAL: return EINVAL;
+	case FTL_E_FULL: return ENOSPC;
+	case FTL_E_WORN: return EROFS; /* nbdkit sends NBD_EPERM: the drive is write-protected */
+	case FTL_E_NOMEM: return ENOMEM;
+	}
+	return EIO;
+}
+
+/* Report a failed request; past the first 20, only every power of two (a worn drive under a
+ * retrying guest would otherwise flood the log). */
+static int request_error(enum op op, int err, uint64_t off, uint64_t count, const char *why)
+{
+	uint64_t k = atomic_fetch_add(&g.ops[op].errors, 1) + 1;
+	uint64_t all = atomic_fetch_add(&g.logged_errors, 1) + 1;
+
+	if (all <= 20 || !(all & (all - 1)))
+		nbdkit_error("%s at offset %" PRIu64 " length %" PRIu64 ": %s (%" PRIu64
+			     " %s errors so far)",
+			     op_names[op], off, count, why, k, op_names[op]);
+	errno = err;
+	return -1;
+}
+
+/* Account a request and, with latency=on, sleep until its modelled completion. */
+static void finish(enum op op, uint64_t bytes, uint64_t t_arr, uint64_t now, uint64_t done)
+{
+	uint64_t model = done > now ? done - now : 0;
+
+	if (g.latency && model) {
+		static __thread bool slack_set;
+		uint64_t wake = t_arr + model;
+		if (!slack_set) /* the default 50 us timer slack would add to every sleep */
+			prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+		slack_set = true;
+		struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000u),
+				      .tv_nsec = (long)(wake % 1000000000u)};
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	atomic_fetch_add(&g.ops[op].n, 1);
+	atomic_fetch_add(&g.ops[op].bytes, bytes);
+	atomic_fetch_add(&g.ops[op].model_ns, model);
+	atomic_fetch_add(&g.ops[op].wall_ns, mono_ns() - t_arr);
+}
+
+static uint64_t down512(uint64_t x)
+{
+	return x / FTL_SECTOR * FTL_SECTOR;
+}
+
+static uint64_t up512(uint64_t x)
+{
+	return (x + FTL_SECTOR - 1) / FTL_SECTOR * FTL_SECTOR;
+}
+
+/* ---- parameters ------------------------------------------------------------------------- */
+
+static int parse_onoff(const char *key, const char *v, bool *out)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no")) {
+		*out = false;
+		return 0;
+	}
+	nbdkit_error("%s=%s: expected on or off", key, v);
+	return -1;
+}
+
+static int set_path(char **dst, const char *key, const char *v)
+{
+	if (*dst) {
+		nbdkit_error("%s= given twice", key);
+		return -1;
+	}
+	if (!*v) {
+		nbdkit_error("%s=: empty path", key);
+		return -1;
+	}
+	*dst = nbdkit_absolute_path(v); /* nbdkit may chdir("/") when it daemonizes */
+	return *dst ? 0 : -1;
+}
+
+/* hw/ftl's errors read "key=value: reason"; after "set=key=value: " print only the reason. */
+static const char *reason(const char *err, const char *kv)
+{
+	size_t n = strlen(kv);
+	return !strncmp(err, kv, n) && err[n] == ':' && err[n + 1] == ' ' ? err + n + 2 : err;
+}
+
+static int fg_config(const char *key, const char *value)
+{
+	if (!strcmp(key, "preset")) {
+		if (g.preset) {
+			nbdkit_error("preset= given twice (%s, %s)", g.preset, value);
+			return -1;
+		}
+		g.preset = strdup(value);
+		return g.preset ? 0 : -1;
+	}
+	if (!strcmp(key, "set")) {
+		struct ftl_config scratch;
+		char err[256];
+		const char *eq = strchr(value, '=');
+		if (!eq || eq == value) {
+			nbdkit_error("set=%s: expected set=key=value (keys: femu-gandalf config-keys)",
+				     value);
+			return -1;
+		}
+		if (g.nsets == MAX_SETS) {
+			nbdkit_error("set=%s: more than %d set= parameters", value, MAX_SETS);
+			return -1;
+		}
+		/* check the key and the value's syntax and bounds now; relations between keys are
+		 * checked once the preset is loaded */
+		char *k = strndup(value, (size_t)(eq - value));
+		ftl_config_default(&scratch);
+		int rc = k ? ftl_config_set(&scratch, k, eq + 1, err, sizeof(err)) : FTL_E_NOMEM;
+		free(k);
+		if (rc) {
+			if (rc == FTL_E_NOMEM)
+				strcpy(err, "out of memory");
+			nbdkit_error("set=%s: %s", value, reason(err, value));
+			return -1;
+		}
+		g.sets[g.nsets] = strdup(value);
+		return g.sets[g.nsets++] ? 0 : -1;
+	}
+	if (!strcmp(key, "data")) {
+		free(g.data_spec);
+		free(g.data_path);
+		g.data_path = NULL;
+		g.data_spec = strdup(value);
+		if (!strcmp(value, "ram")) {
+			g.data = STORE_RAM;
+		} else if (!strcmp(value, "none")) {
+			g.data = STORE_NONE;
+		} else if (!strncmp(value, "file:", 5) && value[5]) {
+			g.data = STORE_FILE;
+			g.data_path = nbdkit_absolute_path(value + 5);
+			if (!g.data_path)
+				return -1;
+		} else {
+			nbdkit_error("data=%s: expected ram, none or file:PATH", value);
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "snapshot"))
+		return set_path(&g.snapshot, key, value);
+	if (!strcmp(key, "stats"))
+		return set_path(&g.stats, key, value);
+	if (!strcmp(key, "latency"))
+		return parse_onoff(key, value, &g.latency);
+	if (!strcmp(key, "flush")) {
+		if (strcmp(value, "pad") && strcmp(value, "ignore")) {
+			nbdkit_error("flush=%s: expected pad or ignore", value);
+			return -1;
+		}
+		g.flush_pad = !strcmp(value, "pad");
+		return 0;
+	}
+	if (!strcmp(key, "stats_interval")) {
+		char *end;
+		double v = strtod(value, &end);
+		if (end == value || *end || !(v >= 0.01 && v <= 86400)) {
+			nbdkit_error("stats_interval=%s: expected seconds in [0.01, 86400]", value);
+			return -1;
+		}
+		g.stats_interval = v;
+		return 0;
+	}
+	nbdkit_error("unknown parameter '%s' (expected preset, set, data, snapshot, stats, latency, "
+		     "flush or stats_interval; see docs/nbdkit.md)",
+		     key);
+	return -1;
+}
+
+/* Run fg_preset_load with stderr captured, so its message becomes one nbdkit_error. nbdkit
+ * calls config_complete before it starts any thread, so swapping stderr (a plain variable in
+ * glibc) is safe here. */
+static int load_preset(struct ftl_config *cfg)
+{
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&msg, &len), *saved = stderr;
+	int rc;
+
+	if (mem)
+		stderr = mem;
+	rc = fg_preset_load(cfg, g.preset);
+	stderr = saved;
+	if (mem)
+		fclose(mem);
+	if (rc) {
+		char *m = msg ? msg : "cannot load it";
+		if (!strncmp(m, "femu-gandalf: ", 14))
+			m += 14;
+		m[strcspn(m, "\n")] = 0;
+		nbdkit_error("preset=%s: %s", g.preset, m);
+	}
+	free(msg);
+	return rc;
+}
+
+/* First config key whose value differs (ignoring the informational name), or NULL. */
+static int config_diff(const struct ftl_config *want, const struct ftl_config *have, char *out,
+		       size_t outlen)
+{
+	char a[8192], b[8192];
+	char *sa, *sb, *la, *lb;
+
+	ftl_config_format(want, a, sizeof(a));
+	ftl_config_format(have, b, sizeof(b));
+	la = strtok_r(a, "\n", &sa);
+	lb = strtok_r(b, "\n", &sb);
+	for (; la || lb; la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
+		if (la && lb && !strncmp(la, "name=", 5) && !strncmp(lb, "name=", 5))
+			continue;
+		if (!la || !lb || strcmp(la, lb)) {
+			snprintf(out, outlen, "the snapshot's drive has %s, this run asks for %s",
+				 lb ? lb : "(nothing)", la ? la : "(nothing)");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static char *data_sidecar(void)
+{
+	size_t n = strlen(g.snapshot) + 8;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s.data", g.snapshot);
+	return p;
+}
+
+static int fg_config_complete(void)
+{
+	struct ftl_config cfg;
+	char err[512];
+	struct stat st;
+
+	if (!g.preset) {
+		nbdkit_error("preset= is required: a name from %s (femu-gandalf presets) or an .ini "
+			     "file",
+			     fg_preset_dir());
+		return -1;
+	}
+	if (load_preset(&cfg))
+		return -1;
+	for (int i = 0; i < g.nsets; i++) {
+		char *eq = strchr(g.sets[i], '=');
+		*eq = 0;
+		int rc = ftl_config_set(&cfg, g.sets[i], eq + 1, err, sizeof(err));
+		*eq = '=';
+		if (rc) {
+			nbdkit_error("set=%s: %s", g.sets[i], reason(err, g.sets[i]));
+			return -1;
+		}
+	}
+	if (ftl_config_validate(&cfg, err, sizeof(err))) {
+		nbdkit_error("preset=%s%s: %s", g.preset, g.nsets ? " with set=" : "", err);
+		return -1;
+	}
+
+	if (g.snapshot && stat(g.snapshot, &st) == 0) {
+		g.ftl = ftl_snapshot_load(g.snapshot, err, sizeof(err));
+		if (!g.ftl) {
+			nbdkit_error("snapshot=%s: %s", g.snapshot, err);
+			return -1;
+		}
+		if (config_diff(&cfg, ftl_get_config(g.ftl), err, sizeof(err))) {
+			nbdkit_error("snapshot=%s: %s (preset= and set= must describe the drive the "
+				     "snapshot was saved from)",
+				     g.snapshot, err);
+			return -1;
+		}
+		struct ftl_stats s;
+		ftl_get_stats(g.ftl, &s);
+		g.base = s.clock_ns;
+		g.loaded = true;
+	} else {
+		if (g.snapshot && errno != ENOENT) {
+			nbdkit_error("snapshot=%s: %s", g.snapshot, strerror(errno));
+			return -1;
+		}
+		g.ftl = ftl_create(&cfg, err, sizeof(err));
+		if (!g.ftl) {
+			nbdkit_error("preset=%s: %s", g.preset, err);
+			return -1;
+		}
+	}
+	g.size = ftl_get_geometry(g.ftl)->user_bytes;
+	g.unit = ftl_get_config(g.ftl)->unit_size;
+
+	if (store_open(&g.store, g.data, g.data_path, g.size, !g.loaded, err, sizeof(err))) {
+		nbdkit_error("%s", err);
+		return -1;
+	}
+	if (g.loaded && g.data == STORE_RAM) {
+		char *side = data_sidecar();
+		int rc = side ? store_load(&g.store, side, err, sizeof(err)) : -1;
+		if (rc)
+			nbdkit_error("snapshot=%s with data=ram: cannot load the data: %s (a snapshot "
+				     "saved with data=none or data=file has no .data file)",
+				     g.snapshot, side ? err : "out of memory");
+		free(side);
+		if (rc)
+			return -1;
+	}
+	nbdkit_debug("femu-gandalf: preset %s, %" PRIu64 " user bytes, data=%s%s, latency=%s",
+		     ftl_get_config(g.ftl)->name, g.size, g.data_spec ? g.data_spec : "ram",
+		     g.loaded ? ", snapshot loaded" : "", g.latency ? "on" : "off");
+	return 0;
+}
+
+/* ---- stats -------------------------------------------------------------------------------- */
+
+static void json_str(FILE *o, const char *s)
+{
+	fputc('"', o);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(o, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(o, "\\u%04x", c);
+		else
+			fputc(c, o);
+	}
+	fputc('"', o);
+}
+
+static void write_stats(bool final)
+{
+	static bool warned;
+	char *buf = NULL, *tmp = NULL;
+	size_t len = 0;
+	FILE *o;
+	int fd = -1;
+	uint64_t now = mono_ns();
+	const struct ftl_config *cfg = ftl_get_config(g.ftl);
+	double bpd = (cfg->dwpd > 0 ? cfg->dwpd : 1) * (double)g.size;
+
+	if (!g.stats || !(o = open_memstream(&buf, &len)))
+		return;
+	fprintf(o, "{\n  \"nbdkit\": {\"uptime_s\": %.3f, \"final\": %s, \"data\": ",
+		(double)(now - g.t0) / 1e9, final ? "true" : "false");
+	json_str(o, g.data_spec ? g.data_spec : "ram");
+	fprintf(o, ", \"data_allocated_bytes\": %" PRIu64 ", \"latency\": %s, \"flush\": \"%s\"",
+		store_allocated(&g.store), g.latency ? "true" : "false",
+		g.flush_pad ? "pad" : "ignore");
+	fprintf(o, ", \"snapshot\": ");
+	if (g.snapshot)
+		json_str(o, g.snapshot);
+	else
+		fprintf(o, "null");
+	fprintf(o, ", \"snapshot_loaded\": %s, \"virtual_time_base_ns\": %" PRIu64
+		   ", \"fua_writes\": %" PRIu64 ",\n    \"requests\": {",
+		g.loaded ? "true" : "false", g.base, (uint64_t)atomic_load(&g.fua));
+	for (int i = 0; i < OP_N; i++) {
+		struct op_stats *s = &g.ops[i];
+		uint64_t n = atomic_load(&s->n);
+		fprintf(o,
+			"%s\n      \"%s\": {\"n\": %" PRIu64 ", \"bytes\": %" PRIu64
+			", \"errors\": %" PRIu64 ", \"model_ns_mean\": %.0f, \"wall_ns_mean\": %.0f}",
+			i ? "," : "", op_names[i], n, (uint64_t)atomic_load(&s->bytes),
+			(uint64_t)atomic_load(&s->errors),
+			n ? (double)atomic_load(&s->model_ns) / (double)n : 0.0,
+			n ? (double)atomic_load(&s->wall_ns) / (double)n : 0.0);
+	}
+	fprintf(o, "\n    }\n  },\n");
+	pthread_mutex_lock(&g.lock);
+	ftl_json_members(g.ftl, bpd, o);
+	pthread_mutex_unlock(&g.lock);
+	fprintf(o, "}\n");
+	if (fclose(o) || !buf)
+		goto fail;
+
+	size_t n = strlen(g.stats) + 16;
+	tmp = malloc(n);
+	if (!tmp)
+		goto fail;
+	snprintf(tmp, n, "%s.tmp.XXXXXX", g.stats);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	fchmod(fd, 0644);
+	for (size_t w = 0; w < len;) {
+		ssize_t k = write(fd, buf + w, len - w);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			goto fail;
+		w += (size_t)k;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, g.stats) < 0)
+		goto fail;
+	free(tmp);
+	free(buf);
+	return;
+fail:
+	if (!warned) /* say it once; the next period tries again */
+		nbdkit_error("stats=%s: cannot write it: %s", g.stats, strerror(errno));
+	warned = true;
+	if (fd >= 0)
+		close(fd);
+	if (tmp)
+		unlink(tmp);
+	free(tmp);
+	free(buf);
+}
+
+static void *stats_main(void *arg)
+{
+	pthread_mutex_lock(&g.stop_lock);
+	while (!g.stopping) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t t = (uint64_t)ts.tv_nsec + (uint64_t)(g.stats_interval * 1e9);
+		ts.tv_sec += (time_t)(t / 1000000000u);
+		ts.tv_nsec = (long)(t % 1000000000u);
+		pthread_cond_timedwait(&g.stop_cv, &g.stop_lock, &ts);
+		if (g.stopping)
+			break;
+		pthread_mutex_unlock(&g.stop_lock);
+		write_stats(false);
+		pthread_mutex_lock(&g.stop_lock);
+	}
+	pthread_mutex_unlock(&g.stop_lock);
+	return NULL;
+}
+
+/* After nbdkit's fork into the background (threads do not survive a fork), before serving. */
+static int fg_after_fork(void)
+{
+	g.t0 = mono_ns();
+	g.ready = true;
+	if (!g.stats)
+		return 0;
+	write_stats(false);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g.stop_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	int rc = pthread_create(&g.stats_thr, NULL, stats_main, NULL);
+	if (rc) {
+		nbdkit_error("stats=%s: cannot start the stats thread: %s", g.stats, strerror(rc));
+		return -1;
+	}
+	g.stats_started = true;
+	return 0;
+}
+
+/* At exit, after the last connection closed: save the snapshot, write the final stats. */
+static void fg_cleanup(void)
+{
+	char err[512];
+
+	if (g.stats_started) {
+		pthread_mutex_lock(&g.stop_lock);
+		g.stopping = true;
+		pthread_cond_signal(&g.stop_cv);
+		pthread_mutex_unlock(&g.stop_lock);
+		pthread_join(g.stats_thr, NULL);
+		g.stats_started = false;
+	}
+	if (!g.ready || !g.ftl)
+		return;
+	if (store_sync(&g.store))
+		nbdkit_error("data=%s: fdatasync: %s", g.data_spec, strerror(errno));
+	if (g.snapshot) {
+		char *side = data_sidecar();
+		int rc = 0;
+		/* data first: if the FTL snapshot fails, the old one still names older data, which is
+		 * the lesser evil next to a new FTL state with no data */
+		if (g.data == STORE_RAM)
+			rc = side ? store_save(&g.store, side, err, sizeof(err)) : -1;
+		else if (side)
+			unlink(side); /* a stale .data from a data=ram run no longer matches */
+		if (rc)
+			nbdkit_error("snapshot=%s: cannot save the data: %s", g.snapshot,
+				     side ? err : "out of memory");
+		free(side);
+		if (!rc && ftl_snapshot_save(g.ftl, g.snapshot, err, sizeof(err)))
+			nbdkit_error("snapshot=%s: %s", g.snapshot, err);
+	}
+	write_stats(true);
+	g.ready = false;
+}
+
+static void fg_unload(void)
+{
+	store_close(&g.store);
+	if (g.ftl)
+		ftl_destroy(g.ftl);
+	g.ftl = NULL;
+	free(g.preset);
+	for (int i = 0; i < g.nsets; i++)
+		free(g.sets[i]);
+	free(g.data_spec);
+	free(g.data_path);
+	free(g.snapshot);
+	free(g.stats);
+}
+
+static void fg_dump_plugin(void)
+{
+	printf("femu_gandalf_preset_dir=%s\n", fg_preset_dir());
+}
+
+/* ---- connections and requests --------------------------------------------------------------- */
+
+static void *fg_open(int readonly)
+{
+	return NBDKIT_HANDLE_NOT_NEEDED;
+}
+
+static int64_t fg_get_size(void *h)
+{
+	return (int64_t)g.size;
+}
+
+static int fg_block_size(void *h, uint32_t *minimum, uint32_t *preferred, uint32_t *maximum)
+{
+	uint64_t u = g.unit;
+	*minimum = FTL_SECTOR;
+	*preferred = u >= 512 && u <= (32u << 20) && !(u & (u - 1)) ? (uint32_t)u : 4096;
+	*maximum = 0xffffffff;
+	return 0;
+}
+
+static int fg_can_true(void *h)
+{
+	return 1;
+}
+
+static int fg_can_fua(void *h)
+{
+	return NBDKIT_FUA_NATIVE;
+}
+
+static int fg_is_rotational(void *h)
+{
+	return 0;
+}
+
+static int fg_pread(void *h, void *buf, uint32_t count, uint64_t off, uint32_t flags)
+{
+	uint64_t t = mono_ns(), now = virt_ns(t), done = now;
+	uint64_t a = down512(off), e = up512(off + count);
+	int rc, err;
+
+	if (!count)
+		return 0;
+	pthread_mutex_lock(&g.lock);
+	rc = ftl_read(g.ftl, a, e - a, now, &done);
+	pthread_mutex_unlock(&g.lock);
+	if (rc)
+		return request_error(OP_READ, ftl_errno(rc), off, count, ftl_strerror(rc));
+	err = store_read(&g.store, buf, count, off);
+	if (err)
+		return request_error(OP_READ, err, off, count, strerror(err));
+	finish(OP_READ, count, t, now, done);
+	return 0;
+}
+
+/* FTL side of a FUA write or a flush: program the partly filled pages (flush=pad). */
+static void ftl_flush_locked(uint64_t now, uint64_t *done)
+{
+	uint64_t d = now;
+	if (g.flush_pad && ftl_flush(g.ftl, now, &d) == FTL_OK && d > *done)
+		*done = d;
+}
+
+static int fg_pwrite(void *h, const void *buf, uint32_t count, uint64_t off, uint32_t flags)
+{
+	uint64_t t = mono_ns(), now = virt_ns(t), done = now;
+	uint64_t a = down512(off), e = up512(off + count);
+	int rc, err;
+
+	if (!count)
+		return 0;
+	pthread_mutex_lock(&g.lock);
+	rc = ftl_write(g.ftl, a, e - a, 0, now, &done);
+	if (!rc && (flags & NBDKIT_FLAG_FUA))
+		ftl_flush_locked(now, &done);
+	pthread_mutex_unlock(&g.lock);
+	if (rc)
+		return request_error(OP_WRITE, ftl_errno(rc), off, count, ftl_strerror(rc));
+	err = store_write(&g.store, buf, count, off);
+	if (err)
+		return request_error(OP_WRITE, err, off, count, strerror(err));
+	if (flags & NBDKIT_FLAG_FUA)
+		atomic_fetch_add(&g.fua, 1);
+	finish(OP_WRITE, count, t, now, done);
+	return 0;
+}
+
+static int fg_flush(void *h, uint32_t flags)
+{
+	uint64_t t = mono_ns(), now = virt_ns(t), done = now;
+
+	pthread_mutex_lock(&g.lock);
+	ftl_flush_locked(now, &done);
+	pthread_mutex_unlock(&g.lock);
+	finish(OP_FLUSH, 0, t, now, done);
+	return 0;
+}
+
+/* Whole mapping units inside [off, off+count): [*ua, *ue), empty when *ue <= *ua. */
+static void whole_units(uint64_t off, uint64_t count, uint64_t *ua, uint64_t *ue)
+{
+	*ua = (off + g.unit - 1) / g.unit * g.unit;
+	*ue = (off + count) / g.unit * g.unit;
+}
+
+static int fg_trim(void *h, uint32_t count, uint64_t off, uint32_t flags)
+{
+	uint64_t t = mono_ns(), now = virt_ns(t), done = now;
+	uint64_t a = up512(off), e = down512(off + count), ua, ue;
+	int rc = 0, err;
+
+	if (e > a) {
+		pthread_mutex_lock(&g.lock);
+		rc = ftl_trim(g.ftl, a, e - a, now, &done);
+		pthread_mutex_unlock(&g.lock);
+	}
+	if (rc)
+		return request_error(OP_TRIM, ftl_errno(rc), off, count, ftl_strerror(rc));
+	whole_units(off, count, &ua, &ue);
+	err = ue > ua ? store_zero(&g.store, ue - ua, ua) : 0;
+	if (err)
+		return request_error(OP_TRIM, err, off, count, strerror(err));
+	finish(OP_TRIM, count, t, now, done);
+	return 0;
+}
+
+/*
+ * Write zeroes. With may_trim (QEMU: discard=unmap and the NVMe DEAC bit), the whole units
+ * inside the range are trimmed and the partial units at either end written, as a drive that
+ * deallocates does; without it, the whole range is written through the FTL. Either way the
+ * store punches the exact range, so it reads back as zeroes.
+ */
+static int fg_zero(void *h, uint32_t count, uint64_t off, uint32_t flags)
+{
+	uint64_t t = mono_ns(), now = virt_ns(t), done = now, d, ua, ue, end = off + count;
+	int rc = 0, err;
+
+	if (!count)
+		return 0;
+	whole_units(off, count, &ua, &ue);
+	pthread_mutex_lock(&g.lock);
+	if ((flags & NBDKIT_FLAG_MAY_TRIM) && ue > ua) {
+		if (ua > off && !(rc = ftl_write(g.ftl, down512(off), ua - down512(off), 0, now, &d)))
+			done = d > done ? d : done;
+		if (!rc && !(rc = ftl_trim(g.ftl, ua, ue - ua, now, &d)))
+			done = d > done ? d : done;
+		if (!rc && end > ue && !(rc = ftl_write(g.ftl, ue, up512(end) - ue, 0, now, &d)))
+			done = d > done ? d : done;
+	} else {
+		rc = ftl_write(g.ftl, down512(off), up512(end) - down512(off), 0, now, &done);
+	}
+	if (!rc && (flags & NBDKIT_FLAG_FUA))
+		ftl_flush_locked(now, &done);
+	pthread_mutex_unlock(&g.lock);
+	if (rc)
+		return request_error(OP_ZERO, ftl_errno(rc), off, count, ftl_strerror(rc));
+	err = store_zero(&g.store, count, off);
+	if (err)
+		return request_error(OP_ZERO, err, off, count, strerror(err));
+	finish(OP_ZERO, count, t, now, done);
+	return 0;
+}
+
+#define CONFIG_HELP                                                                                \
+	"preset=NAME|FILE      (required) drive preset: a name from hw/ftl/presets or an .ini file\n" \
+	"set=KEY=VALUE         override one preset key (repeatable; femu-gandalf config-keys)\n"     \
+	"data=ram|none|file:PATH  where user data lives (default ram; none: reads return zeroes)\n"  \
+	"snapshot=PATH         load the drive state at start if PATH exists, save it at exit\n"      \
+	"stats=PATH            write the FTL's JSON stats every stats_interval seconds and at exit\n" \
+	"stats_interval=SEC    default 2\n"                                                            \
+	"latency=on|off        complete each request at the FTL timing model's time (default off)\n" \
+	"flush=pad|ignore      flush and FUA program partly filled NAND pages (default pad)"
+
+static struct nbdkit_plugin plugin = {
+	.name = "femu-gandalf",
+	.longname = "femu-gandalf emulated SSD (FTL, GC, wear, NAND timing)",
+	.version = "0.1.0",
+	.description = "Serves hw/ftl, the femu-gandalf NAND + FTL model, plus a data store",
+	.magic_config_key = "preset",
+	.config = fg_config,
+	.config_complete = fg_config_complete,
+	.config_help = CONFIG_HELP,
+	.after_fork = fg_after_fork,
+	.cleanup = fg_cleanup,
+	.unload = fg_unload,
+	.dump_plugin = fg_dump_plugin,
+	.open = fg_open,
+	.get_size = fg_get_size,
+	.block_size = fg_block_size,
+	.can_write = fg_can_true,
+	.can_flush = fg_can_true,
+	.can_trim = fg_can_true,
+	.can_zero = fg_can_true,
+	.can_fua = fg_can_fua,
+	.can_multi_conn = fg_can_true,
+	.is_rotational = fg_is_rotational,
+	.pread = fg_pread,
+	.pwrite = fg_pwrite,
+	.flush = fg_flush,
+	.trim = fg_trim,
+	.zero = fg_zero,
+	.errno_is_preserved = 1,
+};
+
+NBDKIT_REGISTER_PLUGIN(plugin)

@@ -1,0 +1,325 @@
+/*
+ * store.c - the user-data store of the nbdkit plugin.
+ *
+ * hw/ftl models metadata only, so the plugin keeps the bytes the guest wrote here:
+ *   STORE_NONE  nothing: writes are dropped, reads return zeroes (endurance runs on drives
+ *               larger than RAM; the FTL's tables are all that grows);
+ *   STORE_RAM   a memfd (tmpfs) of the device's size: sparse, pages appear when written;
+ *   STORE_FILE  a regular file of the device's size: sparse on filesystems that support holes.
+ * RAM and file share one code path (pread/pwrite on an fd). Zeroing punches a hole
+ * (fallocate PUNCH_HOLE | KEEP_SIZE), so TRIM and write-zeroes give memory and disk back; where
+ * the filesystem cannot punch, zeroes are written instead.
+ *
+ * Invariants: the fd's size is exactly s->size; every call is bounded by it (the plugin has
+ * already checked the range against the same size); no call holds a lock, so the plugin can
+ * run store I/O of parallel requests concurrently.
+ *
+ * store_save/store_load copy only the data extents (SEEK_DATA/SEEK_HOLE) and skip all-zero
+ * chunks, so a mostly empty RAM store saves to a mostly empty sparse file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store.h"
+
+#define CHUNK (1u << 20)
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t size, bool fresh,
+	       char *err, size_t errlen)
+{
+	struct stat st;
+
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->fd = -1;
+	s->size = size;
+	if (kind == STORE_NONE)
+		return 0;
+	if (kind == STORE_RAM) {
+		s->fd = memfd_create("femu-gandalf-data", MFD_CLOEXEC);
+		if (s->fd < 0)
+			return fail(err, errlen, "data=ram: memfd_create: %s", strerror(errno));
+		if (ftruncate(s->fd, (off_t)size) < 0) {
+			fail(err, errlen, "data=ram: cannot size the store to %llu bytes: %s",
+			     (unsigned long long)size, strerror(errno));
+			store_close(s);
+			return -1;
+		}
+		return 0;
+	}
+	s->path = strdup(path);
+	s->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (s->fd < 0 || !s->path) {
+		fail(err, errlen, "data=file:%s: %s", path, strerror(errno));
+		store_close(s);
+		return -1;
+	}
+	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		fail(err, errlen, "data=file:%s: not a regular file", path);
+		store_close(s);
+		return -1;
+	}
+	if (flock(s->fd, LOCK_EX | LOCK_NB) < 0) {
+		fail(err, errlen, "data=file:%s: in use by another process (flock: %s)", path,
+		     strerror(errno));
+		store_close(s);
+		return -1;
+	}
+	if (fresh && st.st_size != 0) {
+		fail(err, errlen,
+		     "data=file:%s: exists and is not empty, but the drive starts empty (no snapshot "
+		     "loaded); remove the file, or pass the snapshot= it was saved with",
+		     path);
+		store_close(s);
+		return -1;
+	}
+	if (!fresh && st.st_size != 0 && (uint64_t)st.st_size != size) {
+		fail(err, errlen, "data=file:%s: size %llu does not match the drive's %llu bytes",
+		     path, (unsigned long long)st.st_size, (unsigned long long)size);
+		store_close(s);
+		return -1;
+	}
+	if (ftruncate(s->fd, (off_t)size) < 0) {
+		fail(err, errlen, "data=file:%s: cannot size it to %llu bytes: %s", path,
+		     (unsigned long long)size, strerror(errno));
+		store_close(s);
+		return -1;
+	}
+	return 0;
+}
+
+void store_close(struct store *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	free(s->path);
+	s->path = NULL;
+}
+
+int store_read(struct store *s, void *buf, uint64_t count, uint64_t off)
+{
+	char *p = buf;
+
+	if (s->kind == STORE_NONE) {
+		memset(buf, 0, count);
+		return 0;
+	}
+	while (count) {
+		ssize_t r = pread(s->fd, p, count, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return errno;
+		if (r == 0) { /* cannot happen below the fixed size; treat as zeroes */
+			memset(p, 0, count);
+			return 0;
+		}
+		p += r;
+		off += (uint64_t)r;
+		count -= (uint64_t)r;
+	}
+	return 0;
+}
+
+int store_write(struct store *s, const void *buf, uint64_t count, uint64_t off)
+{
+	const char *p = buf;
+
+	if (s->kind == STORE_NONE)
+		return 0;
+	while (count) {
+		ssize_t r = pwrite(s->fd, p, count, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return errno;
+		p += r;
+		off += (uint64_t)r;
+		count -= (uint64_t)r;
+	}
+	return 0;
+}
+
+int store_zero(struct store *s, uint64_t count, uint64_t off)
+{
+	static const char zeroes[65536];
+
+	if (s->kind == STORE_NONE || !count)
+		return 0;
+	if (!s->no_punch) {
+		if (fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+			      (off_t)count) == 0)
+			return 0;
+		if (errno != EOPNOTSUPP && errno != ENOSYS)
+			return errno;
+		s->no_punch = true; /* benign race: another thread may still try once */
+	}
+	while (count) {
+		uint64_t n = count < sizeof(zeroes) ? count : sizeof(zeroes);
+		int rc = store_write(s, zeroes, n, off);
+		if (rc)
+			return rc;
+		off += n;
+		count -= n;
+	}
+	return 0;
+}
+
+int store_sync(struct store *s)
+{
+	if (s->kind != STORE_FILE)
+		return 0;
+	return fdatasync(s->fd) < 0 ? errno : 0;
+}
+
+static bool all_zero(const char *p, size_t n)
+{
+	for (; n && ((uintptr_t)p & 7); n--, p++)
+		if (*p)
+			return false;
+	for (; n >= 8; n -= 8, p += 8)
+		if (*(const uint64_t *)(const void *)p)
+			return false;
+	for (; n; n--, p++)
+		if (*p)
+			return false;
+	return true;
+}
+
+/* Copy the data extents of in (size bytes) to the same offsets of out, skipping zero chunks. */
+static int copy_sparse(int in, int out, uint64_t size, const char *what, char *err, size_t errlen)
+{
+	char *buf = malloc(CHUNK);
+	uint64_t pos = 0;
+	bool seek_ok = true;
+
+	if (!buf)
+		return fail(err, errlen, "%s: out of memory", what);
+	while (pos < size) {
+		uint64_t data = pos, hole = size;
+		if (seek_ok) {
+			off_t d = lseek(in, (off_t)pos, SEEK_DATA);
+			if (d < 0 && errno == ENXIO)
+				break; /* no data past pos */
+			if (d < 0) {
+				seek_ok = false; /* no SEEK_DATA here: copy everything */
+			} else {
+				off_t h = lseek(in, d, SEEK_HOLE);
+				data = (uint64_t)d;
+				hole = h < 0 ? size : (uint64_t)h;
+			}
+		}
+		if (hole > size)
+			hole = size;
+		for (uint64_t off = data; off < hole;) {
+			size_t n = hole - off < CHUNK ? (size_t)(hole - off) : CHUNK;
+			ssize_t r = pread(in, buf, n, (off_t)off);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				free(buf);
+				return fail(err, errlen, "%s: read at %llu: %s", what,
+					    (unsigned long long)off, r < 0 ? strerror(errno) : "end of file");
+			}
+			if (!all_zero(buf, (size_t)r)) {
+				for (ssize_t w = 0; w < r;) {
+					ssize_t k = pwrite(out, buf + w, (size_t)(r - w), (off_t)off + w);
+					if (k < 0 && errno == EINTR)
+						continue;
+					if (k < 0) {
+						free(buf);
+						return fail(err, errlen, "%s: write at %llu: %s", what,
+							    (unsigned long long)off + (unsigned long long)w,
+							    strerror(errno));
+					}
+					w += k;
+				}
+			}
+			off += (uint64_t)r;
+		}
+		pos = hole;
+	}
+	free(buf);
+	return 0;
+}
+
+int store_save(struct store *s, const char *path, char *err, size_t errlen)
+{
+	size_t n = strlen(path) + 16;
+	char *tmp = malloc(n);
+	int fd, rc;
+
+	if (s->kind == STORE_NONE)
+		return 0;
+	if (!tmp)
+		return fail(err, errlen, "%s: out of memory", path);
+	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		fail(err, errlen, "%s: cannot create a temporary file: %s", path, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	rc = ftruncate(fd, (off_t)s->size) < 0
+		     ? fail(err, errlen, "%s: ftruncate: %s", tmp, strerror(errno))
+		     : copy_sparse(s->fd, fd, s->size, path, err, errlen);
+	if (!rc && fsync(fd) < 0)
+		rc = fail(err, errlen, "%s: fsync: %s", tmp, strerror(errno));
+	close(fd);
+	if (!rc && rename(tmp, path) < 0)
+		rc = fail(err, errlen, "%s: rename: %s", path, strerror(errno));
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+int store_load(struct store *s, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (s->kind == STORE_NONE)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, errlen, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		st.st_size = -1;
+	if ((uint64_t)st.st_size != s->size) {
+		close(fd);
+		return fail(err, errlen, "%s: size %llu does not match the drive's %llu bytes", path,
+			    (unsigned long long)st.st_size, (unsigned long long)s->size);
+	}
+	rc = copy_sparse(fd, s->fd, s->size, path, err, errlen);
+	close(fd);
+	return rc;
+}
+
+uint64_t store_allocated(const struct store *s)
+{
+	struct stat st;
+
+	if (s->fd < 0 || fstat(s->fd, &st) < 0)
+		return 0;
+	return (uint64_t)st.st_blocks * 512;
+}
