@@ -328,6 +328,43 @@ static void test_zstd_and_detection(void **state)
 	assert_non_null(strstr(err, "No such file"));
 }
 
+/* Inputs that once crashed a reader under the fuzzer (tests/fuzz/regress/FORMAT-what.ext). */
+static void test_fuzz_regressions(void **state)
+{
+	(void)state;
+	const char *dir = getenv("FG_FUZZ_REGRESS");
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "ls '%s' 2>/dev/null", dir ? dir : "tests/fuzz/regress");
+	FILE *p = popen(cmd, "r");
+	char name[256];
+	int n = 0;
+	while (p && fgets(name, sizeof(name), p)) {
+		name[strcspn(name, "\n")] = 0;
+		char path[1024], fmt[32];
+		snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/fuzz/regress", name);
+		snprintf(fmt, sizeof(fmt), "%.*s", (int)strcspn(name, "-"), name);
+		struct trace_opts o;
+		char err[5000];
+		trace_opts_default(&o);
+		o.force = !strcmp(fmt, "aiperf") ? TF_AIPERF : !strcmp(fmt, "mooncake") ? TF_MOONCAKE
+			: !strcmp(fmt, "bailian") ? TF_BAILIAN : TF_UNKNOWN;
+		for (int skip = 0; skip < 2; skip++) {
+			o.skip_bad = skip;
+			struct trace *t = trace_open(path, &o, err, sizeof(err));
+			if (t) {
+				struct kv_request rq;
+				while (trace_next_kv(t, &rq) == 1)
+					;
+				trace_close(t);
+			}
+		}
+		n++;
+	}
+	if (p)
+		pclose(p);
+	assert_true(n >= 1);
+}
+
 /* The real traces, when ../shared is beside the project. */
 static void count_real(const char *rel, enum trace_format f, uint64_t want_req, uint64_t want_sess)
 {
@@ -382,6 +419,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_aiperf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_weka, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zstd_and_detection, setup, teardown),
+		cmocka_unit_test(test_fuzz_regressions),
 		cmocka_unit_test(test_real_mooncake_conversation),
 		cmocka_unit_test(test_real_mooncake_synthetic),
 		cmocka_unit_test(test_real_weka),

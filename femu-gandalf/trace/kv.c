@@ -217,7 +217,7 @@ static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t 
 	if (json_is_integer(a) && (size_t)json_integer_value(a) < ids.nent) {
 		/* pre-parsed by hashids_extract() */
 		size_t e = (size_t)json_integer_value(a), len = ids.ent[e].n;
-		const uint64_t *v = ids.pool + ids.ent[e].off;
+		const uint64_t *v = len ? ids.pool + ids.ent[e].off : NULL;
 		uint64_t *dst = len > UINT32_MAX ? NULL : reserve_blocks(t, len);
 		if (!dst)
 			return "'hash_ids' too long";
@@ -258,7 +258,10 @@ static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t 
  */
 static uint64_t *reserve_blocks(struct trace *t, size_t n)
 {
+	static uint64_t none[1];
 	struct kv_buffered *b = t->buf;
+	if (!n)
+		return none; /* nothing to store; never NULL + 0 */
 	if (!b || t->fmt != TF_WEKA)
 		return grow_blocks(t, n) ? NULL : t->blocks;
 	if (b->nblk + n > b->blkcap) {
@@ -298,7 +301,7 @@ static int buf_add(struct trace *t, const struct kv_item *it, const uint64_t *bl
 	b->it[b->n] = *it;
 	b->it[b->n].seq = b->n;
 	b->it[b->n].boff = b->nblk;
-	if (it->nblocks && blocks != b->blk + b->nblk)
+	if (it->nblocks && (!b->blk || blocks != b->blk + b->nblk))
 		memcpy(b->blk + b->nblk, blocks, it->nblocks * sizeof(uint64_t));
 	b->nblk += it->nblocks;
 	b->n++;
@@ -361,7 +364,7 @@ static int weka_requests(struct weka_ctx *c, json_t *reqs, double base, uint64_t
 		}
 		struct kv_item it = {.t = base + rt, .session = session, .parent = parent, .nblocks = nb,
 				     .in = (uint32_t)in, .out = (uint32_t)out, .block_tokens = c->block_tokens};
-		if (buf_add(t, &it, t->buf->blk + t->buf->nblk))
+		if (buf_add(t, &it, t->buf->blk ? t->buf->blk + t->buf->nblk : NULL))
 			return trace_bad(t, "out of memory"), -1;
 	}
 	return 0;
@@ -648,7 +651,7 @@ int kv_next(struct trace *t, struct kv_request *rq)
 		*rq = (struct kv_request){.t = it->t, .session = it->session, .parent = it->parent,
 					  .block_tokens = it->block_tokens, .input_tokens = it->in,
 					  .output_tokens = it->out, .nblocks = it->nblocks,
-					  .blocks = b->blk + it->boff};
+					  .blocks = b->blk ? b->blk + it->boff : NULL};
 		return 1;
 	}
 	char *line;
