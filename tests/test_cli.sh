@@ -27,7 +27,7 @@ expect() {
 
 expect 2 "Usage" "no arguments" --
 expect 2 "unknown command 'frob'" "unknown command" -- frob
-for sub in ssd bench presets config-keys trace blkreplay synth; do
+for sub in ssd bench presets config-keys trace blkreplay synth kv models; do
 	expect 0 "Example" "$sub --help" -- $sub --help
 done
 expect 0 "ent-tlc-1t" "presets lists presets" -- presets
@@ -146,6 +146,34 @@ expect 2 "--timing" "bad --timing" -- blkreplay "$SRC/traces/blk-kvcache-small.c
 expect 2 "do not apply" "--target with --preset" -- blkreplay "$SRC/traces/blk-kvcache-small.csv" --target "$T/disk.img" --preset tiny
 printf '0,W,1,100\n' >"$T/mis.csv"
 expect 1 "mis.csv:1" "misaligned I/O on a target" -- blkreplay "$T/mis.csv" --target "$T/disk.img"
+
+# ---- kv ----
+KV=(kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 2G --device tiny)
+expect 0 "qwen3-next-80b-a3b" "models lists the catalog" -- models
+expect 2 "unknown model 'gpt-9'" "kv unknown model" -- "${KV[@]}" --model gpt-9
+expect 2 "unknown policy" "kv unknown policy" -- "${KV[@]}" --policy nope
+expect 2 "unknown parameter for policy gandalf" "kv unknown parameter" -- "${KV[@]}" --policy gandalf --param q=1
+expect 2 "--dram 0" "kv zero DRAM" -- "${KV[@]}" --dram 0
+expect 2 "--ssd 0" "kv zero SSD" -- "${KV[@]}" --ssd 0
+expect 2 "larger than the tiny drive" "kv SSD tier larger than the drive" -- "${KV[@]}" --ssd 1T
+printf '# no requests here\n{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": "x"}\n' >"$T/none.jsonl"
+expect 2 "no usable requests" "kv trace with no usable requests" -- kv --trace "$T/none.jsonl" --dram 1G --device none --ssd 1G --skip-bad
+expect 2 "none.jsonl:2: 'hash_ids' is not an array" "kv malformed trace" -- kv --trace "$T/none.jsonl" --dram 1G --device none --ssd 1G
+expect 2 "block trace" "kv on a block trace" -- kv --trace "$SRC/traces/blk-kvcache-small.csv" --dram 1G --device none --ssd 1G
+expect 2 "needs --ssd" "kv without device needs --ssd" -- kv --trace "$SRC/traces/multiturn-small.jsonl" --device none
+"$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --model qwen3-next-80b-a3b --dram 1G --device tiny --policy gandalf --json >"$T/kv.json" 2>"$T/err" || fail "kv --json: $(cat "$T/err")"
+python3 - "$T/kv.json" <<'PY' && pass "kv --json keys" || fail "kv --json keys"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ["policy", "params", "requests", "miss_ratio", "ssd_write_bytes", "ssd_read_bytes", "waf", "lifetime_days",
+          "load_latency_s", "cost_per_1k_requests", "hits", "ssd_objects_written", "ssd_written_hit_share"]:
+    assert k in d, k
+for k in ["tbw", "naive_pe", "erase"]: assert k in d["lifetime_days"], k
+assert d["requests"] == 1066 and 0 <= d["miss_ratio"] <= 1
+assert d["ssd_read_timing"] == "emulated-ssd"
+PY
+"$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1G --device none --ssd 8G --policy all >"$T/all.csv" 2>"$T/err" || fail "kv --policy all: $(cat "$T/err")"
+[ "$(wc -l <"$T/all.csv")" -ge 6 ] && pass "kv --policy all prints a CSV row per policy" || fail "kv --policy all CSV: $(cat "$T/all.csv")"
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

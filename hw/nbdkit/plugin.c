@@ -63,7 +63,7 @@
 
 enum op { OP_READ, OP_WRITE, OP_TRIM, OP_ZERO, OP_FLUSH, OP_N };
 static const char *const op_names[OP_N] = {"read", "write", "trim", "zero", "flush"};
-static const char *const lat_names[] = {"off", "on", "strict"};
+static const char *const lat_names[] = {"off", "on", "sleep"};
 
 struct op_stats {
 	atomic_uint_fast64_t n, bytes, errors;
@@ -79,7 +79,7 @@ static struct {
 	enum store_kind data;
 	char *data_path, *data_spec;
 	char *snapshot, *stats;
-	enum { LAT_OFF, LAT_ON, LAT_STRICT } latency;
+	enum { LAT_OFF, LAT_ON, LAT_SLEEP } latency;
 	bool flush_pad;
 	double stats_interval;
 
@@ -91,7 +91,8 @@ static struct {
 	uint64_t t0, base;    /* monotonic ns at start of serving; virtual ns at t0 */
 	bool loaded, ready;
 	atomic_uint_fast64_t fua, logged_errors;
-	atomic_uint_fast64_t late_ewma_ns, sleeps, late_ns; /* latency sleeps' wake-up lateness */
+	atomic_uint_fast64_t late_ewma_ns, sleeps, late_ns; /* wake-up lateness of latency sleeps */
+	atomic_uint_fast64_t over_ns; /* sum over held requests of release - modelled completion */
 	struct op_stats ops[OP_N];
 
 	pthread_t stats_thr;
@@ -147,36 +148,41 @@ static int request_error(enum op op, int err, uint64_t off, uint64_t count, cons
 }
 
 /*
- * With latency on, sleep until the request's modelled completion, t_arr + model. A timed sleep
- * wakes late by the host's timer and scheduler latency (measured here: 5-70 us, more on a
- * loaded VM). latency=on aims early by the running mean of that lateness, so the mean service
- * time matches the model; latency=strict never aims early, so no request completes before the
- * model says, and each completes late by the wake-up latency.
+ * With latency on, hold the request until its modelled completion, wake = t_arr + model, and
+ * never release it earlier. A timed sleep wakes late by the host's timer and scheduler latency
+ * (5-100 us on a VM, more when it is loaded), which would add to every request. latency=on
+ * therefore sleeps until wake minus the running mean of that lateness and spins (reading the
+ * clock) for the rest: the mean service time is the model plus about a microsecond, at the
+ * cost of one CPU spinning for about the lateness per request. latency=sleep only sleeps: no
+ * spinning, each request late by the wake-up latency (reported in the stats).
  */
 static void sleep_until(uint64_t wake)
 {
 	static __thread bool slack_set;
-	uint64_t target = wake, late;
+	uint64_t target = wake, t;
 
 	if (!slack_set) /* the default 50 us timer slack would add to every sleep */
 		prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	slack_set = true;
 	if (g.latency == LAT_ON)
 		target -= atomic_load(&g.late_ewma_ns);
-	if (target <= mono_ns())
-		return;
-	struct timespec ts = {.tv_sec = (time_t)(target / 1000000000u),
-			      .tv_nsec = (long)(target % 1000000000u)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-	late = mono_ns() - target;
-	if (late > LATE_MAX_NS) /* a preemption, not the wake-up latency */
-		late = LATE_MAX_NS;
-	/* EWMA with weight 1/16; a racing update loses one sample, which is harmless */
-	uint64_t e = atomic_load(&g.late_ewma_ns);
-	atomic_store(&g.late_ewma_ns, e - e / 16 + late / 16);
-	atomic_fetch_add(&g.sleeps, 1);
-	atomic_fetch_add(&g.late_ns, late);
+	if (target > mono_ns()) {
+		struct timespec ts = {.tv_sec = (time_t)(target / 1000000000u),
+				      .tv_nsec = (long)(target % 1000000000u)};
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		uint64_t late = mono_ns() - target;
+		if (late > LATE_MAX_NS) /* a preemption, not the wake-up latency */
+			late = LATE_MAX_NS;
+		/* EWMA, weight 1/16; a racing update loses one sample, which is harmless */
+		uint64_t e = atomic_load(&g.late_ewma_ns);
+		atomic_store(&g.late_ewma_ns, e - e / 16 + late / 16);
+		atomic_fetch_add(&g.sleeps, 1);
+		atomic_fetch_add(&g.late_ns, late);
+	}
+	while ((t = mono_ns()) < wake)
+		__builtin_ia32_pause();
+	atomic_fetch_add(&g.over_ns, t - wake);
 }
 
 /* Account a request and, with latency on, hold it until its modelled completion. */
@@ -215,7 +221,7 @@ static int parse_onoff(const char *key, const char *v, bool *out)
 		return 0;
 	}
 	nbdkit_error("%s=%s: expected on or off%s", key, v,
-		     strcmp(key, "latency") ? "" : " (or strict)");
+		     strcmp(key, "latency") ? "" : " (or sleep)");
 	return -1;
 }
 
@@ -304,8 +310,8 @@ static int fg_config(const char *key, const char *value)
 		return set_path(&g.stats, key, value);
 	if (!strcmp(key, "latency")) {
 		bool on;
-		if (!strcmp(value, "strict")) {
-			g.latency = LAT_STRICT;
+		if (!strcmp(value, "sleep")) {
+			g.latency = LAT_SLEEP;
 			return 0;
 		}
 		if (parse_onoff(key, value, &on))
@@ -852,7 +858,7 @@ static int fg_zero(void *h, uint32_t count, uint64_t off, uint32_t flags)
 	"snapshot=PATH         load the drive state at start if PATH exists, save it at exit\n"      \
 	"stats=PATH            write the FTL's JSON stats every stats_interval seconds and at exit\n" \
 	"stats_interval=SEC    default 2\n"                                                            \
-	"latency=on|strict|off complete each request at the FTL timing model's time (default off)\n" \
+	"latency=on|sleep|off  complete each request at the FTL timing model's time (default off)\n" \
 	"flush=pad|ignore      flush and FUA program partly filled NAND pages (default pad)"
 
 static struct nbdkit_plugin plugin = {
