@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <math.h>
 #include <cmocka.h>
 
 #include "kvsim.h"
@@ -225,77 +227,158 @@ static uint64_t rnd(void)
 	return rs;
 }
 
-/* sessions that grow their prefix turn by turn; ids encode (session, position) */
-static void random_trace(struct kvsim *s, int nreq, bool *seen_blocks, bool *seen_states, uint64_t *compulsory_hit)
+#define NREQ 2500
+static uint64_t tb[NREQ][48];
+static struct kv_request tr[NREQ];
+static char trace_path[64];
+
+/* Sessions that grow their prefix turn by turn (ids encode session and position), written to an
+ * AIPerf JSONL file too, so that the oracle can read the future from it. */
+static void make_trace(uint64_t seed)
 {
 	int len[32] = {0};
-	for (int r = 0; r < nreq; r++) {
+	rs = seed;
+	snprintf(trace_path, sizeof(trace_path), "/tmp/fg-kvtest-%d.jsonl", (int)getpid());
+	FILE *f = fopen(trace_path, "w");
+	assert_non_null(f);
+	for (int r = 0; r < NREQ; r++) {
 		int sess = (int)(rnd() % 32);
 		int n = len[sess] + 1 + (int)(rnd() % 3);
 		if (n > 40)
-			n = 1 + (int)(rnd() % 3), len[sess] = 0;
-		uint64_t b[64];
-		for (int i = 0; i < n; i++)
-			b[i] = (uint64_t)sess * 64 + (uint64_t)i + (sess % 4 == 0 ? 0 : 0);
-		/* compulsory: the longest prefix of blocks seen before with a state seen at its end */
-		if (seen_blocks) {
-			int r0 = 0;
-			while (r0 < n && seen_blocks[b[r0]])
-				r0++;
-			int hb = r0;
-			if (s->cfg.model.linear_state_bytes)
-				while (hb > 0 && !seen_states[b[hb - 1]])
-					hb--;
-			*compulsory_hit += (uint64_t)hb;
-			for (int i = 0; i < n; i++)
-				seen_blocks[b[i]] = true;
-			seen_states[b[n - 1]] = true;
+			n = 1 + (int)(rnd() % 3);
+		fprintf(f, "{\"timestamp\": %d, \"session_id\": \"%d\", \"input_length\": %d, \"output_length\": 1, "
+			   "\"block_tokens\": %d, \"hash_ids\": [", r * 1000, sess, n * TOK, TOK);
+		for (int i = 0; i < n; i++) {
+			tb[r][i] = (uint64_t)sess * 64 + (uint64_t)i;
+			fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)tb[r][i]);
 		}
-		struct kv_request rq = {.t = r, .session = (uint64_t)sess, .parent = KV_NO_SESSION, .block_tokens = TOK,
-					.input_tokens = (uint32_t)n * TOK, .output_tokens = 1, .nblocks = (uint32_t)n,
-					.blocks = b};
-		char err[256];
-		assert_int_equal(kvsim_request(s, &rq, err, sizeof(err)), 0);
-		if (kvsim_check(s, err, sizeof(err)))
-			fail_msg("request %d: %s", r, err);
+		fprintf(f, "]}\n");
+		tr[r] = (struct kv_request){.t = r, .session = (uint64_t)sess, .parent = KV_NO_SESSION,
+					   .block_tokens = TOK, .input_tokens = (uint32_t)n * TOK, .output_tokens = 1,
+					   .nblocks = (uint32_t)n, .blocks = tb[r]};
 		len[sess] = n;
 	}
+	fclose(f);
+}
+
+static struct kvsim *sim_any(const char *pol, struct kv_config c)
+{
+	if (!strcmp(pol, "oracle")) {
+		struct trace_opts o;
+		char err[512];
+		trace_opts_default(&o);
+		c.oracle = kv_oracle_prepare(trace_path, &o, err, sizeof(err));
+		if (!c.oracle)
+			fail_msg("%s", err);
+	}
+	return sim(pol, "", c);
+}
+
+static void free_any(struct kvsim *s)
+{
+	void *o = s->cfg.oracle;
+	kvsim_free(s);
+	kv_oracle_free(o);
+}
+
+static void run_trace(struct kvsim *s)
+{
+	char err[256];
+	for (int r = 0; r < NREQ; r++) {
+		assert_int_equal(kvsim_request(s, &tr[r], err, sizeof(err)), 0);
+		if (kvsim_check(s, err, sizeof(err)))
+			fail_msg("%s, request %d: %s", s->pol->name, r, err);
+	}
+	kvsim_finish(s);
+}
+
+static double total_cost(const struct kvsim *s)
+{
+	double gpu = s->cfg.gpu_usd_per_hour / 3600.0 / s->cfg.prefill_tokens_per_s;
+	double fee = s->cfg.ssd_usd / s->cfg.tbw_bytes;
+	return s->st.missed_tokens * gpu + (double)(s->st.ssd_write_bytes[0] + s->st.ssd_write_bytes[1]) * fee;
+}
+
+/* realistic proportions for the cost comparison: a chunk is one 4 KiB slot, a state two, and
+ * writing a chunk costs about a tenth of recomputing it (a TLC drive at $100 per TB, 1 DWPD x 5 y) */
+static struct kv_config cost_cfg(bool hybrid)
+{
+	struct kv_config c = cfg(0, 12, hybrid);
+	c.model.full_kv_bytes_per_token = 4096 / TOK;
+	c.model.linear_state_bytes = hybrid ? 8192 : 0;
+	c.dram_bytes = 20 * 4096;
+	c.tbw_bytes = 1e14;
+	return c;
 }
 
 static void test_random_invariants(void **state)
 {
 	(void)state;
-	for (int i = 0; kv_policies[i]; i++)
-		for (int hybrid = 0; hybrid < 2; hybrid++) {
-			struct kvsim *s = sim(kv_policies[i]->name, "", cfg(20, 12, hybrid));
-			random_trace(s, 3000, NULL, NULL, NULL);
-			kvsim_finish(s);
+	make_trace(12345);
+	for (int hybrid = 0; hybrid < 2; hybrid++) {
+		double oracle_cost = 0, best_online = INFINITY;
+		for (int i = 0; kv_policies[i]; i++) {
+			struct kvsim *s = sim_any(kv_policies[i]->name, cost_cfg(hybrid));
+			run_trace(s);
 			assert_true(s->st.dram_peak <= s->cfg.dram_bytes);
 			assert_true(s->st.ssd_peak <= s->cfg.ssd_bytes);
 			if (!hybrid)
 				assert_int_equal(s->st.ssd_writes[OBJ_LINEAR] + s->st.hits[0][OBJ_LINEAR] +
 							 s->st.hits[1][OBJ_LINEAR],
 						 0);
-			kvsim_free(s);
+			double c = total_cost(s);
+			printf("%s %-13s miss %.4f writes %6llu cost %.6g\n", hybrid ? "hybrid" : "dense ",
+			       s->pol->name, 1 - (double)s->st.hit_blocks / s->st.prefix_blocks,
+			       (unsigned long long)(s->st.ssd_writes[0] + s->st.ssd_writes[1]), c);
+			if (!strcmp(s->pol->name, "oracle"))
+				oracle_cost = c;
+			else if (c < best_online)
+				best_online = c;
+			free_any(s);
 		}
+		/* the oracle's total cost (recompute + wear) is no worse than any online policy's.
+		 * Only asserted for the dense model so far: the oracle prices objects one by one, and a
+		 * hybrid hit needs a whole chain plus a state, which it does not yet plan for (open in
+		 * issue 4; the hybrid figures are printed above). */
+		if (!hybrid)
+			assert_true(oracle_cost <= best_online * 1.0000001);
+	}
+	unlink(trace_path);
 }
 
 /* With DRAM larger than the working set, every policy's misses are the compulsory ones. */
 static void test_compulsory(void **state)
 {
 	(void)state;
-	for (int i = 0; kv_policies[i]; i++)
-		for (int hybrid = 0; hybrid < 2; hybrid++) {
-			static bool sb[32 * 64], ss[32 * 64];
-			memset(sb, 0, sizeof(sb));
-			memset(ss, 0, sizeof(ss));
-			uint64_t comp = 0;
-			struct kvsim *s = sim(kv_policies[i]->name, "", cfg(1 << 20, 1 << 10, hybrid));
-			rs = 777;
-			random_trace(s, 2000, sb, ss, &comp);
-			assert_int_equal(s->st.hit_blocks, comp);
-			kvsim_free(s);
+	make_trace(777);
+	for (int hybrid = 0; hybrid < 2; hybrid++) {
+		static bool sb[32 * 64], ss[32 * 64];
+		memset(sb, 0, sizeof(sb));
+		memset(ss, 0, sizeof(ss));
+		uint64_t comp = 0;
+		/* compulsory: the longest prefix of blocks seen before with a state seen at its end */
+		for (int r = 0; r < NREQ; r++) {
+			const struct kv_request *q = &tr[r];
+			uint32_t r0 = 0, n = q->nblocks;
+			while (r0 < n && sb[q->blocks[r0]])
+				r0++;
+			uint32_t hb = r0;
+			if (hybrid)
+				while (hb > 0 && !ss[q->blocks[hb - 1]])
+					hb--;
+			comp += hb;
+			for (uint32_t i = 0; i < n; i++)
+				sb[q->blocks[i]] = true;
+			ss[q->blocks[n - 1]] = true;
 		}
+		for (int i = 0; kv_policies[i]; i++) {
+			struct kvsim *s = sim_any(kv_policies[i]->name, cfg(1 << 20, 1 << 10, hybrid));
+			run_trace(s);
+			assert_int_equal(s->st.hit_blocks, comp);
+			free_any(s);
+		}
+	}
+	unlink(trace_path);
 }
 
 int main(void)

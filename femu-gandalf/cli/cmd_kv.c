@@ -87,7 +87,21 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 		cfg.tbw_bytes = 1.0 * (double)cfg.ssd_bytes * 365.0 * 5.0;
 		cfg.ssd_usd = cfg.ssd_usd_per_tb * (double)cfg.ssd_bytes / 1e12;
 	}
+	if (!strcmp(pol->name, "oracle")) {
+		if (ro->loops != 1) {
+			fprintf(stderr, "femu-gandalf: the oracle knows one pass of the trace: drop --loop\n");
+			ftl_destroy(f);
+			return EXIT_USAGE;
+		}
+		cfg.oracle = kv_oracle_prepare(ro->trace, &ro->to, err, sizeof(err));
+		if (!cfg.oracle) {
+			fprintf(stderr, "femu-gandalf: %s\n", err);
+			ftl_destroy(f);
+			return EXIT_USAGE;
+		}
+	}
 	if (kvsim_init(&s, &cfg, pol, params, f, err, sizeof(err))) {
+		kv_oracle_free(cfg.oracle);
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		ftl_destroy(f);
 		return EXIT_USAGE;
@@ -173,6 +187,7 @@ out:
 	if (rc)
 		progress_end(&pg);
 	kvsim_free(&s);
+	kv_oracle_free(cfg.oracle);
 	ftl_destroy(f);
 	return rc;
 }

@@ -58,6 +58,7 @@ struct kv_config {
 	double ssd_usd_per_tb;                 /* drive price per TB of user capacity */
 	double tbw_bytes;                      /* rated TBW of the SSD tier for the TBW lifetime */
 	double target_years;                   /* gandalf: write budget (0 = none) */
+	void *oracle;                          /* oracle: future uses, from kv_oracle_prepare() */
 	double ssd_phys_bytes, ssd_pe;         /* for naive P/E without a device */
 };
 
@@ -117,9 +118,11 @@ struct kvsim {
 	uint64_t cur_session;
 	double now_t;
 	struct kv_stats st;
-	/* future knowledge for the oracle: next use request index per (request, position) */
-	void *oracle;
 };
+
+/* The oracle's knowledge of the future: one pass over the trace (docs/policies.md). */
+void *kv_oracle_prepare(const char *path, const struct trace_opts *to, char *err, size_t errlen);
+void kv_oracle_free(void *f);
 
 /* Parse "k=v,k=v" policy parameters: get one as a double (default if absent). */
 double kv_param(const struct kvsim *s, const char *key, double def);

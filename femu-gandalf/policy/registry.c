@@ -4,10 +4,10 @@
 #include "kvsim.h"
 
 extern const struct kv_policy kv_policy_lru, kv_policy_write_through, kv_policy_lru_k, kv_policy_dynamo,
-	kv_policy_gandalf;
+	kv_policy_gandalf, kv_policy_oracle;
 
 const struct kv_policy *const kv_policies[] = {
-	&kv_policy_gandalf, &kv_policy_lru, &kv_policy_write_through, &kv_policy_lru_k, &kv_policy_dynamo, NULL,
+	&kv_policy_gandalf, &kv_policy_lru, &kv_policy_write_through, &kv_policy_lru_k, &kv_policy_dynamo, &kv_policy_oracle, NULL,
 };
 
 const struct kv_policy *kv_policy_find(const char *name)

@@ -92,7 +92,8 @@ static struct {
 	bool loaded, ready;
 	atomic_uint_fast64_t fua, logged_errors;
 	atomic_uint_fast64_t late_ewma_ns, sleeps, late_ns; /* wake-up lateness of latency sleeps */
-	atomic_uint_fast64_t over_ns; /* sum over held requests of release - modelled completion */
+	atomic_uint_fast64_t spinners;
+	atomic_uint_fast64_t held, over_ns; /* sum over held requests of release - modelled completion */
 	struct op_stats ops[OP_N];
 
 	pthread_t stats_thr;
@@ -156,6 +157,20 @@ static int request_error(enum op op, int err, uint64_t off, uint64_t count, cons
  * cost of one CPU spinning for about the lateness per request. latency=sleep only sleeps: no
  * spinning, each request late by the wake-up latency (reported in the stats).
  */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static void sleep_abs(uint64_t t)
+{
+	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
 static void sleep_until(uint64_t wake)
 {
 	static __thread bool slack_set;
@@ -164,13 +179,13 @@ static void sleep_until(uint64_t wake)
 	if (!slack_set) /* the default 50 us timer slack would add to every sleep */
 		prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	slack_set = true;
-	if (g.latency == LAT_ON)
+	/* one spinner at a time: at queue depth > 1, spinning threads would only delay each other
+	 * and the client, so the others just sleep */
+	bool spin = g.latency == LAT_ON && atomic_fetch_add(&g.spinners, 1) == 0;
+	if (spin)
 		target -= atomic_load(&g.late_ewma_ns);
 	if (target > mono_ns()) {
-		struct timespec ts = {.tv_sec = (time_t)(target / 1000000000u),
-				      .tv_nsec = (long)(target % 1000000000u)};
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
+		sleep_abs(target);
 		uint64_t late = mono_ns() - target;
 		if (late > LATE_MAX_NS) /* a preemption, not the wake-up latency */
 			late = LATE_MAX_NS;
@@ -181,7 +196,10 @@ static void sleep_until(uint64_t wake)
 		atomic_fetch_add(&g.late_ns, late);
 	}
 	while ((t = mono_ns()) < wake)
-		__builtin_ia32_pause();
+		cpu_relax();
+	if (g.latency == LAT_ON)
+		atomic_fetch_sub(&g.spinners, 1);
+	atomic_fetch_add(&g.held, 1);
 	atomic_fetch_add(&g.over_ns, t - wake);
 }
 
@@ -526,9 +544,12 @@ static void write_stats(bool final)
 		g.loaded ? "true" : "false", g.base);
 	fprintf(o, "    \"latency\": \"%s\", \"flush\": \"%s\", \"fua_writes\": %" PRIu64,
 		lat_names[g.latency], g.flush_pad ? "pad" : "ignore", (uint64_t)atomic_load(&g.fua));
-	fprintf(o, ", \"latency_sleeps\": %" PRIu64 ", \"sleep_late_ns_mean\": %.0f"
-		   ", \"sleep_late_ns_ewma\": %" PRIu64 ",\n    \"requests\": {",
-		sleeps, sleeps ? (double)atomic_load(&g.late_ns) / (double)sleeps : 0.0,
+	uint64_t held = atomic_load(&g.held);
+	fprintf(o, ", \"held\": %" PRIu64 ", \"release_late_ns_mean\": %.0f, \"sleeps\": %" PRIu64
+		   ", \"sleep_late_ns_mean\": %.0f, \"sleep_late_ns_ewma\": %" PRIu64
+		   ",\n    \"requests\": {",
+		held, held ? (double)atomic_load(&g.over_ns) / (double)held : 0.0, sleeps,
+		sleeps ? (double)atomic_load(&g.late_ns) / (double)sleeps : 0.0,
 		(uint64_t)atomic_load(&g.late_ewma_ns));
 	for (int i = 0; i < OP_N; i++) {
 		struct op_stats *s = &g.ops[i];

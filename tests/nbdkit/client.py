@@ -8,7 +8,7 @@
 #                                   the device must equal SHADOW; with MORE=N, then N x capacity
 #                                   of further random writes, verified again and saved
 #   client.py zeros SOCK            writes a pattern, reads must return zeroes (data=none)
-#   client.py latency SOCK          QD1 4 KiB reads of mapped units, sequential QD1 writes
+#   client.py latency SOCK          QD1 4 KiB reads of mapped units, sequential QD16 writes
 # Every failure raises, so the exit status is non-zero.
 import json
 import random
@@ -163,10 +163,16 @@ def cmd_latency(sock):
         h.pread(U, o * U)
         ts.append(time.perf_counter_ns() - t)
     ts.sort()
-    t = time.perf_counter()
-    n = 1024
-    for i in range(n):
-        h.pwrite(bytes(U), i * U)
+    # sequential 4 KiB writes at QD16: with latency on, bound by the modelled program rate
+    n, t = 2048, time.perf_counter()
+    inflight, nxt = [], 0
+    buf = nbd.Buffer.from_bytearray(bytearray(U))
+    while nxt < n or inflight:
+        while nxt < n and len(inflight) < 16:
+            inflight.append(h.aio_pwrite(buf, nxt * U))
+            nxt += 1
+        h.poll(-1)
+        inflight = [c for c in inflight if not h.aio_command_completed(c)]
     wsec = time.perf_counter() - t
     h.shutdown()
     print(json.dumps({"read_mean_us": sum(ts) / len(ts) / 1e3, "read_median_us": ts[len(ts) // 2] / 1e3,

@@ -1,0 +1,414 @@
+/*
+ * oracle.c - "oracle": offline, knows the future (the Gandalf paper's Sec. 3.2).
+ *
+ * Before the run, one pass over the trace records, for every chunk and every state, the requests
+ * that will use it: a chunk is used by every request whose prefix holds its block; a state is used
+ * by a later request when it is the longest state already created (at an earlier request's
+ * boundary) along that request's prefix: a newer state supersedes it. During the run:
+ *   - DRAM evicts by Belady: the object whose next use is farthest away (never = infinitely far);
+ *   - an object leaving DRAM is written to SSD only when its remaining uses pay for it:
+ *       uses x recompute(x) > fee x size(x) + replacement,
+ *     where replacement is the recompute value of the remaining uses of the SSD residents with
+ *     the fewest remaining uses that must go to make room (0 while the SSD has room); otherwise
+ *     it is dropped. Those residents are then the SSD victims.
+ * Priority queues are lazy: an entry records the key it was pushed with and is skipped when the
+ * object's current key differs. Future uses are counted in requests, so the oracle is exact
+ * about *whether* an object is needed again, not about whether the hit would have used it (a
+ * state may be superseded by a longer one): an approximation of the optimum, which is
+ * NP-hard with sizes and two tiers.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvsim.h"
+
+struct fut {
+	/* key -> [off, off+n) in uses[] (request indices, ascending) */
+	uint64_t *keys;
+	uint32_t *slot;
+	uint64_t cap;
+	uint64_t *off, *cnt, nslot;
+	uint32_t *uses;
+};
+
+struct oent {
+	double key;
+	uint32_t o;
+};
+
+struct oheap {
+	struct oent *a;
+	size_t n, cap;
+};
+
+struct ostate {
+	struct fut *f;
+	double gpu_per_token, fee;
+	struct oheap dram; /* max next use (stored negated: min-heap) */
+	struct oheap ssd;  /* min remaining uses */
+};
+
+static uint64_t hmix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+static uint32_t fut_find(const struct fut *f, uint64_t key)
+{
+	for (uint64_t i = hmix(key) & (f->cap - 1);; i = (i + 1) & (f->cap - 1)) {
+		if (f->slot[i] == UINT32_MAX)
+			return UINT32_MAX;
+		if (f->keys[i] == key)
+			return f->slot[i];
+	}
+}
+
+static uint32_t fut_add(struct fut *f, uint64_t key)
+{
+	uint64_t i = hmix(key) & (f->cap - 1);
+	while (f->slot[i] != UINT32_MAX) {
+		if (f->keys[i] == key)
+			return f->slot[i];
+		i = (i + 1) & (f->cap - 1);
+	}
+	f->keys[i] = key;
+	f->slot[i] = (uint32_t)f->nslot;
+	return (uint32_t)f->nslot++;
+}
+
+void kv_oracle_free(void *p)
+{
+	struct fut *f = p;
+	if (!f)
+		return;
+	free(f->keys);
+	free(f->slot);
+	free(f->off);
+	free(f->cnt);
+	free(f->uses);
+	free(f);
+}
+
+/* Two passes over the trace: count the uses of every key, then record them. */
+void *kv_oracle_prepare(const char *path, const struct trace_opts *to, char *err, size_t errlen)
+{
+	struct fut *f = calloc(1, sizeof(*f));
+	uint64_t refs = 0, nreq = 0;
+	if (!f)
+		return NULL;
+	struct fut bset = {0}; /* boundaries (states) created so far in this pass */
+	for (int pass = 0; pass < 3; pass++) {
+		struct trace *t = trace_open(path, to, err, errlen);
+		if (!t)
+			goto fail;
+		if (pass) {
+			memset(bset.slot, 0xff, bset.cap * sizeof(uint32_t));
+			bset.nslot = 0;
+		}
+		struct kv_request rq;
+		int r;
+		uint64_t i = 0;
+		while ((r = trace_next_kv(t, &rq)) == 1) {
+			uint32_t bnd = rq.block_tokens ? (uint32_t)(rq.input_tokens / rq.block_tokens) : rq.nblocks;
+			if (bnd > rq.nblocks)
+				bnd = rq.nblocks;
+			if (pass == 0) {
+				refs += rq.nblocks + 1ull;
+				nreq++;
+				continue;
+			}
+			/* chunks: every block of the prefix; state: the longest earlier boundary on it */
+			for (uint32_t j = 0; j <= rq.nblocks; j++) {
+				uint64_t key;
+				if (j < rq.nblocks) {
+					key = rq.blocks[j];
+				} else {
+					uint32_t b = rq.nblocks;
+					while (b > 0 && fut_find(&bset, rq.blocks[b - 1]) == UINT32_MAX)
+						b--;
+					if (!b)
+						break;
+					key = rq.blocks[b - 1] | KV_LINEAR_BIT;
+				}
+				uint32_t s = pass == 1 ? fut_add(f, key) : fut_find(f, key);
+				if (pass == 1)
+					f->cnt[s]++;
+				else
+					f->uses[f->off[s] + f->cnt[s]++] = (uint32_t)i;
+			}
+			if (bnd > 0)
+				fut_add(&bset, rq.blocks[bnd - 1]);
+			i++;
+		}
+		trace_close(t);
+		if (r < 0)
+			goto fail;
+		if (pass == 0) {
+			if (nreq >= UINT32_MAX) {
+				snprintf(err, errlen, "oracle: too many requests");
+				goto fail;
+			}
+			f->cap = 1024;
+			while (f->cap < 2 * refs + 2)
+				f->cap *= 2;
+			bset.cap = 1024;
+			while (bset.cap < 2 * nreq + 2)
+				bset.cap *= 2;
+			bset.keys = malloc(bset.cap * sizeof(uint64_t));
+			bset.slot = malloc(bset.cap * sizeof(uint32_t));
+			if (!bset.keys || !bset.slot) {
+				snprintf(err, errlen, "oracle: out of memory");
+				goto fail;
+			}
+			f->keys = malloc(f->cap * sizeof(uint64_t));
+			f->slot = malloc(f->cap * sizeof(uint32_t));
+			f->off = calloc(refs + 1, sizeof(uint64_t));
+			f->cnt = calloc(refs + 1, sizeof(uint64_t));
+			if (!f->keys || !f->slot || !f->off || !f->cnt) {
+				snprintf(err, errlen, "oracle: out of memory");
+				goto fail;
+			}
+			memset(f->slot, 0xff, f->cap * sizeof(uint32_t));
+		} else if (pass == 1) {
+			uint64_t total = 0;
+			for (uint64_t s = 0; s < f->nslot; s++) {
+				f->off[s] = total;
+				total += f->cnt[s];
+				f->cnt[s] = 0;
+			}
+			f->uses = malloc((total + 1) * sizeof(uint32_t));
+			if (!f->uses) {
+				snprintf(err, errlen, "oracle: out of memory");
+				goto fail;
+			}
+		}
+	}
+	free(bset.keys);
+	free(bset.slot);
+	return f;
+fail:
+	free(bset.keys);
+	free(bset.slot);
+	kv_oracle_free(f);
+	return NULL;
+}
+
+/* uses of key after the current request: count, and the next one (UINT32_MAX when none) */
+static uint64_t future(const struct kvsim *s, uint64_t key, uint32_t *next)
+{
+	const struct fut *f = ((struct ostate *)s->pol_state)->f;
+	uint32_t slot = fut_find(f, key);
+	*next = UINT32_MAX;
+	if (slot == UINT32_MAX)
+		return 0;
+	const uint32_t *u = f->uses + f->off[slot];
+	uint64_t lo = 0, hi = f->cnt[slot];
+	while (lo < hi) { /* first use > req (the same request may list a block twice) */
+		uint64_t mid = (lo + hi) / 2;
+		if (u[mid] <= s->req)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < f->cnt[slot])
+		*next = u[lo];
+	return f->cnt[slot] - lo;
+}
+
+static void opush(struct oheap *h, double key, uint32_t o)
+{
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 256;
+		h->a = realloc(h->a, h->cap * sizeof(*h->a));
+	}
+	size_t i = h->n++;
+	while (i && h->a[(i - 1) / 2].key > key) {
+		h->a[i] = h->a[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->a[i] = (struct oent){key, o};
+}
+
+static struct oent opop(struct oheap *h)
+{
+	struct oent top = h->a[0], last = h->a[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		double mk = last.key;
+		if (l < h->n && h->a[l].key < mk)
+			m = l, mk = h->a[l].key;
+		if (l + 1 < h->n && h->a[l + 1].key < mk)
+			m = l + 1;
+		if (m == i)
+			break;
+		h->a[i] = h->a[m];
+		i = m;
+	}
+	if (h->n)
+		h->a[i] = last;
+	return top;
+}
+
+static double dram_key(const struct kvsim *s, uint32_t o)
+{
+	uint32_t next;
+	future(s, s->obj[o].key, &next);
+	return -(double)next; /* farthest next use on top */
+}
+
+static double ssd_key(const struct kvsim *s, uint32_t o)
+{
+	uint32_t next;
+	return (double)future(s, s->obj[o].key, &next);
+}
+
+static void requeue(struct kvsim *s, uint32_t o)
+{
+	struct ostate *g = s->pol_state;
+	if (s->obj[o].in_dram)
+		opush(&g->dram, dram_key(s, o), o);
+	if (s->obj[o].in_ssd)
+		opush(&g->ssd, ssd_key(s, o), o);
+}
+
+static double worth(const struct kvsim *s, uint32_t o, uint64_t uses)
+{
+	struct ostate *g = s->pol_state;
+	return (double)uses * s->obj[o].recompute_tokens * g->gpu_per_token;
+}
+
+/* SSD victims with the fewest remaining uses until `need` bytes fit; their lost value */
+static double ssd_replacement(struct kvsim *s, uint64_t need, uint32_t *vict, size_t *nv, size_t maxv)
+{
+	struct ostate *g = s->pol_state;
+	uint64_t free = s->cfg.ssd_bytes - s->ssd_used;
+	double cost = 0;
+	struct oent held[4096];
+	size_t nh = 0;
+	*nv = 0;
+	while (free < need && g->ssd.n && nh < 4096 && *nv < maxv) {
+		struct oent e = opop(&g->ssd);
+		if (!s->obj[e.o].in_ssd)
+			continue;
+		if (ssd_key(s, e.o) != e.key) { /* a use passed without a touch: re-key it */
+			opush(&g->ssd, ssd_key(s, e.o), e.o);
+			continue;
+		}
+		held[nh++] = e;
+		vict[(*nv)++] = e.o;
+		free += s->obj[e.o].size;
+		cost += worth(s, e.o, (uint64_t)e.key);
+	}
+	for (size_t i = 0; i < nh; i++)
+		opush(&g->ssd, held[i].key, held[i].o);
+	return free >= need ? cost : INFINITY;
+}
+
+static void oracle_make_room(struct kvsim *s, uint64_t need)
+{
+	struct ostate *g = s->pol_state;
+	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
+		uint32_t v = KV_NONE;
+		while (g->dram.n) {
+			struct oent e = opop(&g->dram);
+			if (!s->obj[e.o].in_dram)
+				continue;
+			double k = dram_key(s, e.o);
+			if (k == e.key) {
+				v = e.o;
+				break;
+			}
+			opush(&g->dram, k, e.o); /* a use passed without a touch: re-key it */
+		}
+		if (v == KV_NONE)
+			v = s->dtail;
+		uint32_t next;
+		uint64_t uses = future(s, s->obj[v].key, &next);
+		if (s->obj[v].in_ssd || !uses) {
+			kv_drop_dram(s, v);
+			continue;
+		}
+		uint64_t sz = (s->obj[v].size + 4095) / 4096 * 4096;
+		uint32_t vict[1024];
+		size_t nv;
+		double repl = ssd_replacement(s, sz, vict, &nv, 1024);
+		if (worth(s, v, uses) > g->fee * (double)sz + repl) {
+			for (size_t i = 0; i < nv; i++)
+				kv_evict_ssd(s, vict[i]);
+			if (kv_move_to_ssd(s, v))
+				continue;
+		}
+		kv_drop_dram(s, v);
+	}
+}
+
+static uint32_t oracle_ssd_victim(struct kvsim *s)
+{
+	struct ostate *g = s->pol_state;
+	while (g->ssd.n) {
+		struct oent e = opop(&g->ssd);
+		if (!s->obj[e.o].in_ssd)
+			continue;
+		double k = ssd_key(s, e.o);
+		if (k == e.key)
+			return e.o;
+		opush(&g->ssd, k, e.o);
+	}
+	return s->stail;
+}
+
+static void oracle_admitted(struct kvsim *s, uint32_t o)
+{
+	requeue(s, o);
+}
+
+/* a use: its next use moves on, so queue it again with the new key */
+static void oracle_touched(struct kvsim *s, uint32_t o)
+{
+	requeue(s, o);
+}
+
+static int oracle_init(struct kvsim *s, char *err, size_t errlen)
+{
+	if (kv_params_check(s, "", err, errlen))
+		return -1;
+	if (!s->cfg.oracle) {
+		snprintf(err, errlen, "policy oracle needs the future: run it through 'femu-gandalf kv'");
+		return -1;
+	}
+	struct ostate *g = calloc(1, sizeof(*g));
+	if (!g)
+		return snprintf(err, errlen, "out of memory"), -1;
+	g->f = s->cfg.oracle;
+	g->gpu_per_token = s->cfg.gpu_usd_per_hour / 3600.0 / s->cfg.prefill_tokens_per_s;
+	g->fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
+	s->pol_state = g;
+	return 0;
+}
+
+static void oracle_fini(struct kvsim *s)
+{
+	struct ostate *g = s->pol_state;
+	if (!g)
+		return;
+	free(g->dram.a);
+	free(g->ssd.a);
+	free(g);
+	s->pol_state = NULL;
+}
+
+const struct kv_policy kv_policy_oracle = {
+	.name = "oracle",
+	.params = "",
+	.init = oracle_init,
+	.fini = oracle_fini,
+	.admitted = oracle_admitted,
+	.touched = oracle_touched,
+	.make_room = oracle_make_room,
+	.ssd_victim = oracle_ssd_victim,
+};
