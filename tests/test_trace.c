@@ -332,31 +332,48 @@ static void test_zstd_and_detection(void **state)
 static void test_fuzz_regressions(void **state)
 {
 	(void)state;
-	const char *dir = getenv("FG_FUZZ_REGRESS");
+	const char *rdir = getenv("FG_FUZZ_REGRESS");
 	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "ls '%s' 2>/dev/null", dir ? dir : "tests/fuzz/regress");
+	if (!rdir)
+		rdir = "tests/fuzz/regress";
+	snprintf(cmd, sizeof(cmd), "ls '%s' 2>/dev/null", rdir);
 	FILE *p = popen(cmd, "r");
 	char name[256];
 	int n = 0;
 	while (p && fgets(name, sizeof(name), p)) {
 		name[strcspn(name, "\n")] = 0;
 		char path[1024], fmt[32];
-		snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/fuzz/regress", name);
+		snprintf(path, sizeof(path), "%s/%s", rdir, name);
 		snprintf(fmt, sizeof(fmt), "%.*s", (int)strcspn(name, "-"), name);
 		struct trace_opts o;
 		char err[5000];
 		trace_opts_default(&o);
 		o.force = !strcmp(fmt, "aiperf") ? TF_AIPERF : !strcmp(fmt, "mooncake") ? TF_MOONCAKE
-			: !strcmp(fmt, "bailian") ? TF_BAILIAN : TF_UNKNOWN;
+			: !strcmp(fmt, "bailian") ? TF_BAILIAN : !strcmp(fmt, "biosnoop") ? TF_BIOSNOOP
+			: !strcmp(fmt, "blk") ? TF_BLK_CSV : !strcmp(fmt, "weka") ? TF_WEKA : TF_UNKNOWN;
+		if (o.force == TF_WEKA) { /* a WEKA trace is a directory of conversations */
+			char d[128], c[1200];
+			snprintf(d, sizeof(d), "%s/weka-%d", dir, n);
+			mkdir(d, 0700);
+			snprintf(c, sizeof(c), "cp '%s' '%s/c.json'", path, d);
+			assert_int_equal(system(c), 0);
+			snprintf(path, sizeof(path), "%s", d);
+		}
 		for (int skip = 0; skip < 2; skip++) {
 			o.skip_bad = skip;
 			struct trace *t = trace_open(path, &o, err, sizeof(err));
-			if (t) {
+			if (!t)
+				continue;
+			if (trace_is_block(t)) {
+				struct blk_io io;
+				while (trace_next_blk(t, &io) == 1)
+					;
+			} else {
 				struct kv_request rq;
 				while (trace_next_kv(t, &rq) == 1)
 					;
-				trace_close(t);
 			}
+			trace_close(t);
 		}
 		n++;
 	}
@@ -419,7 +436,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_aiperf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_weka, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zstd_and_detection, setup, teardown),
-		cmocka_unit_test(test_fuzz_regressions),
+		cmocka_unit_test_setup_teardown(test_fuzz_regressions, setup, teardown),
 		cmocka_unit_test(test_real_mooncake_conversation),
 		cmocka_unit_test(test_real_mooncake_synthetic),
 		cmocka_unit_test(test_real_weka),

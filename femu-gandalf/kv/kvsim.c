@@ -218,7 +218,7 @@ static uint64_t slot_size(const struct kv_obj *x)
 
 static uint64_t now_ns(const struct kvsim *s)
 {
-	return s->now_t > 0 ? (uint64_t)(s->now_t * 1e9) : 0;
+	return s->now_t > 0 ? (s->now_t < 1.8e10 ? (uint64_t)(s->now_t * 1e9) : UINT64_MAX / 2) : 0;
 }
 
 static bool slot_alloc(struct kvsim *s, struct kv_obj *x)

@@ -87,8 +87,8 @@ static int biosnoop_line(struct trace *t, char *line, struct blk_io *io)
 	char *end;
 	errno = 0;
 	double secs = strtod(tok[0], &end);
-	if (errno || *end || secs < 0)
-		return trace_bad(t, "TIME(s) '%s': not a time in seconds", tok[0]) ? -1 : 0;
+	if (errno || *end || !(secs >= 0 && secs < 1e10))
+		return trace_bad(t, "TIME(s) '%s': not a time in seconds (0 to 1e10)", tok[0]) ? -1 : 0;
 	const char *rwbs = tok[n - tail];
 	if (!parse_u64(tok[n - tail + 1], &io->lba))
 		return trace_bad(t, "SECTOR '%s': not a sector number", tok[n - tail + 1]) ? -1 : 0;

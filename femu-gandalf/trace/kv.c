@@ -202,7 +202,9 @@ static int get_num(json_t *o, const char *k, double *v)
 	json_t *x = json_object_get(o, k);
 	if (!x)
 		return 0;
-	if (!json_is_number(x) || !isfinite(json_number_value(x)) || json_number_value(x) < 0)
+	/* times up to ~30,000 years in ms: anything larger is a corrupt record, not a trace */
+	if (!json_is_number(x) || !isfinite(json_number_value(x)) || json_number_value(x) < 0 ||
+	    json_number_value(x) > 1e15)
 		return -1;
 	*v = json_number_value(x);
 	return 1;
