@@ -31,18 +31,9 @@
 #include <string.h>
 
 #include "kvsim.h"
+#include "pheap.h"
 
 #define NB 40 /* log2 buckets of idle requests */
-
-struct cand {
-	double key;
-	uint32_t o;
-};
-
-struct heap {
-	struct cand *a;
-	size_t n, cap;
-};
 
 struct sess {
 	uint64_t id, last_req;
@@ -60,8 +51,8 @@ struct gstate {
 	bool sessions;
 	/* candidates of the current request */
 	uint64_t built_req;
-	struct heap drop, move[2];
-	struct cand *victims;
+	struct pheap drop, move[2];
+	struct pent *victims;
 	size_t nvict, vcur, vcap;
 	uint64_t budget_written;
 };
@@ -79,42 +70,6 @@ static int bucket(uint64_t w)
 		b++;
 	}
 	return b;
-}
-
-/* ---- binary min-heap of candidates ---- */
-
-static void hpush(struct heap *h, double key, uint32_t o)
-{
-	if (h->n == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 256;
-		h->a = realloc(h->a, h->cap * sizeof(*h->a));
-	}
-	size_t i = h->n++;
-	while (i && h->a[(i - 1) / 2].key > key) {
-		h->a[i] = h->a[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->a[i] = (struct cand){key, o};
-}
-
-static void hpop(struct heap *h)
-{
-	struct cand last = h->a[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		double mk = last.key;
-		if (l < h->n && h->a[l].key < mk)
-			m = l, mk = h->a[l].key;
-		if (l + 1 < h->n && h->a[l + 1].key < mk)
-			m = l + 1;
-		if (m == i)
-			break;
-		h->a[i] = h->a[m];
-		i = m;
-	}
-	if (h->n)
-		h->a[i] = last;
 }
 
 /* ---- sessions ---- */
@@ -197,7 +152,7 @@ static double drop_price(const struct kvsim *s, const struct kv_obj *x)
 
 static int cand_cmp(const void *a, const void *b)
 {
-	double x = ((const struct cand *)a)->key, y = ((const struct cand *)b)->key;
+	double x = ((const struct pent *)a)->key, y = ((const struct pent *)b)->key;
 	return x < y ? -1 : x > y;
 }
 
@@ -210,9 +165,9 @@ static void build(struct kvsim *s)
 	for (uint32_t o = s->dhead; o != KV_NONE; o = s->obj[o].dnext) {
 		const struct kv_obj *x = &s->obj[o];
 		if (kv_is_leaf(s, o))
-			hpush(&g->drop, drop_price(s, x), o);
+			pheap_push(&g->drop, drop_price(s, x), o);
 		if (!x->in_ssd && kv_is_root_side(s, o))
-			hpush(&g->move[x->kind], (double)x->last_req, o); /* longest waiting first */
+			pheap_push(&g->move[x->kind], (double)x->last_req, o); /* longest waiting first */
 	}
 	g->nvict = g->vcur = 0;
 	for (uint32_t o = s->shead; o != KV_NONE; o = s->obj[o].snext) {
@@ -222,7 +177,7 @@ static void build(struct kvsim *s)
 			g->vcap = g->vcap ? 2 * g->vcap : 256;
 			g->victims = realloc(g->victims, g->vcap * sizeof(*g->victims));
 		}
-		g->victims[g->nvict++] = (struct cand){value(s, &s->obj[o]), o};
+		g->victims[g->nvict++] = (struct pent){value(s, &s->obj[o]), o};
 	}
 	qsort(g->victims, g->nvict, sizeof(*g->victims), cand_cmp); /* ascending value */
 }
@@ -285,20 +240,20 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
 		/* cheapest valid drop */
 		while (g->drop.n && (!s->obj[g->drop.a[0].o].in_dram || !kv_is_leaf(s, g->drop.a[0].o)))
-			hpop(&g->drop);
+			(void)pheap_pop(&g->drop);
 		double dprice = g->drop.n ? g->drop.a[0].key : INFINITY;
 		/* best move among the first k candidates of each class */
 		double mprice = INFINITY;
 		uint32_t mo = KV_NONE;
 		for (int c = 0; c < 2; c++) {
-			struct heap *h = &g->move[c];
-			struct cand keep[64];
+			struct pheap *h = &g->move[c];
+			struct pent keep[64];
 			int nk = 0;
 			while (h->n && nk < g->kcand) {
 				uint32_t o = h->a[0].o;
 				struct kv_obj *x = &s->obj[o];
-				struct cand top = h->a[0];
-				hpop(h);
+				struct pent top = h->a[0];
+				(void)pheap_pop(h);
 				if (!x->in_dram || x->in_ssd || !kv_is_root_side(s, o) ||
 				    (double)x->last_req != top.key)
 					continue;
@@ -312,7 +267,7 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 				}
 			}
 			for (int i = 0; i < nk; i++)
-				hpush(h, keep[i].key, keep[i].o);
+				pheap_push(h, keep[i].key, keep[i].o);
 		}
 		if (mo == KV_NONE && !g->drop.n && rebuilt++ < 2) {
 			build(s);
@@ -323,13 +278,13 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 				continue;
 		} else if (g->drop.n) {
 			uint32_t o = g->drop.a[0].o;
-			hpop(&g->drop);
+			(void)pheap_pop(&g->drop);
 			uint64_t pk = s->obj[o].kind == OBJ_LINEAR ? s->obj[o].key & ~KV_LINEAR_BIT : s->obj[o].parent_key;
 			kv_drop_dram(s, o);
 			/* dropping a leaf may expose its parent as a leaf */
 			uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
 			if (p != KV_NONE && s->obj[p].in_dram && kv_is_leaf(s, p))
-				hpush(&g->drop, drop_price(s, &s->obj[p]), p);
+				pheap_push(&g->drop, drop_price(s, &s->obj[p]), p);
 		} else {
 			kv_drop_dram(s, s->dtail); /* no priced candidate left: LRU */
 		}
@@ -382,9 +337,9 @@ static void gandalf_fini(struct kvsim *s)
 	struct gstate *g = G(s);
 	if (!g)
 		return;
-	free(g->drop.a);
-	free(g->move[0].a);
-	free(g->move[1].a);
+	pheap_free(&g->drop);
+	pheap_free(&g->move[0]);
+	pheap_free(&g->move[1]);
 	free(g->victims);
 	free(g->sess);
 	free(g);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "kvsim.h"
+#include "pheap.h"
 
 struct fut {
 	/* key -> [off, off+n) in uses[] (request indices, ascending) */
@@ -32,21 +33,11 @@ struct fut {
 	uint32_t *uses;
 };
 
-struct oent {
-	double key;
-	uint32_t o;
-};
-
-struct oheap {
-	struct oent *a;
-	size_t n, cap;
-};
-
 struct ostate {
 	struct fut *f;
 	double gpu_per_token, fee;
-	struct oheap dram; /* max next use (stored negated: min-heap) */
-	struct oheap ssd;  /* min remaining uses */
+	struct pheap dram; /* max next use (stored negated: min-heap) */
+	struct pheap ssd;  /* min remaining uses */
 };
 
 static uint64_t hmix(uint64_t k)
@@ -219,41 +210,6 @@ static uint64_t future(const struct kvsim *s, uint64_t key, uint32_t *next)
 	return f->cnt[slot] - lo;
 }
 
-static void opush(struct oheap *h, double key, uint32_t o)
-{
-	if (h->n == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 256;
-		h->a = realloc(h->a, h->cap * sizeof(*h->a));
-	}
-	size_t i = h->n++;
-	while (i && h->a[(i - 1) / 2].key > key) {
-		h->a[i] = h->a[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->a[i] = (struct oent){key, o};
-}
-
-static struct oent opop(struct oheap *h)
-{
-	struct oent top = h->a[0], last = h->a[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		double mk = last.key;
-		if (l < h->n && h->a[l].key < mk)
-			m = l, mk = h->a[l].key;
-		if (l + 1 < h->n && h->a[l + 1].key < mk)
-			m = l + 1;
-		if (m == i)
-			break;
-		h->a[i] = h->a[m];
-		i = m;
-	}
-	if (h->n)
-		h->a[i] = last;
-	return top;
-}
-
 static double dram_key(const struct kvsim *s, uint32_t o)
 {
 	uint32_t next;
@@ -271,9 +227,9 @@ static void requeue(struct kvsim *s, uint32_t o)
 {
 	struct ostate *g = s->pol_state;
 	if (s->obj[o].in_dram)
-		opush(&g->dram, dram_key(s, o), o);
+		pheap_push(&g->dram, dram_key(s, o), o);
 	if (s->obj[o].in_ssd)
-		opush(&g->ssd, ssd_key(s, o), o);
+		pheap_push(&g->ssd, ssd_key(s, o), o);
 }
 
 static double worth(const struct kvsim *s, uint32_t o, uint64_t uses)
@@ -288,15 +244,15 @@ static double ssd_replacement(struct kvsim *s, uint64_t need, uint32_t *vict, si
 	struct ostate *g = s->pol_state;
 	uint64_t free = s->cfg.ssd_bytes - s->ssd_used;
 	double cost = 0;
-	struct oent held[4096];
+	struct pent held[4096];
 	size_t nh = 0;
 	*nv = 0;
 	while (free < need && g->ssd.n && nh < 4096 && *nv < maxv) {
-		struct oent e = opop(&g->ssd);
+		struct pent e = pheap_pop(&g->ssd);
 		if (!s->obj[e.o].in_ssd)
 			continue;
 		if (ssd_key(s, e.o) != e.key) { /* a use passed without a touch: re-key it */
-			opush(&g->ssd, ssd_key(s, e.o), e.o);
+			pheap_push(&g->ssd, ssd_key(s, e.o), e.o);
 			continue;
 		}
 		held[nh++] = e;
@@ -305,7 +261,7 @@ static double ssd_replacement(struct kvsim *s, uint64_t need, uint32_t *vict, si
 		cost += worth(s, e.o, (uint64_t)e.key);
 	}
 	for (size_t i = 0; i < nh; i++)
-		opush(&g->ssd, held[i].key, held[i].o);
+		pheap_push(&g->ssd, held[i].key, held[i].o);
 	return free >= need ? cost : INFINITY;
 }
 
@@ -315,7 +271,7 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
 		uint32_t v = KV_NONE;
 		while (g->dram.n) {
-			struct oent e = opop(&g->dram);
+			struct pent e = pheap_pop(&g->dram);
 			if (!s->obj[e.o].in_dram)
 				continue;
 			double k = dram_key(s, e.o);
@@ -323,7 +279,7 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 				v = e.o;
 				break;
 			}
-			opush(&g->dram, k, e.o); /* a use passed without a touch: re-key it */
+			pheap_push(&g->dram, k, e.o); /* a use passed without a touch: re-key it */
 		}
 		if (v == KV_NONE)
 			v = s->dtail;
@@ -351,13 +307,13 @@ static uint32_t oracle_ssd_victim(struct kvsim *s)
 {
 	struct ostate *g = s->pol_state;
 	while (g->ssd.n) {
-		struct oent e = opop(&g->ssd);
+		struct pent e = pheap_pop(&g->ssd);
 		if (!s->obj[e.o].in_ssd)
 			continue;
 		double k = ssd_key(s, e.o);
 		if (k == e.key)
 			return e.o;
-		opush(&g->ssd, k, e.o);
+		pheap_push(&g->ssd, k, e.o);
 	}
 	return s->stail;
 }
@@ -396,8 +352,8 @@ static void oracle_fini(struct kvsim *s)
 	struct ostate *g = s->pol_state;
 	if (!g)
 		return;
-	free(g->dram.a);
-	free(g->ssd.a);
+	pheap_free(&g->dram);
+	pheap_free(&g->ssd);
 	free(g);
 	s->pol_state = NULL;
 }
