@@ -16,6 +16,11 @@
 
 #define TOK 16 /* tokens per block in these tests */
 
+static char trace_path[64];
+struct kvsim;
+static struct kvsim *sim_any(const char *pol, struct kv_config c);
+static void free_any(struct kvsim *s);
+
 /* a model with 1 byte of full KV per token: a chunk is 16 bytes; states are 32 bytes */
 static struct kv_config cfg(uint64_t dram_chunks, uint64_t ssd_chunks, bool hybrid)
 {
@@ -196,6 +201,94 @@ static void test_gandalf_lambda(void **state)
 	kvsim_free(s);
 }
 
+/* hotprefix threshold=2, SSD of one slot:
+ *  A used 3 times, then evicted -> written (SSD empty). B used twice, evicted: SSD full and B (2)
+ *  is not hotter than A (3) -> dropped. C used 4 times, evicted: hotter than A -> replaces it. */
+static void test_hotprefix(void **state)
+{
+	(void)state;
+	struct kvsim *s = sim("hotprefix", "threshold=2", cfg(1, 1, false));
+	for (int i = 0; i < 3; i++)
+		req(s, i, 1, 1, 10); /* A */
+	for (int i = 0; i < 2; i++)
+		req(s, 3 + i, 2, 1, 20); /* B: evicts A -> SSD */
+	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
+	for (int i = 0; i < 4; i++)
+		req(s, 5 + i, 3, 1, 30); /* C: evicts B -> dropped */
+	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
+	assert_int_equal(s->st.dram_drops, 1);
+	req(s, 9, 4, 1, 40); /* evicts C (4 uses) -> replaces A */
+	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 2);
+	assert_int_equal(s->st.ssd_evictions, 1);
+	assert_int_equal(kv_lookup(s, 10), KV_NONE);
+	assert_true(kv_lookup(s, 30) != KV_NONE);
+	kvsim_free(s);
+}
+
+/* marconi with alpha=0 and workload-aware with one category and a long tau both reduce to
+ * recency: on the LRU test's trace they must give LRU's figures exactly. */
+static void test_recency_policies_match_lru(void **state)
+{
+	(void)state;
+	const char *pols[] = {"marconi", "workload-aware"};
+	const char *params[] = {"alpha=0", "tau=1e9"};
+	for (int i = 0; i < 2; i++) {
+		struct kvsim *s = sim(pols[i], params[i], cfg(2, 4, false));
+		req(s, 0, 1, 2, 1, 2);
+		req(s, 1, 1, 3, 1, 2, 3);
+		req(s, 2, 1, 3, 1, 2, 3);
+		req(s, 3, 2, 1, 7);
+		kvsim_finish(s);
+		assert_int_equal(s->st.hit_blocks, 5);
+		assert_int_equal(s->st.hits[1][OBJ_FULL], 1);
+		assert_int_equal(s->st.ssd_writes[OBJ_FULL], 2);
+		kvsim_free(s);
+	}
+}
+
+/* meritkv: the first three spills are unconditional; with writes priced far above the
+ * recompute they save, nothing more is written. */
+static void test_meritkv(void **state)
+{
+	(void)state;
+	struct kv_config c = cfg(1, 16, false);
+	c.tbw_bytes = 1; /* a write costs the whole drive */
+	struct kvsim *s = sim("meritkv", "", c);
+	for (int i = 0; i < 8; i++)
+		req(s, i, 1, 1, 100 + i);
+	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 3);
+	assert_int_equal(s->st.dram_drops, 4);
+	kvsim_free(s);
+}
+
+/* oracle, DRAM of one chunk: [1] [2] [1] [3].
+ *  r2 evicts 1: it is used again (r3) and a write is cheap -> SSD. r3 hits 1 on SSD; admitting
+ *  nothing new. r4 evicts 2 (never used again) -> dropped, not written. */
+static void test_oracle_hand(void **state)
+{
+	(void)state;
+	snprintf(trace_path, sizeof(trace_path), "/tmp/fg-oracle-%d.jsonl", (int)getpid());
+	FILE *f = fopen(trace_path, "w");
+	assert_non_null(f);
+	int ids[] = {1, 2, 1, 3};
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "{\"timestamp\": %d, \"session_id\": \"s\", \"input_length\": %d, \"output_length\": 1, "
+			   "\"block_tokens\": %d, \"hash_ids\": [%d]}\n", i * 1000, TOK, TOK, ids[i]);
+	fclose(f);
+	struct kv_config c = cfg(1, 16, false);
+	c.tbw_bytes = 1e18;
+	struct kvsim *s = sim_any("oracle", c);
+	for (int i = 0; i < 4; i++)
+		req(s, i, 1, 1, ids[i]);
+	kvsim_finish(s);
+	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
+	assert_int_equal(s->st.hits[1][OBJ_FULL], 1);
+	assert_int_equal(s->st.ssd_written_hit[OBJ_FULL], 1);
+	assert_int_equal(s->st.dram_drops, 1);
+	free_any(s);
+	unlink(trace_path);
+}
+
 static void test_bad_params(void **state)
 {
 	(void)state;
@@ -230,7 +323,6 @@ static uint64_t rnd(void)
 #define NREQ 2500
 static uint64_t tb[NREQ][48];
 static struct kv_request tr[NREQ];
-static char trace_path[64];
 
 /* Sessions that grow their prefix turn by turn (ids encode session and position), written to an
  * AIPerf JSONL file too, so that the oracle can read the future from it. */
@@ -390,6 +482,10 @@ int main(void)
 		cmocka_unit_test(test_lru_k),
 		cmocka_unit_test(test_dynamo),
 		cmocka_unit_test(test_gandalf_lambda),
+		cmocka_unit_test(test_hotprefix),
+		cmocka_unit_test(test_recency_policies_match_lru),
+		cmocka_unit_test(test_meritkv),
+		cmocka_unit_test(test_oracle_hand),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_random_invariants),
 		cmocka_unit_test(test_compulsory),

@@ -319,6 +319,10 @@ static const char *const *grid(const char *pol)
 						"lambda=4", "lambda=8", "lambda=16", "lambda=32", "lambda=64", NULL};
 	static const char *const g_lruk[] = {"k=1", "k=2", "k=3", "k=4", "k=5", "k=6", "k=7", "k=8", "k=9", "k=10", NULL};
 	static const char *const g_dynamo[] = {"threshold=2", "threshold=4", "threshold=8", NULL};
+	static const char *const g_hot[] = {"threshold=1", "threshold=2", "threshold=3", "threshold=4", "threshold=5",
+					    "threshold=6", "threshold=7", "threshold=8", "threshold=9", "threshold=10", NULL};
+	static const char *const g_marconi[] = {"alpha=0", "alpha=0.25", "alpha=0.5", "alpha=1", "alpha=1.5", "alpha=2", NULL};
+	static const char *const g_wa[] = {"tau=60", "tau=600", "tau=3600", NULL};
 	static const char *const g_none[] = {"", NULL};
 	if (!strcmp(pol, "gandalf"))
 		return g_gandalf;
@@ -326,6 +330,12 @@ static const char *const *grid(const char *pol)
 		return g_lruk;
 	if (!strcmp(pol, "dynamo"))
 		return g_dynamo;
+	if (!strcmp(pol, "hotprefix"))
+		return g_hot;
+	if (!strcmp(pol, "marconi"))
+		return g_marconi;
+	if (!strcmp(pol, "workload-aware"))
+		return g_wa;
 	return g_none;
 }
 

@@ -211,10 +211,11 @@ bool kv_is_root_side(const struct kvsim *s, uint32_t o)
 
 /* ---- the SSD tier ---- */
 
-static uint64_t slot_size(const struct kv_obj *x)
+uint64_t kv_slot_bytes(const struct kv_obj *x)
 {
 	return (x->size + 4095) / 4096 * 4096;
 }
+#define slot_size kv_slot_bytes
 
 static uint64_t now_ns(const struct kvsim *s)
 {
@@ -264,7 +265,7 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 		return;
 	slist_unlink(s, o);
 	x->in_ssd = 0;
-	s->ssd_used -= x->size;
+	s->ssd_used -= slot_size(x);
 	s->st.ssd_evictions++;
 	count_written_hit(s, x);
 	if (s->ftl && s->cfg.trim && ftl_trim(s->ftl, x->lba, slot_size(x), now_ns(s), NULL))
@@ -283,10 +284,10 @@ static uint32_t default_ssd_victim(struct kvsim *s)
 static bool ssd_put(struct kvsim *s, uint32_t o)
 {
 	struct kv_obj *x = &s->obj[o];
-	if (x->size > s->cfg.ssd_bytes)
+	if (slot_size(x) > s->cfg.ssd_bytes)
 		return false;
 	for (;;) {
-		if (s->ssd_used + x->size <= s->cfg.ssd_bytes && slot_alloc(s, x))
+		if (s->ssd_used + slot_size(x) <= s->cfg.ssd_bytes && slot_alloc(s, x))
 			break;
 		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s) : default_ssd_victim(s);
 		if (v == KV_NONE || v == o) {
@@ -297,7 +298,7 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 	}
 	x = &s->obj[o];
 	x->in_ssd = 1;
-	s->ssd_used += x->size;
+	s->ssd_used += slot_size(x);
 	if (s->ssd_used > s->st.ssd_peak)
 		s->st.ssd_peak = s->ssd_used;
 	slist_push(s, o);
@@ -546,7 +547,7 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 	for (uint32_t o = s->shead; o != KV_NONE; o = s->obj[o].snext) {
 		if (!s->obj[o].in_ssd || ++ns > s->nobj)
 			return fail(err, errlen, "SSD list broken at %u", o);
-		ssd += s->obj[o].size;
+		ssd += slot_size(&s->obj[o]);
 		if (s->obj[o].lba + slot_size(&s->obj[o]) > s->cfg.ssd_bytes)
 			return fail(err, errlen, "SSD slot past the tier");
 	}

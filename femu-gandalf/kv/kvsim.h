@@ -106,7 +106,7 @@ struct kvsim {
 	uint64_t *mkeys;
 	uint32_t *mvals;
 	uint64_t mcap, mcount;
-	/* tiers */
+	/* tiers: DRAM in object bytes, SSD in slot bytes (what it takes of the device) */
 	uint64_t dram_used, ssd_used;
 	uint32_t dhead, dtail, shead, stail;
 	/* SSD slot allocator: per kind, a free list of slot LBAs and a bump pointer */
@@ -144,6 +144,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 int kvsim_check(const struct kvsim *s, char *err, size_t errlen);
 
 /* helpers for policies */
+uint64_t kv_slot_bytes(const struct kv_obj *x); /* SSD bytes the object occupies (4 KiB slots) */
 uint32_t kv_lookup(const struct kvsim *s, uint64_t key);
 void kv_drop_dram(struct kvsim *s, uint32_t o);       /* drop the DRAM copy (frees if nowhere else) */
 bool kv_move_to_ssd(struct kvsim *s, uint32_t o);     /* write to SSD (evicting SSD victims), drop from DRAM */

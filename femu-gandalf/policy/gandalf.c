@@ -199,7 +199,7 @@ static double replacement(const struct kvsim *s, uint64_t need)
 		uint32_t o = g->victims[i].o;
 		if (!victim_ok(s, o))
 			continue;
-		freed += s->obj[o].size;
+		freed += kv_slot_bytes(&s->obj[o]);
 		cost += g->victims[i].key;
 	}
 	return freed >= need ? cost : INFINITY;

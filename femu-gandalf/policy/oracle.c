@@ -257,7 +257,7 @@ static double ssd_replacement(struct kvsim *s, uint64_t need, uint32_t *vict, si
 		}
 		held[nh++] = e;
 		vict[(*nv)++] = e.o;
-		free += s->obj[e.o].size;
+		free += kv_slot_bytes(&s->obj[e.o]);
 		cost += worth(s, e.o, (uint64_t)e.key);
 	}
 	for (size_t i = 0; i < nh; i++)

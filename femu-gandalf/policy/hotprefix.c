@@ -1,0 +1,95 @@
+/*
+ * hotprefix.c - "hotprefix": frequency-gated SSD admission with replacement of the coldest entry.
+ *
+ * Rule: an object leaving DRAM (by LRU) is written to SSD only if it has been used at least
+ * `threshold` times; when the SSD is full, it replaces the SSD resident used least often, and only
+ * if it is hotter than that resident (else it is dropped). The SSD evicts its least-used resident.
+ * Source: HotPrefix (the Gandalf paper's baseline [22]), whose GPU -> DRAM admission we apply to
+ * DRAM -> SSD as the paper's evaluation does; "hotness" is the object's use count (admission +
+ * hits) since it entered the cache. Parameter threshold (default 2, 1..10).
+ */
+#include "kvsim.h"
+#include "pheap.h"
+
+struct hp {
+	double threshold;
+	struct pheap cold; /* SSD residents by use count */
+};
+
+static int hp_init(struct kvsim *s, char *err, size_t errlen)
+{
+	if (kv_params_check(s, "threshold", err, errlen))
+		return -1;
+	struct hp *h = calloc(1, sizeof(*h));
+	if (!h)
+		return snprintf(err, errlen, "out of memory"), -1;
+	h->threshold = kv_param(s, "threshold", 2);
+	if (h->threshold < 1) {
+		free(h);
+		return snprintf(err, errlen, "--param threshold must be >= 1"), -1;
+	}
+	s->pol_state = h;
+	return 0;
+}
+
+static void hp_fini(struct kvsim *s)
+{
+	struct hp *h = s->pol_state;
+	if (h)
+		pheap_free(&h->cold);
+	free(h);
+	s->pol_state = NULL;
+}
+
+/* the least-used SSD resident (lazy: entries whose count changed are re-keyed) */
+static uint32_t coldest(struct kvsim *s, bool pop)
+{
+	struct hp *h = s->pol_state;
+	while (h->cold.n) {
+		struct pent e = h->cold.a[0];
+		if (!s->obj[e.o].in_ssd) {
+			pheap_pop(&h->cold);
+			continue;
+		}
+		if ((double)s->obj[e.o].refs != e.key) {
+			pheap_pop(&h->cold);
+			pheap_push(&h->cold, s->obj[e.o].refs, e.o);
+			continue;
+		}
+		if (pop)
+			pheap_pop(&h->cold);
+		return e.o;
+	}
+	return KV_NONE;
+}
+
+static bool hp_spill(struct kvsim *s, uint32_t o)
+{
+	struct hp *h = s->pol_state;
+	struct kv_obj *x = &s->obj[o];
+	if (x->refs < h->threshold)
+		return false;
+	if (s->ssd_used + kv_slot_bytes(x) <= s->cfg.ssd_bytes)
+		goto admit;
+	uint32_t c = coldest(s, false);
+	if (c != KV_NONE && s->obj[c].refs >= x->refs)
+		return false; /* not hotter than the coldest resident */
+admit:
+	pheap_push(&h->cold, x->refs, o);
+	return true;
+}
+
+static uint32_t hp_ssd_victim(struct kvsim *s)
+{
+	uint32_t c = coldest(s, true);
+	return c != KV_NONE ? c : s->stail;
+}
+
+const struct kv_policy kv_policy_hotprefix = {
+	.name = "hotprefix",
+	.params = "threshold=2",
+	.init = hp_init,
+	.fini = hp_fini,
+	.spill = hp_spill,
+	.ssd_victim = hp_ssd_victim,
+};

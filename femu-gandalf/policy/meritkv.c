@@ -1,0 +1,37 @@
+/*
+ * meritkv.c - "meritkv": merit-based SSD admission (MeritKV, the Gandalf paper's baseline [17]).
+ *
+ * Rule: DRAM and SSD evict by LRU. An object leaving DRAM is written to SSD when its merit is
+ * positive:
+ *     p x prefill_time(x)  >  load_time(x) + write_cost_time(x)
+ * prefill_time = its tokens / the prefill rate; load_time = size / SSD bandwidth + size / PCIe
+ * bandwidth (the two hops a hit takes); write_cost_time = the SSD wear cost of writing it (size x
+ * SSD price / rated TBW bytes) expressed in GPU seconds at the GPU price; p = the measured share of
+ * written objects that were later hit on SSD (Laplace-smoothed). The first three objects are
+ * admitted unconditionally so that p has something to learn from. No parameters.
+ */
+#include "kvsim.h"
+
+static bool merit_spill(struct kvsim *s, uint32_t o)
+{
+	const struct kv_obj *x = &s->obj[o];
+	uint64_t written = s->st.ssd_writes[0] + s->st.ssd_writes[1];
+	if (written < 3)
+		return true;
+	/* hits on SSD per written object so far (evicted ones are counted in ssd_written_hit) */
+	double hit = (double)(s->st.hits[1][0] + s->st.hits[1][1]);
+	double p = (hit + 1) / ((double)written + 2);
+	if (p > 1)
+		p = 1;
+	double prefill = x->recompute_tokens / s->cfg.prefill_tokens_per_s;
+	double load = (double)x->size / (s->cfg.ssd_gbps * 1e9) + (double)x->size / (s->cfg.pcie_gbps * 1e9);
+	double fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
+	double write = fee * (double)x->size / (s->cfg.gpu_usd_per_hour / 3600.0);
+	return p * prefill > load + write;
+}
+
+const struct kv_policy kv_policy_meritkv = {
+	.name = "meritkv",
+	.params = "",
+	.spill = merit_spill,
+};
