@@ -24,7 +24,10 @@
  * Heaps (Sec. 3.4): drop candidates, move candidates per class and SSD victims are collected
  * and ordered once per request, the first time the request needs room, and reused for all its
  * evictions; entries that stopped qualifying are skipped lazily, and a parent that becomes a
- * leaf during the request is pushed at once. Parameters: lambda=1, move_candidates=1.
+ * leaf during the request is pushed at once. Candidates are gathered from the 4096 least recently
+ * used objects of each tier rather than the whole tier: every price falls as an object waits, so
+ * the cheapest ones sit there (the paper maintains the candidate sets incrementally instead).
+ * Parameters: lambda=1, move_candidates=1.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@
 #include "pheap.h"
 
 #define NB 40 /* log2 buckets of idle requests */
+#define WINDOW 4096 /* candidates are gathered from this many least recently used objects */
 
 struct sess {
 	uint64_t id, last_req;
@@ -162,7 +166,8 @@ static void build(struct kvsim *s)
 	g->built_req = s->req;
 	g->drop.n = g->move[0].n = g->move[1].n = 0;
 	refresh_p(s);
-	for (uint32_t o = s->dhead; o != KV_NONE; o = s->obj[o].dnext) {
+	uint32_t k = 0;
+	for (uint32_t o = s->dtail; o != KV_NONE && k < WINDOW; o = s->obj[o].dprev, k++) {
 		const struct kv_obj *x = &s->obj[o];
 		if (kv_is_leaf(s, o))
 			pheap_push(&g->drop, drop_price(s, x), o);
@@ -170,7 +175,8 @@ static void build(struct kvsim *s)
 			pheap_push(&g->move[x->kind], (double)x->last_req, o); /* longest waiting first */
 	}
 	g->nvict = g->vcur = 0;
-	for (uint32_t o = s->shead; o != KV_NONE; o = s->obj[o].snext) {
+	k = 0;
+	for (uint32_t o = s->stail; o != KV_NONE && k < WINDOW; o = s->obj[o].sprev, k++) {
 		if (s->obj[o].in_dram || !kv_is_leaf(s, o))
 			continue;
 		if (g->nvict == g->vcap) {

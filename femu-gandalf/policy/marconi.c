@@ -9,19 +9,20 @@
  * and writes it to SSD (write-back, as the Gandalf paper extends single-tier baselines to two
  * tiers); the SSD evicts its lowest utility. Marconi admits recurrent states only at branch points
  * and at the last token of a sequence; in this simulator states exist only at request boundaries
- * (the last token), so every state passes that filter. Utilities are computed once per request,
- * when the request first needs room, over all objects of the tier, and used in ascending order
- * for its evictions. Parameter alpha (default 1, 0..2).
+ * (the last token), so every state passes that filter. Utilities are compared, and min-max
+ * normalized, among the 256 least recently used objects of the tier (a sampled eviction, as Redis
+ * does; the exact minimum over a million-object tier per eviction would dominate the run time).
+ * Parameter alpha (default 1, 0..2).
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "kvsim.h"
-#include "pheap.h"
+
+#define WINDOW 256
 
 struct mc {
 	double alpha;
-	uint64_t built[2];
-	struct pheap order[2]; /* [0] DRAM, [1] SSD */
 };
 
 static double fpb(const struct kv_obj *x)
@@ -29,41 +30,30 @@ static double fpb(const struct kv_obj *x)
 	return (double)x->recompute_tokens / (double)x->size;
 }
 
-static void build(struct kvsim *s, int tier)
+/* lowest utility among the WINDOW least recently used objects of the tier */
+static uint32_t lowest(struct kvsim *s, int tier)
 {
-	struct mc *m = s->pol_state;
+	const struct mc *m = s->pol_state;
 	double fmin = INFINITY, fmax = -INFINITY, tmin = INFINITY, tmax = -INFINITY;
-	uint32_t head = tier ? s->shead : s->dhead;
-	m->order[tier].n = 0;
-	m->built[tier] = s->req;
-	for (uint32_t o = head; o != KV_NONE; o = tier ? s->obj[o].snext : s->obj[o].dnext) {
+	uint32_t tail = tier ? s->stail : s->dtail, o, k, best = tail;
+	for (o = tail, k = 0; o != KV_NONE && k < WINDOW; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
 		double f = fpb(&s->obj[o]), t = s->obj[o].last_t;
 		fmin = fmin < f ? fmin : f;
 		fmax = fmax > f ? fmax : f;
 		tmin = tmin < t ? tmin : t;
 		tmax = tmax > t ? tmax : t;
 	}
-	for (uint32_t o = head; o != KV_NONE; o = tier ? s->obj[o].snext : s->obj[o].dnext) {
+	double bu = INFINITY;
+	for (o = tail, k = 0; o != KV_NONE && k < WINDOW; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
 		double f = fmax > fmin ? (fpb(&s->obj[o]) - fmin) / (fmax - fmin) : 0;
 		double t = tmax > tmin ? (s->obj[o].last_t - tmin) / (tmax - tmin) : 0;
-		pheap_push(&m->order[tier], m->alpha * f + t, o);
-	}
-}
-
-static uint32_t lowest(struct kvsim *s, int tier)
-{
-	struct mc *m = s->pol_state;
-	for (int tries = 0; tries < 2; tries++) {
-		if (m->built[tier] != s->req || !m->order[tier].n)
-			build(s, tier);
-		while (m->order[tier].n) {
-			uint32_t o = pheap_pop(&m->order[tier]).o;
-			if (tier ? s->obj[o].in_ssd : s->obj[o].in_dram)
-				return o;
+		double u = m->alpha * f + t;
+		if (u < bu) {
+			bu = u;
+			best = o;
 		}
-		m->built[tier] = UINT64_MAX; /* all consumed: rebuild once with what is left */
 	}
-	return tier ? s->stail : s->dtail;
+	return best;
 }
 
 static void mc_make_room(struct kvsim *s, uint64_t need)
@@ -90,7 +80,6 @@ static int mc_init(struct kvsim *s, char *err, size_t errlen)
 	if (!m)
 		return snprintf(err, errlen, "out of memory"), -1;
 	m->alpha = kv_param(s, "alpha", 1);
-	m->built[0] = m->built[1] = UINT64_MAX;
 	if (m->alpha < 0) {
 		free(m);
 		return snprintf(err, errlen, "--param alpha must be >= 0"), -1;
@@ -101,12 +90,7 @@ static int mc_init(struct kvsim *s, char *err, size_t errlen)
 
 static void mc_fini(struct kvsim *s)
 {
-	struct mc *m = s->pol_state;
-	if (m) {
-		pheap_free(&m->order[0]);
-		pheap_free(&m->order[1]);
-	}
-	free(m);
+	free(s->pol_state);
 	s->pol_state = NULL;
 }
 

@@ -8,19 +8,20 @@
  * evicts the lowest priority and writes it to SSD (write-back); the SSD evicts its lowest. The
  * paper's categories are request types (text, file, search, multimodal...) and turn positions; our
  * traces do not carry the type except Bailian's, so the category is the object kind (full chunk
- * or linear state) crossed with whether its session has had more than one turn. Priorities are
- * computed once per request when it first needs room. Parameter tau (seconds, default 600).
+ * or linear state) crossed with whether it has been used more than once. Within a category the
+ * least recently used has the lowest priority, so the minimum is sought among the 256 least
+ * recently used objects of the tier (sampled eviction). Parameter tau (seconds, default 600).
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "kvsim.h"
-#include "pheap.h"
+
+#define WINDOW 256
 
 struct wa {
 	double tau;
 	double seen[4], reused[4];
-	uint64_t built[2];
-	struct pheap order[2];
 };
 
 static int cat(const struct kv_obj *x)
@@ -36,29 +37,19 @@ static double prio(const struct kvsim *s, const struct kv_obj *x)
 	return p * exp(-(s->now_t - x->last_t) / w->tau);
 }
 
-static void build(struct kvsim *s, int tier)
-{
-	struct wa *w = s->pol_state;
-	w->order[tier].n = 0;
-	w->built[tier] = s->req;
-	for (uint32_t o = tier ? s->shead : s->dhead; o != KV_NONE; o = tier ? s->obj[o].snext : s->obj[o].dnext)
-		pheap_push(&w->order[tier], prio(s, &s->obj[o]), o);
-}
-
+/* lowest priority among the WINDOW least recently used objects of the tier */
 static uint32_t lowest(struct kvsim *s, int tier)
 {
-	struct wa *w = s->pol_state;
-	for (int tries = 0; tries < 2; tries++) {
-		if (w->built[tier] != s->req || !w->order[tier].n)
-			build(s, tier);
-		while (w->order[tier].n) {
-			uint32_t o = pheap_pop(&w->order[tier]).o;
-			if (tier ? s->obj[o].in_ssd : s->obj[o].in_dram)
-				return o;
+	uint32_t tail = tier ? s->stail : s->dtail, best = tail, o, k;
+	double bp = INFINITY;
+	for (o = tail, k = 0; o != KV_NONE && k < WINDOW; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
+		double p = prio(s, &s->obj[o]);
+		if (p < bp) {
+			bp = p;
+			best = o;
 		}
-		w->built[tier] = UINT64_MAX;
 	}
-	return tier ? s->stail : s->dtail;
+	return best;
 }
 
 static void wa_make_room(struct kvsim *s, uint64_t need)
@@ -98,7 +89,6 @@ static int wa_init(struct kvsim *s, char *err, size_t errlen)
 	if (!w)
 		return snprintf(err, errlen, "out of memory"), -1;
 	w->tau = kv_param(s, "tau", 600);
-	w->built[0] = w->built[1] = UINT64_MAX;
 	if (w->tau <= 0) {
 		free(w);
 		return snprintf(err, errlen, "--param tau must be > 0"), -1;
@@ -109,12 +99,7 @@ static int wa_init(struct kvsim *s, char *err, size_t errlen)
 
 static void wa_fini(struct kvsim *s)
 {
-	struct wa *w = s->pol_state;
-	if (w) {
-		pheap_free(&w->order[0]);
-		pheap_free(&w->order[1]);
-	}
-	free(w);
+	free(s->pol_state);
 	s->pol_state = NULL;
 }
 

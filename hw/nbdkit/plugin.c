@@ -88,12 +88,13 @@ static struct {
 	pthread_mutex_t lock; /* every FTL call */
 	struct store store;
 	uint64_t size, unit;
-	uint64_t t0, base;    /* monotonic ns at start of serving; virtual ns at t0 */
+	uint64_t t0, base; /* monotonic ns at start of serving; virtual ns at t0 */
 	bool loaded, ready;
 	atomic_uint_fast64_t fua, logged_errors;
 	atomic_uint_fast64_t late_ewma_ns, sleeps, late_ns; /* wake-up lateness of latency sleeps */
 	atomic_uint_fast64_t spinners;
-	atomic_uint_fast64_t held, over_ns; /* sum over held requests of release - modelled completion */
+	atomic_uint_fast64_t held,
+	        over_ns; /* sum over held requests of release - modelled completion */
 	struct op_stats ops[OP_N];
 
 	pthread_t stats_thr;
@@ -101,11 +102,11 @@ static struct {
 	pthread_mutex_t stop_lock;
 	pthread_cond_t stop_cv;
 } g = {
-	.data = STORE_RAM,
-	.flush_pad = true,
-	.stats_interval = 2.0,
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.stop_lock = PTHREAD_MUTEX_INITIALIZER,
+        .data = STORE_RAM,
+        .flush_pad = true,
+        .stats_interval = 2.0,
+        .lock = PTHREAD_MUTEX_INITIALIZER,
+        .stop_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static uint64_t mono_ns(void)
@@ -125,10 +126,14 @@ static int ftl_errno(int rc)
 {
 	switch (rc) {
 	case FTL_E_RANGE:
-	case FTL_E_INVAL: return EINVAL;
-	case FTL_E_FULL: return ENOSPC;
-	case FTL_E_WORN: return EROFS; /* nbdkit sends NBD_EPERM: the drive is write-protected */
-	case FTL_E_NOMEM: return ENOMEM;
+	case FTL_E_INVAL:
+		return EINVAL;
+	case FTL_E_FULL:
+		return ENOSPC;
+	case FTL_E_WORN:
+		return EROFS; /* nbdkit sends NBD_EPERM: the drive is write-protected */
+	case FTL_E_NOMEM:
+		return ENOMEM;
 	}
 	return EIO;
 }
@@ -142,8 +147,8 @@ static int request_error(enum op op, int err, uint64_t off, uint64_t count, cons
 
 	if (all <= 20 || !(all & (all - 1)))
 		nbdkit_error("%s at offset %" PRIu64 " length %" PRIu64 ": %s (%" PRIu64
-			     " %s errors so far)",
-			     op_names[op], off, count, why, k, op_names[op]);
+		             " %s errors so far)",
+		             op_names[op], off, count, why, k, op_names[op]);
 	errno = err;
 	return -1;
 }
@@ -166,7 +171,8 @@ static inline void cpu_relax(void)
 
 static void sleep_abs(uint64_t t)
 {
-	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u)};
+	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000u),
+	                      .tv_nsec = (long)(t % 1000000000u)};
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
@@ -239,7 +245,7 @@ static int parse_onoff(const char *key, const char *v, bool *out)
 		return 0;
 	}
 	nbdkit_error("%s=%s: expected on or off%s", key, v,
-		     strcmp(key, "latency") ? "" : " (or sleep)");
+	             strcmp(key, "latency") ? "" : " (or sleep)");
 	return -1;
 }
 
@@ -279,8 +285,9 @@ static int fg_config(const char *key, const char *value)
 		char err[256];
 		const char *eq = strchr(value, '=');
 		if (!eq || eq == value) {
-			nbdkit_error("set=%s: expected set=key=value (keys: femu-gandalf config-keys)",
-				     value);
+			nbdkit_error(
+			        "set=%s: expected set=key=value (keys: femu-gandalf config-keys)",
+			        value);
 			return -1;
 		}
 		if (g.nsets == MAX_SETS) {
@@ -355,9 +362,10 @@ static int fg_config(const char *key, const char *value)
 		g.stats_interval = v;
 		return 0;
 	}
-	nbdkit_error("unknown parameter '%s' (expected preset, set, data, snapshot, stats, latency, "
-		     "flush or stats_interval; see docs/nbdkit.md)",
-		     key);
+	nbdkit_error(
+	        "unknown parameter '%s' (expected preset, set, data, snapshot, stats, latency, "
+	        "flush or stats_interval; see docs/nbdkit.md)",
+	        key);
 	return -1;
 }
 
@@ -390,7 +398,7 @@ static int load_preset(struct ftl_config *cfg)
 
 /* First config key whose value differs (ignoring the informational name), or NULL. */
 static int config_diff(const struct ftl_config *want, const struct ftl_config *have, char *out,
-		       size_t outlen)
+                       size_t outlen)
 {
 	char a[8192], b[8192];
 	char *sa, *sb, *la, *lb;
@@ -404,7 +412,7 @@ static int config_diff(const struct ftl_config *want, const struct ftl_config *h
 			continue;
 		if (!la || !lb || strcmp(la, lb)) {
 			snprintf(out, outlen, "the snapshot's drive has %s, this run asks for %s",
-				 lb ? lb : "(nothing)", la ? la : "(nothing)");
+			         lb ? lb : "(nothing)", la ? la : "(nothing)");
 			return 1;
 		}
 	}
@@ -427,9 +435,10 @@ static int fg_config_complete(void)
 	struct stat st;
 
 	if (!g.preset) {
-		nbdkit_error("preset= is required: a name from %s (femu-gandalf presets) or an .ini "
-			     "file",
-			     fg_preset_dir());
+		nbdkit_error(
+		        "preset= is required: a name from %s (femu-gandalf presets) or an .ini "
+		        "file",
+		        fg_preset_dir());
 		return -1;
 	}
 	if (load_preset(&cfg))
@@ -456,9 +465,10 @@ static int fg_config_complete(void)
 			return -1;
 		}
 		if (config_diff(&cfg, ftl_get_config(g.ftl), err, sizeof(err))) {
-			nbdkit_error("snapshot=%s: %s (preset= and set= must describe the drive the "
-				     "snapshot was saved from)",
-				     g.snapshot, err);
+			nbdkit_error(
+			        "snapshot=%s: %s (preset= and set= must describe the drive the "
+			        "snapshot was saved from)",
+			        g.snapshot, err);
 			return -1;
 		}
 		struct ftl_stats s;
@@ -487,16 +497,17 @@ static int fg_config_complete(void)
 		char *side = data_sidecar();
 		int rc = side ? store_load(&g.store, side, err, sizeof(err)) : -1;
 		if (rc)
-			nbdkit_error("snapshot=%s with data=ram: cannot load the data: %s (a snapshot "
-				     "saved with data=none or data=file has no .data file)",
-				     g.snapshot, side ? err : "out of memory");
+			nbdkit_error(
+			        "snapshot=%s with data=ram: cannot load the data: %s (a snapshot "
+			        "saved with data=none or data=file has no .data file)",
+			        g.snapshot, side ? err : "out of memory");
 		free(side);
 		if (rc)
 			return -1;
 	}
 	nbdkit_debug("femu-gandalf: preset %s, %" PRIu64 " user bytes, data=%s%s, latency=%s",
-		     ftl_get_config(g.ftl)->name, g.size, g.data_spec ? g.data_spec : "ram",
-		     g.loaded ? ", snapshot loaded" : "", lat_names[g.latency]);
+	             ftl_get_config(g.ftl)->name, g.size, g.data_spec ? g.data_spec : "ram",
+	             g.loaded ? ", snapshot loaded" : "", lat_names[g.latency]);
 	return 0;
 }
 
@@ -532,35 +543,38 @@ static void write_stats(bool final)
 	if (!g.stats || !(o = open_memstream(&buf, &len)))
 		return;
 	fprintf(o, "{\n  \"nbdkit\": {\"uptime_s\": %.3f, \"final\": %s, \"data\": ",
-		(double)(now - g.t0) / 1e9, final ? "true" : "false");
+	        (double)(now - g.t0) / 1e9, final ? "true" : "false");
 	json_str(o, g.data_spec ? g.data_spec : "ram");
 	fprintf(o, ", \"data_allocated_bytes\": %" PRIu64 ", \"snapshot\": ",
-		store_allocated(&g.store));
+	        store_allocated(&g.store));
 	if (g.snapshot)
 		json_str(o, g.snapshot);
 	else
 		fprintf(o, "null");
 	fprintf(o, ", \"snapshot_loaded\": %s, \"virtual_time_base_ns\": %" PRIu64 ",\n",
-		g.loaded ? "true" : "false", g.base);
+	        g.loaded ? "true" : "false", g.base);
 	fprintf(o, "    \"latency\": \"%s\", \"flush\": \"%s\", \"fua_writes\": %" PRIu64,
-		lat_names[g.latency], g.flush_pad ? "pad" : "ignore", (uint64_t)atomic_load(&g.fua));
+	        lat_names[g.latency], g.flush_pad ? "pad" : "ignore",
+	        (uint64_t)atomic_load(&g.fua));
 	uint64_t held = atomic_load(&g.held);
-	fprintf(o, ", \"held\": %" PRIu64 ", \"release_late_ns_mean\": %.0f, \"sleeps\": %" PRIu64
-		   ", \"sleep_late_ns_mean\": %.0f, \"sleep_late_ns_ewma\": %" PRIu64
-		   ",\n    \"requests\": {",
-		held, held ? (double)atomic_load(&g.over_ns) / (double)held : 0.0, sleeps,
-		sleeps ? (double)atomic_load(&g.late_ns) / (double)sleeps : 0.0,
-		(uint64_t)atomic_load(&g.late_ewma_ns));
+	fprintf(o,
+	        ", \"held\": %" PRIu64 ", \"release_late_ns_mean\": %.0f, \"sleeps\": %" PRIu64
+	        ", \"sleep_late_ns_mean\": %.0f, \"sleep_late_ns_ewma\": %" PRIu64
+	        ",\n    \"requests\": {",
+	        held, held ? (double)atomic_load(&g.over_ns) / (double)held : 0.0, sleeps,
+	        sleeps ? (double)atomic_load(&g.late_ns) / (double)sleeps : 0.0,
+	        (uint64_t)atomic_load(&g.late_ewma_ns));
 	for (int i = 0; i < OP_N; i++) {
 		struct op_stats *s = &g.ops[i];
 		uint64_t n = atomic_load(&s->n);
 		fprintf(o,
-			"%s\n      \"%s\": {\"n\": %" PRIu64 ", \"bytes\": %" PRIu64
-			", \"errors\": %" PRIu64 ", \"model_ns_mean\": %.0f, \"wall_ns_mean\": %.0f}",
-			i ? "," : "", op_names[i], n, (uint64_t)atomic_load(&s->bytes),
-			(uint64_t)atomic_load(&s->errors),
-			n ? (double)atomic_load(&s->model_ns) / (double)n : 0.0,
-			n ? (double)atomic_load(&s->wall_ns) / (double)n : 0.0);
+		        "%s\n      \"%s\": {\"n\": %" PRIu64 ", \"bytes\": %" PRIu64
+		        ", \"errors\": %" PRIu64
+		        ", \"model_ns_mean\": %.0f, \"wall_ns_mean\": %.0f}",
+		        i ? "," : "", op_names[i], n, (uint64_t)atomic_load(&s->bytes),
+		        (uint64_t)atomic_load(&s->errors),
+		        n ? (double)atomic_load(&s->model_ns) / (double)n : 0.0,
+		        n ? (double)atomic_load(&s->wall_ns) / (double)n : 0.0);
 	}
 	fprintf(o, "\n    }\n  },\n");
 	pthread_mutex_lock(&g.lock);
@@ -671,15 +685,15 @@ static void fg_cleanup(void)
 	if (g.snapshot) {
 		char *side = data_sidecar();
 		int rc = 0;
-		/* data first: if the FTL snapshot fails, the old one still names older data, which is
-		 * the lesser evil next to a new FTL state with no data */
+		/* data first: if the FTL snapshot fails, the old one still names older data, which
+		 * is the lesser evil next to a new FTL state with no data */
 		if (g.data == STORE_RAM)
 			rc = side ? store_save(&g.store, side, err, sizeof(err)) : -1;
 		else if (side)
 			unlink(side); /* a stale .data from a data=ram run no longer matches */
 		if (rc)
 			nbdkit_error("snapshot=%s: cannot save the data: %s", g.snapshot,
-				     side ? err : "out of memory");
+			             side ? err : "out of memory");
 		free(side);
 		if (!rc && ftl_snapshot_save(g.ftl, g.snapshot, err, sizeof(err)))
 			nbdkit_error("snapshot=%s: %s", g.snapshot, err);
@@ -851,7 +865,8 @@ static int fg_zero(void *h, uint32_t count, uint64_t off, uint32_t flags)
 	whole_units(off, count, &ua, &ue);
 	pthread_mutex_lock(&g.lock);
 	if ((flags & NBDKIT_FLAG_MAY_TRIM) && ue > ua) {
-		if (ua > off && !(rc = ftl_write(g.ftl, down512(off), ua - down512(off), 0, now, &d)))
+		if (ua > off &&
+		    !(rc = ftl_write(g.ftl, down512(off), ua - down512(off), 0, now, &d)))
 			done = d > done ? d : done;
 		if (!rc && !(rc = ftl_trim(g.ftl, ua, ue - ua, now, &d)))
 			done = d > done ? d : done;
@@ -873,44 +888,44 @@ static int fg_zero(void *h, uint32_t count, uint64_t off, uint32_t flags)
 }
 
 #define CONFIG_HELP                                                                                \
-	"preset=NAME|FILE      (required) drive preset: a name from hw/ftl/presets or an .ini file\n" \
-	"set=KEY=VALUE         override one preset key (repeatable; femu-gandalf config-keys)\n"     \
-	"data=ram|none|file:PATH  where user data lives (default ram; none: reads return zeroes)\n"  \
-	"snapshot=PATH         load the drive state at start if PATH exists, save it at exit\n"      \
-	"stats=PATH            write the FTL's JSON stats every stats_interval seconds and at exit\n" \
-	"stats_interval=SEC    default 2\n"                                                            \
-	"latency=on|sleep|off  complete each request at the FTL timing model's time (default off)\n" \
-	"flush=pad|ignore      flush and FUA program partly filled NAND pages (default pad)"
+	"preset=NAME|FILE       (required) preset name (hw/ftl/presets) or .ini file\n"            \
+	"set=KEY=VALUE          override one preset key (repeatable; femu-gandalf config-keys)\n"  \
+	"data=ram|none|file:P   user data store (default ram; none: reads return zeroes)\n"        \
+	"snapshot=PATH          load the drive state at start if PATH exists, save it at exit\n"   \
+	"stats=PATH             JSON stats, every stats_interval seconds and at exit\n"            \
+	"stats_interval=SEC     default 2\n"                                                       \
+	"latency=on|sleep|off   complete requests at the FTL timing model's time (default off)\n"  \
+	"flush=pad|ignore       flush and FUA program partly filled NAND pages (default pad)"
 
 static struct nbdkit_plugin plugin = {
-	.name = "femu-gandalf",
-	.longname = "femu-gandalf emulated SSD (FTL, GC, wear, NAND timing)",
-	.version = "0.1.0",
-	.description = "Serves hw/ftl, the femu-gandalf NAND + FTL model, plus a data store",
-	.magic_config_key = "preset",
-	.config = fg_config,
-	.config_complete = fg_config_complete,
-	.config_help = CONFIG_HELP,
-	.after_fork = fg_after_fork,
-	.cleanup = fg_cleanup,
-	.unload = fg_unload,
-	.dump_plugin = fg_dump_plugin,
-	.open = fg_open,
-	.get_size = fg_get_size,
-	.block_size = fg_block_size,
-	.can_write = fg_can_true,
-	.can_flush = fg_can_true,
-	.can_trim = fg_can_true,
-	.can_zero = fg_can_true,
-	.can_fua = fg_can_fua,
-	.can_multi_conn = fg_can_true,
-	.is_rotational = fg_is_rotational,
-	.pread = fg_pread,
-	.pwrite = fg_pwrite,
-	.flush = fg_flush,
-	.trim = fg_trim,
-	.zero = fg_zero,
-	.errno_is_preserved = 1,
+        .name = "femu-gandalf",
+        .longname = "femu-gandalf emulated SSD (FTL, GC, wear, NAND timing)",
+        .version = "0.1.0",
+        .description = "Serves hw/ftl, the femu-gandalf NAND + FTL model, plus a data store",
+        .magic_config_key = "preset",
+        .config = fg_config,
+        .config_complete = fg_config_complete,
+        .config_help = CONFIG_HELP,
+        .after_fork = fg_after_fork,
+        .cleanup = fg_cleanup,
+        .unload = fg_unload,
+        .dump_plugin = fg_dump_plugin,
+        .open = fg_open,
+        .get_size = fg_get_size,
+        .block_size = fg_block_size,
+        .can_write = fg_can_true,
+        .can_flush = fg_can_true,
+        .can_trim = fg_can_true,
+        .can_zero = fg_can_true,
+        .can_fua = fg_can_fua,
+        .can_multi_conn = fg_can_true,
+        .is_rotational = fg_is_rotational,
+        .pread = fg_pread,
+        .pwrite = fg_pwrite,
+        .flush = fg_flush,
+        .trim = fg_trim,
+        .zero = fg_zero,
+        .errno_is_preserved = 1,
 };
 
 NBDKIT_REGISTER_PLUGIN(plugin)

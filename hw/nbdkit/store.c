@@ -43,7 +43,7 @@ static int fail(char *err, size_t len, const char *fmt, ...)
 }
 
 int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t size, bool fresh,
-	       char *err, size_t errlen)
+               char *err, size_t errlen)
 {
 	struct stat st;
 
@@ -85,7 +85,8 @@ int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t
 	}
 	if (fresh && st.st_size != 0) {
 		fail(err, errlen,
-		     "data=file:%s: exists and is not empty, but the drive starts empty (no snapshot "
+		     "data=file:%s: exists and is not empty, but the drive starts empty (no "
+		     "snapshot "
 		     "loaded); remove the file, or pass the snapshot= it was saved with",
 		     path);
 		store_close(s);
@@ -167,7 +168,7 @@ int store_zero(struct store *s, uint64_t count, uint64_t off)
 		return 0;
 	if (!s->no_punch) {
 		if (fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
-			      (off_t)count) == 0)
+		              (off_t)count) == 0)
 			return 0;
 		if (errno != EOPNOTSUPP && errno != ENOSYS)
 			return errno;
@@ -238,18 +239,22 @@ static int copy_sparse(int in, int out, uint64_t size, const char *what, char *e
 			if (r <= 0) {
 				free(buf);
 				return fail(err, errlen, "%s: read at %llu: %s", what,
-					    (unsigned long long)off, r < 0 ? strerror(errno) : "end of file");
+				            (unsigned long long)off,
+				            r < 0 ? strerror(errno) : "end of file");
 			}
 			if (!all_zero(buf, (size_t)r)) {
 				for (ssize_t w = 0; w < r;) {
-					ssize_t k = pwrite(out, buf + w, (size_t)(r - w), (off_t)off + w);
+					ssize_t k = pwrite(out, buf + w, (size_t)(r - w),
+					                   (off_t)off + w);
 					if (k < 0 && errno == EINTR)
 						continue;
 					if (k < 0) {
 						free(buf);
-						return fail(err, errlen, "%s: write at %llu: %s", what,
-							    (unsigned long long)off + (unsigned long long)w,
-							    strerror(errno));
+						return fail(err, errlen, "%s: write at %llu: %s",
+						            what,
+						            (unsigned long long)off +
+						                    (unsigned long long)w,
+						            strerror(errno));
 					}
 					w += k;
 				}
@@ -280,8 +285,8 @@ int store_save(struct store *s, const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	rc = ftruncate(fd, (off_t)s->size) < 0
-		     ? fail(err, errlen, "%s: ftruncate: %s", tmp, strerror(errno))
-		     : copy_sparse(s->fd, fd, s->size, path, err, errlen);
+	             ? fail(err, errlen, "%s: ftruncate: %s", tmp, strerror(errno))
+	             : copy_sparse(s->fd, fd, s->size, path, err, errlen);
 	if (!rc && fsync(fd) < 0)
 		rc = fail(err, errlen, "%s: fsync: %s", tmp, strerror(errno));
 	close(fd);
@@ -307,8 +312,8 @@ int store_load(struct store *s, const char *path, char *err, size_t errlen)
 		st.st_size = -1;
 	if ((uint64_t)st.st_size != s->size) {
 		close(fd);
-		return fail(err, errlen, "%s: size %llu does not match the drive's %llu bytes", path,
-			    (unsigned long long)st.st_size, (unsigned long long)s->size);
+		return fail(err, errlen, "%s: size %llu does not match the drive's %llu bytes",
+		            path, (unsigned long long)st.st_size, (unsigned long long)s->size);
 	}
 	rc = copy_sparse(fd, s->fd, s->size, path, err, errlen);
 	close(fd);

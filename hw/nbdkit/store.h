@@ -10,10 +10,10 @@ enum store_kind { STORE_NONE, STORE_RAM, STORE_FILE };
 
 struct store {
 	enum store_kind kind;
-	int fd;         /* -1 for STORE_NONE */
-	uint64_t size;  /* bytes, the FTL's user capacity */
-	char *path;     /* STORE_FILE only */
-	bool no_punch;  /* fallocate(PUNCH_HOLE) unsupported: zero by writing */
+	int fd;        /* -1 for STORE_NONE */
+	uint64_t size; /* bytes, the FTL's user capacity */
+	char *path;    /* STORE_FILE only */
+	bool no_punch; /* fallocate(PUNCH_HOLE) unsupported: zero by writing */
 };
 
 /*
@@ -21,7 +21,7 @@ struct store {
  * contents would contradict the FTL). On error returns -1 with a message in err.
  */
 int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t size, bool fresh,
-	       char *err, size_t errlen);
+               char *err, size_t errlen);
 void store_close(struct store *s);
 
 /* I/O; offsets and counts need no alignment. Return 0 or an errno value. */
