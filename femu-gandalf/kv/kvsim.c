@@ -171,9 +171,22 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 	/* a state hangs off the chunk at its boundary; a chunk off the previous chunk */
 	uint64_t pk = kind == OBJ_LINEAR ? key & ~KV_LINEAR_BIT : parent_key;
 	uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
+	s->obj[o].parent = p;
 	if (p != KV_NONE)
 		s->obj[p].nchild++;
 	return o;
+}
+
+/* The parent object, found through the cached index when it is still the same object. */
+static uint32_t parent_of(const struct kvsim *s, const struct kv_obj *x)
+{
+	uint64_t pk = x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
+	if (pk == KV_NO_PARENT)
+		return KV_NONE;
+	if (x->parent != KV_NONE && x->parent < s->nobj && s->obj[x->parent].key == pk &&
+	    (s->obj[x->parent].in_dram || s->obj[x->parent].in_ssd))
+		return x->parent;
+	return kv_lookup(s, pk);
 }
 
 static void obj_free(struct kvsim *s, uint32_t o)
@@ -181,8 +194,7 @@ static void obj_free(struct kvsim *s, uint32_t o)
 	struct kv_obj *x = &s->obj[o];
 	if (s->pol->removed)
 		s->pol->removed(s, o);
-	uint64_t pk = x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
-	uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
+	uint32_t p = parent_of(s, x);
 	if (p != KV_NONE && s->obj[p].nchild)
 		s->obj[p].nchild--;
 	map_del(s, x->key);
@@ -200,12 +212,9 @@ bool kv_is_leaf(const struct kvsim *s, uint32_t o)
 bool kv_is_root_side(const struct kvsim *s, uint32_t o)
 {
 	const struct kv_obj *x = &s->obj[o];
-	uint64_t pk = x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
 	if (!x->in_dram)
 		return false;
-	if (pk == KV_NO_PARENT)
-		return true;
-	uint32_t p = kv_lookup(s, pk);
+	uint32_t p = parent_of(s, x);
 	return p == KV_NONE || !s->obj[p].in_dram;
 }
 
@@ -445,12 +454,19 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 		s->pol->begin(s);
 
 	/* the usable prefix: all chunks cached up to r, and (hybrid) a state at b <= r */
+	if (n > s->idxcap) {
+		uint32_t *ni = realloc(s->idx, (size_t)n * sizeof(uint32_t));
+		if (!ni)
+			return fail(err, errlen, "out of memory");
+		s->idx = ni;
+		s->idxcap = n;
+	}
 	uint32_t r = 0;
 	while (r < n) {
 		uint32_t o = kv_lookup(s, rq->blocks[r]);
 		if (o == KV_NONE)
 			break;
-		r++;
+		s->idx[r++] = o;
 	}
 	uint32_t b = r;
 	if (hybrid) {
@@ -462,7 +478,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	for (uint32_t i = 0; i <= b && i < n + 1; i++) {
 		uint32_t o;
 		if (i < b)
-			o = kv_lookup(s, rq->blocks[i]);
+			o = s->idx[i];
 		else if (hybrid && b > 0)
 			o = kv_lookup(s, rq->blocks[b - 1] | KV_LINEAR_BIT);
 		else
@@ -504,7 +520,12 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 
 	/* admit the recomputed blocks and the state at the boundary */
 	for (uint32_t i = b; i < n; i++) {
-		uint32_t o = kv_lookup(s, rq->blocks[i]);
+		/* cached chunks past b stay where the first scan found them (admissions below only
+		 * evict other objects, which a later lookup must not trust) */
+		uint32_t o = i < r && s->obj[s->idx[i]].key == rq->blocks[i] &&
+				     (s->obj[s->idx[i]].in_dram || s->obj[s->idx[i]].in_ssd)
+			     ? s->idx[i]
+			     : kv_lookup(s, rq->blocks[i]);
 		if (o != KV_NONE)
 			touch(s, o);
 		else
@@ -608,6 +629,7 @@ void kvsim_free(struct kvsim *s)
 	free(s->freeslot[0]);
 	free(s->freeslot[1]);
 	free(s->st.lat);
+	free(s->idx);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -38,6 +38,7 @@ struct kv_obj {
 	uint64_t session;
 	uint32_t dprev, dnext, sprev, snext; /* DRAM and SSD LRU lists (head = most recent) */
 	uint32_t nchild;     /* cached objects whose parent this is (chunks and the state here) */
+	uint32_t parent;     /* index of the parent when created (a hint: checked against parent_key) */
 	uint32_t refs;       /* uses: admission and hits */
 	uint32_t ssd_hits;   /* hits served from SSD since it was last written there */
 	uint32_t recompute_tokens; /* what losing it costs: a chunk's tokens; a state's span */
@@ -118,6 +119,8 @@ struct kvsim {
 	uint64_t cur_session;
 	double now_t;
 	struct kv_stats st;
+	uint32_t *idx;       /* object index of each prefix block of the current request */
+	uint32_t idxcap;
 };
 
 /* The oracle's knowledge of the future: one pass over the trace (docs/policies.md). */
