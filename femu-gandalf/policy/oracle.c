@@ -31,6 +31,7 @@ struct fut {
 	uint64_t cap;
 	uint64_t *off, *cnt, nslot;
 	uint32_t *uses;
+	uint32_t *pos; /* per key: first use not yet passed (requests only move forward) */
 };
 
 struct ostate {
@@ -81,6 +82,7 @@ void kv_oracle_free(void *p)
 	free(f->off);
 	free(f->cnt);
 	free(f->uses);
+	free(f->pos);
 	free(f);
 }
 
@@ -172,7 +174,8 @@ void *kv_oracle_prepare(const char *path, const struct trace_opts *to, char *err
 				f->cnt[s] = 0;
 			}
 			f->uses = malloc((total + 1) * sizeof(uint32_t));
-			if (!f->uses) {
+			f->pos = calloc(f->nslot + 1, sizeof(uint32_t));
+			if (!f->uses || !f->pos) {
 				snprintf(err, errlen, "oracle: out of memory");
 				goto fail;
 			}
@@ -191,20 +194,16 @@ fail:
 /* uses of key after the current request: count, and the next one (UINT32_MAX when none) */
 static uint64_t future(const struct kvsim *s, uint64_t key, uint32_t *next)
 {
-	const struct fut *f = ((struct ostate *)s->pol_state)->f;
+	struct fut *f = ((struct ostate *)s->pol_state)->f;
 	uint32_t slot = fut_find(f, key);
 	*next = UINT32_MAX;
 	if (slot == UINT32_MAX)
 		return 0;
 	const uint32_t *u = f->uses + f->off[slot];
-	uint64_t lo = 0, hi = f->cnt[slot];
-	while (lo < hi) { /* first use > req (the same request may list a block twice) */
-		uint64_t mid = (lo + hi) / 2;
-		if (u[mid] <= s->req)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint64_t lo = f->pos[slot];
+	while (lo < f->cnt[slot] && u[lo] <= s->req) /* amortized O(1): requests only advance */
+		lo++;
+	f->pos[slot] = (uint32_t)lo;
 	if (lo < f->cnt[slot])
 		*next = u[lo];
 	return f->cnt[slot] - lo;
@@ -223,9 +222,23 @@ static double ssd_key(const struct kvsim *s, uint32_t o)
 	return (double)future(s, s->obj[o].key, &next);
 }
 
+/* Rebuild a lazy heap from the live objects when stale entries outnumber them. */
+static void compact(struct kvsim *s, int tier)
+{
+	struct ostate *g = s->pol_state;
+	struct pheap *h = tier ? &g->ssd : &g->dram;
+	h->n = 0;
+	for (uint32_t o = tier ? s->shead : s->dhead; o != KV_NONE; o = tier ? s->obj[o].snext : s->obj[o].dnext)
+		pheap_push(h, tier ? ssd_key(s, o) : dram_key(s, o), o);
+}
+
 static void requeue(struct kvsim *s, uint32_t o)
 {
 	struct ostate *g = s->pol_state;
+	if (g->dram.n > 64 + 4 * (size_t)s->nobj)
+		compact(s, 0);
+	if (g->ssd.n > 64 + 4 * (size_t)s->nobj)
+		compact(s, 1);
 	if (s->obj[o].in_dram)
 		pheap_push(&g->dram, dram_key(s, o), o);
 	if (s->obj[o].in_ssd)
