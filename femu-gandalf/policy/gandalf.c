@@ -24,9 +24,10 @@
  * Heaps (Sec. 3.4): drop candidates, move candidates per class and SSD victims are collected
  * and ordered once per request, the first time the request needs room, and reused for all its
  * evictions; entries that stopped qualifying are skipped lazily, and a parent that becomes a
- * leaf during the request is pushed at once. Candidates are gathered from the 4096 least recently
- * used objects of each tier rather than the whole tier: every price falls as an object waits, so
- * the cheapest ones sit there (the paper maintains the candidate sets incrementally instead).
+ * leaf during the request is pushed at once. DRAM candidates come from a scan of all of DRAM (root-
+ * side nodes are often hot: the shared prefix roots); SSD victims from the 4096 least recently
+ * used SSD objects, since a victim's value falls as it waits and the SSD tier is large (the paper
+ * maintains these sets incrementally instead).
  * Parameters: lambda=1, move_candidates=1.
  */
 #include <math.h>
@@ -167,7 +168,7 @@ static void build(struct kvsim *s)
 	g->drop.n = g->move[0].n = g->move[1].n = 0;
 	refresh_p(s);
 	uint32_t k = 0;
-	for (uint32_t o = s->dtail; o != KV_NONE && k < WINDOW; o = s->obj[o].dprev, k++) {
+	for (uint32_t o = s->dtail; o != KV_NONE; o = s->obj[o].dprev) {
 		const struct kv_obj *x = &s->obj[o];
 		if (kv_is_leaf(s, o))
 			pheap_push(&g->drop, drop_price(s, x), o);
