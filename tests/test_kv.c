@@ -20,6 +20,7 @@ static char trace_path[64];
 struct kvsim;
 static struct kvsim *sim_any(const char *pol, struct kv_config c);
 static void free_any(struct kvsim *s);
+static void done(struct kvsim *s);
 
 /* a model with 1 byte of full KV per token: a chunk is 16 bytes; states are 32 bytes */
 static struct kv_config cfg(uint64_t dram_chunks, uint64_t ssd_chunks, bool hybrid)
@@ -58,13 +59,20 @@ static void req(struct kvsim *s, double t, uint64_t session, int n, ...)
 
 static struct kvsim *sim(const char *pol, const char *params, struct kv_config c)
 {
-	static struct kvsim s;
+	struct kvsim *s = calloc(1, sizeof(*s));
 	char err[256];
 	const struct kv_policy *p = kv_policy_find(pol);
+	assert_non_null(s);
 	assert_non_null(p);
-	if (kvsim_init(&s, &c, p, params, NULL, err, sizeof(err)))
+	if (kvsim_init(s, &c, p, params, NULL, err, sizeof(err)))
 		fail_msg("%s", err);
-	return &s;
+	return s;
+}
+
+static void done(struct kvsim *s)
+{
+	kvsim_free(s);
+	free(s);
 }
 
 /* LRU, dense: DRAM holds 2 chunks, SSD 4. Worked out:
@@ -92,7 +100,7 @@ static void test_lru_dense(void **state)
 	assert_int_equal(s->st.ssd_writes[OBJ_LINEAR], 0);
 	assert_int_equal(s->st.ssd_written_hit[OBJ_FULL], 1); /* block 1 was hit on SSD, block 2 not */
 	assert_int_equal(s->dram_used, 2 * TOK);
-	kvsim_free(s);
+	done(s);
 }
 
 /* Hybrid: a hit needs a state at its boundary.
@@ -123,8 +131,8 @@ static void test_hybrid_needs_state(void **state)
 	assert_int_equal(d->st.hit_blocks, 0);
 	req(d, 2, 1, 4, 1, 2, 3, 4); /* state at 3: hit 3 */
 	assert_int_equal(d->st.hit_blocks, 3);
-	kvsim_free(d);
-	kvsim_free(s);
+	done(d);
+	done(s);
 }
 
 /* write-through writes every admitted object; DRAM evictions write nothing more. */
@@ -139,7 +147,7 @@ static void test_write_through(void **state)
 	req(s, 2, 1, 1, 4);
 	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 4);
 	assert_int_equal(s->st.dram_drops, 0); /* nothing lost: all are on SSD */
-	kvsim_free(s);
+	done(s);
 }
 
 /* lru-k with k=2: an object leaving DRAM is written only after its second use.
@@ -158,7 +166,7 @@ static void test_lru_k(void **state)
 	assert_int_equal(s->st.dram_drops, 1);
 	req(s, 4, 4, 1, 4);
 	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
-	kvsim_free(s);
+	done(s);
 }
 
 /* dynamo: threshold 2, counts double per use and halve every 600 s of idle.
@@ -179,7 +187,7 @@ static void test_dynamo(void **state)
 	req(s, 1001, 4, 1, 6); /* evicts 5: 1 < 2 -> dropped */
 	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
 	assert_int_equal(s->st.dram_drops, 2);
-	kvsim_free(s);
+	done(s);
 }
 
 /* gandalf: with lambda=0 moving is free (only replacement counts), so when the SSD has room it
@@ -192,13 +200,13 @@ static void test_gandalf_lambda(void **state)
 		req(s, i, 1, 1, 100 + i);
 	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 8);
 	assert_int_equal(s->st.dram_drops, 0);
-	kvsim_free(s);
+	done(s);
 	s = sim("gandalf", "lambda=1e12", cfg(2, 64, false));
 	for (int i = 0; i < 10; i++)
 		req(s, i, 1, 1, 100 + i);
 	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 0);
 	assert_int_equal(s->st.dram_drops, 8);
-	kvsim_free(s);
+	done(s);
 }
 
 /* hotprefix threshold=2, SSD of one slot:
@@ -222,7 +230,7 @@ static void test_hotprefix(void **state)
 	assert_int_equal(s->st.ssd_evictions, 1);
 	assert_int_equal(kv_lookup(s, 10), KV_NONE);
 	assert_true(kv_lookup(s, 30) != KV_NONE);
-	kvsim_free(s);
+	done(s);
 }
 
 /* marconi with alpha=0 and workload-aware with one category and a long tau both reduce to
@@ -242,7 +250,7 @@ static void test_recency_policies_match_lru(void **state)
 		assert_int_equal(s->st.hit_blocks, 5);
 		assert_int_equal(s->st.hits[1][OBJ_FULL], 1);
 		assert_int_equal(s->st.ssd_writes[OBJ_FULL], 2);
-		kvsim_free(s);
+		done(s);
 	}
 }
 
@@ -258,7 +266,7 @@ static void test_meritkv(void **state)
 		req(s, i, 1, 1, 100 + i);
 	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 3);
 	assert_int_equal(s->st.dram_drops, 4);
-	kvsim_free(s);
+	done(s);
 }
 
 /* oracle, DRAM of one chunk: [1] [2] [1] [3].
@@ -369,7 +377,7 @@ static struct kvsim *sim_any(const char *pol, struct kv_config c)
 static void free_any(struct kvsim *s)
 {
 	void *o = s->cfg.oracle;
-	kvsim_free(s);
+	done(s);
 	kv_oracle_free(o);
 }
 

@@ -607,8 +607,14 @@ int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_polic
 		return fail(err, errlen, "--ssd 0: the SSD tier must hold something");
 	if (map_grow(s))
 		return fail(err, errlen, "out of memory");
-	if (p->init && p->init(s, err, errlen))
+	if (p->init && p->init(s, err, errlen)) {
+		free(s->mkeys);
+		free(s->mvals);
+		s->mkeys = NULL;
+		s->mvals = NULL;
+		s->pol = NULL; /* nothing for kvsim_free() to finish */
 		return -1;
+	}
 	return 0;
 }
 

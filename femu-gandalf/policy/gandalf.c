@@ -186,7 +186,8 @@ static void build(struct kvsim *s)
 		}
 		g->victims[g->nvict++] = (struct pent){value(s, &s->obj[o]), o};
 	}
-	qsort(g->victims, g->nvict, sizeof(*g->victims), cand_cmp); /* ascending value */
+	if (g->nvict)
+		qsort(g->victims, g->nvict, sizeof(*g->victims), cand_cmp); /* ascending value */
 }
 
 static bool victim_ok(const struct kvsim *s, uint32_t o)
