@@ -231,8 +231,8 @@ int cmd_blkreplay(int argc, char **argv)
 	trace_opts_default(&to);
 	to.skip_bad = skip_bad;
 	if (format) {
-		to.force = !strcmp(format, "blk-csv") ? TF_BLK_CSV : !strcmp(format, "biosnoop") ? TF_BIOSNOOP : TF_UNKNOWN;
-		if (to.force == TF_UNKNOWN) {
+		to.force = trace_format_parse(format);
+		if (to.force != TF_BLK_CSV && to.force != TF_BIOSNOOP) {
 			fprintf(stderr, "femu-gandalf: --format %s: must be blk-csv or biosnoop\n", format);
 			goto out;
 		}

@@ -39,11 +39,7 @@ int fg_trace_opts(const struct trace_cli *c, struct trace_opts *o)
 	trace_opts_default(o);
 	o->skip_bad = c->skip_bad;
 	if (c->format) {
-		static const char *names[] = {"blk-csv", "biosnoop", "mooncake", "bailian", "aiperf", "weka"};
-		o->force = TF_UNKNOWN;
-		for (int i = 0; i < 6; i++)
-			if (!strcmp(c->format, names[i]))
-				o->force = (enum trace_format)(TF_BLK_CSV + i);
+		o->force = trace_format_parse(c->format);
 		if (o->force == TF_UNKNOWN) {
 			fprintf(stderr, "femu-gandalf: --format %s: must be blk-csv, biosnoop, mooncake, bailian, aiperf or weka\n", c->format);
 			return -1;

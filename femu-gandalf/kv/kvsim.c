@@ -360,6 +360,32 @@ void kv_default_make_room(struct kvsim *s, uint64_t need)
 	}
 }
 
+uint32_t kv_tail_min(struct kvsim *s, int tier, uint32_t window,
+		     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg)
+{
+	uint32_t tail = tier ? s->stail : s->dtail, best = tail, o, k;
+	double bs = INFINITY;
+	for (o = tail, k = 0; o != KV_NONE && k < window; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
+		double v = score(s, o, arg);
+		if (v < bs) {
+			bs = v;
+			best = o;
+		}
+	}
+	return best;
+}
+
+void kv_make_room_writeback(struct kvsim *s, uint64_t need, uint32_t (*victim)(struct kvsim *s))
+{
+	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
+		uint32_t v = victim(s);
+		if (!s->obj[v].in_ssd)
+			kv_move_to_ssd(s, v);
+		else
+			kv_drop_dram(s, v);
+	}
+}
+
 static void make_room(struct kvsim *s, uint64_t need)
 {
 	if (s->pol->make_room)

@@ -154,6 +154,11 @@ bool kv_move_to_ssd(struct kvsim *s, uint32_t o);     /* write to SSD (evicting 
 bool kv_write_ssd(struct kvsim *s, uint32_t o);       /* write a copy to SSD, keep DRAM */
 void kv_evict_ssd(struct kvsim *s, uint32_t o);
 void kv_default_make_room(struct kvsim *s, uint64_t need);
+/* The lowest score among the `window` least recently used objects of a tier (0 DRAM, 1 SSD). */
+uint32_t kv_tail_min(struct kvsim *s, int tier, uint32_t window,
+		     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg);
+/* Free DRAM by victim(), writing each victim to SSD unless it is there already (write-back). */
+void kv_make_room_writeback(struct kvsim *s, uint64_t need, uint32_t (*victim)(struct kvsim *s));
 bool kv_is_leaf(const struct kvsim *s, uint32_t o);
 bool kv_is_root_side(const struct kvsim *s, uint32_t o); /* in DRAM, parent not in DRAM */
 

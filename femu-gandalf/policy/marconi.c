@@ -30,41 +30,45 @@ static double fpb(const struct kv_obj *x)
 	return (double)x->recompute_tokens / (double)x->size;
 }
 
-/* lowest utility among the WINDOW least recently used objects of the tier */
+struct bounds {
+	double alpha, fmin, fmax, tmin, tmax;
+};
+
+static double bound(struct kvsim *s, uint32_t o, void *arg)
+{
+	struct bounds *b = arg;
+	double f = fpb(&s->obj[o]), t = s->obj[o].last_t;
+	b->fmin = b->fmin < f ? b->fmin : f;
+	b->fmax = b->fmax > f ? b->fmax : f;
+	b->tmin = b->tmin < t ? b->tmin : t;
+	b->tmax = b->tmax > t ? b->tmax : t;
+	return 0;
+}
+
+static double utility(struct kvsim *s, uint32_t o, void *arg)
+{
+	const struct bounds *b = arg;
+	double f = b->fmax > b->fmin ? (fpb(&s->obj[o]) - b->fmin) / (b->fmax - b->fmin) : 0;
+	double t = b->tmax > b->tmin ? (s->obj[o].last_t - b->tmin) / (b->tmax - b->tmin) : 0;
+	return b->alpha * f + t;
+}
+
+/* lowest utility among the WINDOW least recently used objects of the tier, normalized there */
 static uint32_t lowest(struct kvsim *s, int tier)
 {
-	const struct mc *m = s->pol_state;
-	double fmin = INFINITY, fmax = -INFINITY, tmin = INFINITY, tmax = -INFINITY;
-	uint32_t tail = tier ? s->stail : s->dtail, o, k, best = tail;
-	for (o = tail, k = 0; o != KV_NONE && k < WINDOW; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
-		double f = fpb(&s->obj[o]), t = s->obj[o].last_t;
-		fmin = fmin < f ? fmin : f;
-		fmax = fmax > f ? fmax : f;
-		tmin = tmin < t ? tmin : t;
-		tmax = tmax > t ? tmax : t;
-	}
-	double bu = INFINITY;
-	for (o = tail, k = 0; o != KV_NONE && k < WINDOW; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
-		double f = fmax > fmin ? (fpb(&s->obj[o]) - fmin) / (fmax - fmin) : 0;
-		double t = tmax > tmin ? (s->obj[o].last_t - tmin) / (tmax - tmin) : 0;
-		double u = m->alpha * f + t;
-		if (u < bu) {
-			bu = u;
-			best = o;
-		}
-	}
-	return best;
+	struct bounds b = {((struct mc *)s->pol_state)->alpha, INFINITY, -INFINITY, INFINITY, -INFINITY};
+	kv_tail_min(s, tier, WINDOW, bound, &b);
+	return kv_tail_min(s, tier, WINDOW, utility, &b);
+}
+
+static uint32_t dram_victim(struct kvsim *s)
+{
+	return lowest(s, 0);
 }
 
 static void mc_make_room(struct kvsim *s, uint64_t need)
 {
-	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
-		uint32_t v = lowest(s, 0);
-		if (!s->obj[v].in_ssd)
-			kv_move_to_ssd(s, v);
-		else
-			kv_drop_dram(s, v);
-	}
+	kv_make_room_writeback(s, need, dram_victim);
 }
 
 static uint32_t mc_ssd_victim(struct kvsim *s)

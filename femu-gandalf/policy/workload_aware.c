@@ -37,30 +37,25 @@ static double prio(const struct kvsim *s, const struct kv_obj *x)
 	return p * exp(-(s->now_t - x->last_t) / w->tau);
 }
 
-/* lowest priority among the WINDOW least recently used objects of the tier */
+static double prio_cb(struct kvsim *s, uint32_t o, void *arg)
+{
+	(void)arg;
+	return prio(s, &s->obj[o]);
+}
+
 static uint32_t lowest(struct kvsim *s, int tier)
 {
-	uint32_t tail = tier ? s->stail : s->dtail, best = tail, o, k;
-	double bp = INFINITY;
-	for (o = tail, k = 0; o != KV_NONE && k < WINDOW; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
-		double p = prio(s, &s->obj[o]);
-		if (p < bp) {
-			bp = p;
-			best = o;
-		}
-	}
-	return best;
+	return kv_tail_min(s, tier, WINDOW, prio_cb, NULL);
+}
+
+static uint32_t dram_victim(struct kvsim *s)
+{
+	return lowest(s, 0);
 }
 
 static void wa_make_room(struct kvsim *s, uint64_t need)
 {
-	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
-		uint32_t v = lowest(s, 0);
-		if (!s->obj[v].in_ssd)
-			kv_move_to_ssd(s, v);
-		else
-			kv_drop_dram(s, v);
-	}
+	kv_make_room_writeback(s, need, dram_victim);
 }
 
 static uint32_t wa_ssd_victim(struct kvsim *s)

@@ -595,6 +595,24 @@ out:
 	return rc;
 }
 
+/* The next well-formed JSONL record (blank and '#' lines skipped): 1, 0 at the end, -1 on error. */
+static int next_jsonl(struct trace *t, struct kv_request *rq)
+{
+	char *line;
+	size_t len;
+	int rc;
+	while ((rc = lineio_next(&t->lio, &line, &len, t->err, sizeof(t->err))) == 1) {
+		while (*line == ' ' || *line == '\t')
+			line++, len--;
+		if (!*line || *line == '#')
+			continue;
+		int r = jsonl_record(t, line, len, rq);
+		if (r)
+			return r;
+	}
+	return rc;
+}
+
 int kv_open(struct trace *t)
 {
 	if (t->fmt == TF_BAILIAN)
@@ -614,19 +632,8 @@ int kv_open(struct trace *t)
 			return -1;
 		if (t->fmt == TF_AIPERF) {
 			struct kv_request rq;
-			char *line;
-			size_t len;
 			int rc;
-			while ((rc = lineio_next(&t->lio, &line, &len, t->err, sizeof(t->err))) == 1) {
-				while (*line == ' ' || *line == '\t')
-					line++;
-				if (!*line || *line == '#')
-					continue;
-				int r = jsonl_record(t, line, len, &rq);
-				if (r < 0)
-					return -1;
-				if (!r)
-					continue;
+			while ((rc = next_jsonl(t, &rq)) == 1) {
 				struct kv_item it = {.t = rq.t, .session = rq.session, .parent = rq.parent,
 						     .nblocks = rq.nblocks, .in = rq.input_tokens,
 						     .out = rq.output_tokens, .block_tokens = rq.block_tokens};
@@ -656,19 +663,8 @@ int kv_next(struct trace *t, struct kv_request *rq)
 					  .blocks = b->blk ? b->blk + it->boff : NULL};
 		return 1;
 	}
-	char *line;
-	size_t len;
 	int rc;
-	while ((rc = lineio_next(&t->lio, &line, &len, t->err, sizeof(t->err))) == 1) {
-		while (*line == ' ' || *line == '\t')
-			line++;
-		if (!*line || *line == '#')
-			continue;
-		int r = jsonl_record(t, line, len, rq);
-		if (r < 0)
-			return -1;
-		if (!r)
-			continue;
+	while ((rc = next_jsonl(t, rq)) == 1) {
 		if (rq->t < t->last_t) {
 			if (trace_bad(t, "timestamp %.3f s goes back (previous %.3f s)", rq->t, t->last_t))
 				return -1;

@@ -60,6 +60,8 @@ struct trace *trace_open(const char *path, const struct trace_opts *o, char *err
 void trace_close(struct trace *t);
 enum trace_format trace_format(const struct trace *t);
 const char *trace_format_name(enum trace_format f);
+/* The format named s (as trace_format_name() spells it), or TF_UNKNOWN. */
+enum trace_format trace_format_parse(const char *s);
 bool trace_is_block(const struct trace *t);
 /* Next record: 1 = got one, 0 = end, -1 = error (message from trace_error()). */
 int trace_next_blk(struct trace *t, struct blk_io *io);

@@ -30,7 +30,6 @@ struct trace {
 };
 
 int trace_bad(struct trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-enum trace_format trace_format_parse(const char *s);
 int blk_open(struct trace *t);
 int blk_next(struct trace *t, struct blk_io *io);
 int kv_open(struct trace *t);
