@@ -4,7 +4,8 @@
 #  1. boot on `nbdkit memory 256M`: the guest sees a 256 MiB /dev/nvme0n1 and fio 4 KiB random
 #     writes (libaio, QD16, direct) with verify=crc32c pass; the command's exit status comes back;
 #  2. when build/nbdkit-femu-gandalf-plugin.so exists: the same on preset tiny, twice the user
-#     capacity so GC runs, fio's JSON brought out through --share; the host stats show
+#     capacity (a sequential fill, then a random overwrite pass, each verified) so GC runs,
+#     fio's JSON brought out through --share; the host stats show
 #     host_write_bytes == fio's bytes written, erases > 0 and WAF > 1;
 #  3. clear errors without booting: missing kernel, busy socket, QEMU 7.x, bad plugin parameter.
 #
@@ -29,6 +30,7 @@ fi
 
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+export TMPDIR=$T   # boot-vm's private directories go under $T (checked for leaks at the end)
 fails=0
 pass() { echo "ok   $1"; }
 fail() { echo "FAIL $1"; fails=$((fails + 1)); }
@@ -51,11 +53,11 @@ if ! "$ROOT/scripts/mkguest" >"$T/mkguest.out" 2>&1; then
 fi
 pass "mkguest ($(($(date +%s) - t0)) s, $(du -h "$BUILD/guest/initramfs.img" | cut -f1) initramfs)"
 
-FIO="fio --name=w --filename=/dev/nvme0n1 --rw=randwrite --bs=4k --direct=1 --verify=crc32c \
+FIO="fio --name=w --filename=/dev/nvme0n1 --bs=4k --direct=1 --verify=crc32c \
 --iodepth=16 --ioengine=libaio --eta=never"
 
 # --- 1. nbdkit memory --------------------------------------------------------------------
-boot mem --memory-disk 256M -- sh -c "$FIO --size=64M; st=\$?; echo fio-status \$st; exit \$st"
+boot mem --memory-disk 256M -- sh -c "$FIO --rw=randwrite --size=64M; st=\$?; echo fio-status \$st; exit \$st"
 if [ $rc -eq 0 ] && grep -q '^FG-GUEST-DEVICE: /dev/nvme0n1 268435456 bytes' "$T/mem.out" &&
 	grep -q 'err= 0' "$T/mem.out" && grep -q '^fio-status 0' "$T/mem.out"; then
 	pass "nbdkit memory 256M: device seen, fio randwrite 64 MiB + crc32c verify ($(grep -o 'write: IOPS=[^,]*' "$T/mem.out"))"
@@ -73,30 +75,30 @@ PLUGIN=${FG_NBDKIT_PLUGIN:-$BUILD/nbdkit-femu-gandalf-plugin.so}
 if [ -f "$PLUGIN" ]; then
 	mkdir -p "$T/share"
 	boot plugin --preset tiny --stats "$T/stats.json" --share "$T/share" -- \
-		sh -c "$FIO --size=100% --loops=2 --output-format=json --output=fio.json; st=\$?; echo fio-status \$st; exit \$st"
-	if [ $rc -eq 0 ] && grep -q '^FG-GUEST-DEVICE: /dev/nvme0n1 ' "$T/plugin.out" && [ -s "$T/share/fio.json" ] &&
+		sh -c "$FIO --rw=write --size=100% --output-format=json --output=fio1.json &&
+			$FIO --rw=randwrite --randrepeat=0 --size=100% --output-format=json --output=fio2.json; st=\$?; echo fio-status \$st; exit \$st"
+	if [ $rc -eq 0 ] && grep -q '^FG-GUEST-DEVICE: /dev/nvme0n1 ' "$T/plugin.out" && [ -s "$T/share/fio2.json" ] &&
 		[ -s "$T/stats.json" ]; then
-		if out=$(python3 - "$T/share/fio.json" "$T/stats.json" <<'EOF'
+		if out=$(python3 - "$T/share/fio1.json" "$T/share/fio2.json" "$T/stats.json" <<'EOF'
 import json, sys
-fio = json.load(open(sys.argv[1]))
-st = json.load(open(sys.argv[2]))
-job = fio["jobs"][0]
-wrote = job["write"]["io_bytes"]
-errs = job["error"]
+jobs = [json.load(open(f))["jobs"][0] for f in sys.argv[1:3]]
+st = json.load(open(sys.argv[3]))
+wrote = sum(j["write"]["io_bytes"] for j in jobs)
+errs = sum(j["error"] for j in jobs)
 msg = "fio wrote %d B, FTL host_write_bytes %d, erases %d, WAF %.3f, %d IOPS" % (
-    wrote, st["host_write_bytes"], st["erases"], st["waf_cumulative"], job["write"]["iops"])
+    wrote, st["host_write_bytes"], st["erases"], st["waf_cumulative"], jobs[1]["write"]["iops"])
 ok = errs == 0 and wrote == st["host_write_bytes"] and wrote >= 2 * st["user_bytes"] \
     and st["erases"] > 0 and st["waf_cumulative"] > 1
 print(msg)
 sys.exit(0 if ok else 1)
 EOF
 		); then
-			pass "plugin preset tiny: 2x capacity randwrite + verify; $out"
+			pass "plugin preset tiny: fill + random overwrite, verified; $out"
 		else
 			fail "plugin preset tiny: $out"
 		fi
 	else
-		fail "plugin preset tiny: exit $rc, fio.json $([ -s "$T/share/fio.json" ] && echo present || echo missing), stats $([ -s "$T/stats.json" ] && echo present || echo missing)"
+		fail "plugin preset tiny: exit $rc, fio2.json $([ -s "$T/share/fio2.json" ] && echo present || echo missing), stats $([ -s "$T/stats.json" ] && echo present || echo missing)"
 		show plugin
 	fi
 else
@@ -128,7 +130,7 @@ if [ -f "$PLUGIN" ]; then
 fi
 expect "unknown option" "unknown option" "$BOOT" --frob -- true
 
-leak=$(pgrep -a -f "fg-vm\.|$T" | grep -E 'qemu-system|nbdkit' || true)
+leak=$(pgrep -a -f "$T/fg-vm\." | grep -E 'qemu-system|nbdkit' || true)
 [ -z "$leak" ] && pass "no qemu/nbdkit left running" || fail "processes left: $leak"
 
 [ $fails -eq 0 ] && echo "test_vm: all passed" || echo "test_vm: $fails failed"
