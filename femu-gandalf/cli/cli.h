@@ -35,6 +35,8 @@ int fg_trace_opts(const struct trace_cli *c, struct trace_opts *o);
 int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets, const char *gc);
 /* Parse a GOption context; on error prints it with a hint and returns false. */
 bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv);
+/* The same, expecting exactly npos positional arguments (named `what` in the error). */
+bool fg_parse_opts_args(GOptionContext *ctx, int *argc, char ***argv, int npos, const char *what);
 
 /* Progress on stderr, only when stderr is a terminal; at most ~4 updates a second. */
 struct progress {

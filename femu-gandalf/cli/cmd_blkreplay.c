@@ -213,16 +213,8 @@ int cmd_blkreplay(int argc, char **argv)
 		"  femu-gandalf blkreplay traces/blk-kvcache-small.csv --target /dev/nvme0n1 --iodepth 32 --timing x10\n");
 	int rc = EXIT_USAGE;
 	struct ftl *f = NULL;
-	GError *e = NULL;
-	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
-		fprintf(stderr, "femu-gandalf: %s (try --help)\n", e->message);
-		g_error_free(e);
+	if (!fg_parse_opts_args(ctx, &argc, &argv, 1, "TRACE"))
 		goto out;
-	}
-	if (argc != 2) {
-		fprintf(stderr, "femu-gandalf blkreplay: expected one TRACE (try --help)\n");
-		goto out;
-	}
 	if (loops < 1 || max_loops < 5) {
 		fprintf(stderr, "femu-gandalf: --loop must be >= 1 and --max-loops >= 5\n");
 		goto out;

@@ -79,16 +79,8 @@ static int trace_info(int argc, char **argv)
 	int rc = EXIT_USAGE;
 	struct trace *t = NULL;
 	uint64_t *ids = NULL;
-	GError *e = NULL;
-	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
-		fprintf(stderr, "femu-gandalf: %s (try --help)\n", e->message);
-		g_error_free(e);
+	if (!fg_parse_opts_args(ctx, &argc, &argv, 1, "FILE or DIR"))
 		goto out;
-	}
-	if (argc != 2) {
-		fprintf(stderr, "femu-gandalf trace info: expected one FILE or DIR (try --help)\n");
-		goto out;
-	}
 	struct trace_opts o;
 	char err[PATH_MAX + 700];
 	if (fg_trace_opts(&c, &o))

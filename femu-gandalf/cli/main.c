@@ -121,7 +121,7 @@ int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets,
 	return 0;
 }
 
-bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv)
+bool fg_parse_opts_args(GOptionContext *ctx, int *argc, char ***argv, int npos, const char *what)
 {
 	GError *e = NULL;
 	if (!g_option_context_parse(ctx, argc, argv, &e)) {
@@ -129,11 +129,19 @@ bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv)
 		g_error_free(e);
 		return false;
 	}
-	if (*argc > 1) {
-		fprintf(stderr, "femu-gandalf: unexpected argument '%s' (try --help)\n", (*argv)[1]);
+	if (*argc - 1 != npos) {
+		if (npos)
+			fprintf(stderr, "%s: expected one %s (try --help)\n", g_get_prgname(), what);
+		else
+			fprintf(stderr, "femu-gandalf: unexpected argument '%s' (try --help)\n", (*argv)[1]);
 		return false;
 	}
 	return true;
+}
+
+bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv)
+{
+	return fg_parse_opts_args(ctx, argc, argv, 0, NULL);
 }
 
 double now_seconds(void)
