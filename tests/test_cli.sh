@@ -130,6 +130,10 @@ expect 2 "synth" "synth bad kind" -- synth --kind nope
 
 # blkreplay in-process
 expect 0 '"pass_waf"' "blkreplay --json" -- blkreplay "$SRC/traces/blk-kvcache-small.csv" --preset tiny --loop 2 --json
+# one pass, steady state not reached: still valid JSON (waf null, not nan)
+"$FG" blkreplay "$SRC/traces/blk-kvcache-small.csv" --preset tiny --json >"$T/b1.json" 2>&1
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["steady"]["waf"] is not None)' "$T/b1.json" &&
+	pass "blkreplay --json without steady state parses (waf null)" || fail "blkreplay --json one pass: $(head -c 300 "$T/b1.json")"
 printf '0,W,0,4096\n5,W,999999999,4096\n' >"$T/far.csv"
 expect 2 "far.csv:2: W at lba 999999999" "blkreplay out-of-range LBA" -- blkreplay "$T/far.csv" --preset tiny
 expect 0 '"host_write_bytes": 8192' "blkreplay --wrap folds it in" -- blkreplay "$T/far.csv" --preset tiny --wrap --dwpd 1 --json

@@ -160,6 +160,69 @@ static void test_biosnoop(void **state)
 		   "biobad.txt:2: SECTOR 'abc'");
 }
 
+/* Tracepoint text from tracefs (trace file with its header), trace-cmd and perf script. */
+static void test_ftrace(void **state)
+{
+	(void)state;
+	const char *p = put("ft.txt",
+		"# tracer: nop\n"
+		"# entries-in-buffer/entries-written: 9/9   #P:2\n"
+		"#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+		/* the first block_rq_* event is an issue: completions are then ignored */
+		"    kworker/0:1H-38      [000] .....     6.272339: block_rq_issue: 259,0 WS 65536 () 0 + 128 [kworker/0:1H]\n"
+		"          <idle>-0       [000] d.h1.     6.275048: block_rq_complete: 259,0 WS () 0 + 128 [0]\n"
+		/* other events are not I/Os */
+		"             fio-7       [001] .....     6.275100: block_bio_queue: 259,0 R 8 + 8 [fio]\n"
+		/* a task name with a colon and spaces, a read */
+		"   my task:2 x-99        [001] .....     6.283683: block_rq_issue: 259,0 RS 4096 () 8 + 8 [my task:2 x]\n"
+		"    kworker/0:1H-38      [000] .....     6.289796: block_rq_issue: 259,0 DS 1048576 () 2048 + 2048 [blkdiscard]\n"
+		/* a pre-flush with no data: sector -1 */
+		"    kworker/0:1H-38      [000] .....     6.289796: block_rq_issue: 259,0 FF 0 () 18446744073709551615 + 0 [kworker/0:1H]\n"
+		/* perf script; write + FUA; out of order by 1 us across CPUs (kept) */
+		"             fio   123 [001]     6.289795: block:block_rq_issue: 259,0 WFS 4096 () 16 + 8 [fio]\n");
+	struct trace *t = open_ok(p, TF_FTRACE);
+	struct blk_io io;
+	char ops[8] = "";
+	int n = 0;
+	uint64_t bytes = 0, lba_sum = 0;
+	while (trace_next_blk(t, &io) == 1) {
+		ops[n++] = io.op;
+		bytes += io.bytes;
+		lba_sum += io.lba;
+		if (n == 1)
+			assert_int_equal(io.t_ns, 6272339000ULL);
+	}
+	assert_string_equal(ops, "WRDFW");
+	assert_int_equal(bytes, 65536 + 4096 + 1048576 + 4096);
+	assert_int_equal(lba_sum, 8 + 2048 + 16);
+	trace_close(t);
+	/* completions only: bytes = NR * 512 */
+	p = put("ftc.txt", "  <idle>-0 [000] d.h1. 1.000000: block_rq_complete: 8,16 W () 100 + 16 [0]\n"
+			   "  <idle>-0 [000] d.h1. 1.500000: block_rq_issue: 8,16 W 8192 () 100 + 16 [fio]\n");
+	t = open_ok(p, TF_FTRACE);
+	assert_int_equal(trace_next_blk(t, &io), 1);
+	assert_int_equal(io.bytes, 8192);
+	assert_int_equal(io.lba, 100);
+	assert_int_equal(trace_next_blk(t, &io), 0);
+	trace_close(t);
+	const char *ev = "  fio-1 [000] ..... 1.0: block_rq_issue: ";
+	char text[1024];
+	snprintf(text, sizeof(text), "%s259,0 W 4096 () 0 + 8 [fio]\n%s8,0 W 4096 () 0 + 8 [fio]\n", ev, ev);
+	expect_err(put("ftdev.txt", text), "ftdev.txt:2: device 8,0: the trace's first I/O was on 259,0");
+	snprintf(text, sizeof(text), "%s259,0 W 4096 () 0 + 8 [fio]\nCPU:1 [LOST 12 EVENTS]\n", ev);
+	expect_err(put("ftlost.txt", text), "ftlost.txt:2: ftrace lost events");
+	snprintf(text, sizeof(text), "# entries-in-buffer/entries-written: 1/5   #P:1\n%s259,0 W 4096 () 0 + 8 [x]\n", ev);
+	expect_err(put("ftover.txt", text), "ftover.txt:1: ftrace kept 1 of 5 events");
+	snprintf(text, sizeof(text), "%s259,0 N 0 () 0 + 8 [nvme]\n", ev);
+	expect_err(put("ftn.txt", text), "ftn.txt:1: RWBS 'N'");
+	snprintf(text, sizeof(text), "%s259,0 W 4096 0 + 8 [fio]\n", ev);
+	expect_err(put("ftcmd.txt", text), "ftcmd.txt:1: expected '(CMD)'");
+	snprintf(text, sizeof(text), "%s259,0 W 4096 () 0 + 8 [fio]\nthis is not an event\n", ev);
+	expect_err(put("ftjunk.txt", text), "ftjunk.txt:2: not a tracepoint line");
+	expect_err(put("ftcerr.txt", "  x-0 [000] .... 2.0: block_rq_complete: 8,0 W () 0 + 8 [-5]\n"),
+		   "ftcerr.txt:1: block_rq_complete with error -5");
+}
+
 static void test_mooncake(void **state)
 {
 	(void)state;
@@ -431,6 +494,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_blk_csv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_biosnoop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ftrace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mooncake, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bailian, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aiperf, setup, teardown),

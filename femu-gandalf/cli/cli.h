@@ -53,6 +53,8 @@ double now_seconds(void);
 bool fg_is_steady(const double *w, int n, double *mean);
 /* "1.50 GiB" into buf (>= 32 bytes). */
 const char *fg_human(double bytes, char *buf);
+/* v as a JSON number (%.6g), or null when it is not finite (JSON has no NaN). buf: 32 bytes. */
+const char *fg_jnum(double v, char *buf);
 /* WAF, erases, SMART and the lifetimes as text (the erase-count line unless erase_line is false). */
 void fg_report_text(const struct ftl *f, double bytes_per_day, bool erase_line);
 

@@ -224,8 +224,8 @@ int cmd_blkreplay(int argc, char **argv)
 	to.skip_bad = skip_bad;
 	if (format) {
 		to.force = trace_format_parse(format);
-		if (to.force != TF_BLK_CSV && to.force != TF_BIOSNOOP) {
-			fprintf(stderr, "femu-gandalf: --format %s: must be blk-csv or biosnoop\n", format);
+		if (!trace_format_is_block(to.force)) {
+			fprintf(stderr, "femu-gandalf: --format %s: must be blk-csv, biosnoop or blk-ftrace\n", format);
 			goto out;
 		}
 	}
@@ -313,13 +313,14 @@ int cmd_blkreplay(int argc, char **argv)
 		goto out;
 	}
 	if (json) {
+		char jb[32];
 		printf("{\n  \"trace\": \"%s\",\n  \"passes\": %d,\n  \"ios_per_pass\": %llu,\n", argv[1], npass,
 		       (unsigned long long)pr.ios);
 		printf("  \"trace_duration_s\": %.6f,\n  \"write_bytes_per_pass\": %llu,\n", dur,
 		       (unsigned long long)pr.write_bytes);
 		printf("  \"replay_ios_per_s\": %.0f,\n", total_ios / (wall > 0 ? wall : 1e-9));
-		printf("  \"steady\": {\"requested\": %s, \"reached\": %s, \"waf\": %.6g, \"pass_waf\": [",
-		       steady ? "true" : "false", reached ? "true" : "false", reached ? steady_waf : NAN);
+		printf("  \"steady\": {\"requested\": %s, \"reached\": %s, \"waf\": %s, \"pass_waf\": [",
+		       steady ? "true" : "false", reached ? "true" : "false", fg_jnum(reached ? steady_waf : NAN, jb));
 		for (int i = 0; i < npass; i++)
 			printf("%s%.4f", i ? ", " : "", isfinite(wpass[i]) ? wpass[i] : 0.0);
 		printf("]},\n");

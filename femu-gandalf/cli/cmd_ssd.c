@@ -242,12 +242,13 @@ int cmd_ssd(int argc, char **argv)
 			extrap_days = early.erase_days;
 	}
 	if (json) {
+		char jb[32];
 		printf("{\n  \"workload\": \"%s\",\n  \"bs\": %llu,\n  \"precondition\": %s,\n", workload, bs,
 		       precondition ? "true" : "false");
 		printf("  \"dwpd\": %.6g,\n", dwpd);
 		if (steady) {
-			printf("  \"steady\": {\"reached\": %s, \"rounds\": %d, \"waf\": %.6g, \"round_waf\": [",
-			       reached ? "true" : "false", nround, reached ? steady_waf : NAN);
+			printf("  \"steady\": {\"reached\": %s, \"rounds\": %d, \"waf\": %s, \"round_waf\": [",
+			       reached ? "true" : "false", nround, fg_jnum(reached ? steady_waf : NAN, jb));
 			for (int i = 0; i < nround; i++)
 				printf("%s%.4f", i ? ", " : "", wround[i]);
 			printf("]},\n");

@@ -27,6 +27,7 @@ const char *trace_format_name(enum trace_format f)
 	switch (f) {
 	case TF_BLK_CSV: return "blk-csv";
 	case TF_BIOSNOOP: return "biosnoop";
+	case TF_FTRACE: return "blk-ftrace";
 	case TF_MOONCAKE: return "mooncake";
 	case TF_BAILIAN: return "bailian";
 	case TF_AIPERF: return "aiperf";
@@ -87,6 +88,8 @@ static enum trace_format detect_file(const char *path, char *err, size_t errlen)
 			else if (strstr(line, "\"requests\"") || strstr(line, "\"block_size\"") ||
 				 strstr(line, "\"hash_id_scope\""))
 				f = TF_WEKA;
+		} else if (blk_ftrace_event(line)) {
+			f = TF_FTRACE;
 		} else if (!strncmp(line, "TIME(s)", 7)) {
 			f = TF_BIOSNOOP;
 		} else if (!strncmp(line, "time_ns", 7) || strchr(line, ',')) {
@@ -102,7 +105,7 @@ static enum trace_format detect_file(const char *path, char *err, size_t errlen)
 	if (rc < 0)
 		f = TF_UNKNOWN;
 	else if (f == TF_UNKNOWN)
-		snprintf(err, errlen, "%s: unknown trace format (not block CSV, biosnoop, Mooncake, Bailian, AIPerf or WEKA)%s",
+		snprintf(err, errlen, "%s: unknown trace format (not block CSV, biosnoop, block tracepoint text, Mooncake, Bailian, AIPerf or WEKA)%s",
 			 path, rc == 0 && l.line == 0 ? ": empty file" : "");
 	lineio_close(&l);
 	return f;
@@ -151,7 +154,7 @@ struct trace *trace_open(const char *path, const struct trace_opts *o, char *err
 			goto fail;
 	}
 	t->fmt = f;
-	int rc = f == TF_BLK_CSV || f == TF_BIOSNOOP ? blk_open(t) : kv_open(t);
+	int rc = trace_is_block(t) ? blk_open(t) : kv_open(t);
 	if (rc) {
 		snprintf(err, errlen, "%s", t->err);
 		goto fail;
@@ -177,9 +180,14 @@ enum trace_format trace_format(const struct trace *t)
 	return t->fmt;
 }
 
+bool trace_format_is_block(enum trace_format f)
+{
+	return f == TF_BLK_CSV || f == TF_BIOSNOOP || f == TF_FTRACE;
+}
+
 bool trace_is_block(const struct trace *t)
 {
-	return t->fmt == TF_BLK_CSV || t->fmt == TF_BIOSNOOP;
+	return trace_format_is_block(t->fmt);
 }
 
 const char *trace_error(const struct trace *t)

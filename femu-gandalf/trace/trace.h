@@ -18,6 +18,7 @@ enum trace_format {
 	TF_UNKNOWN,
 	TF_BLK_CSV,   /* canonical block CSV: time_ns,op,lba,bytes (also scripts/capture-blk.bt) */
 	TF_BIOSNOOP,  /* text output of libbpf-tools biosnoop */
+	TF_FTRACE,    /* block_rq_issue/complete tracepoint text (tracefs, trace-cmd, perf script) */
 	TF_MOONCAKE,  /* Mooncake JSONL: timestamp(ms), input_length, output_length, hash_ids */
 	TF_BAILIAN,   /* Alibaba Bailian JSONL: chat_id, parent_chat_id, timestamp(s), turn, ... */
 	TF_AIPERF,    /* AIPerf mooncake_trace JSONL: Mooncake fields + session_id, delay(ms) */
@@ -63,6 +64,7 @@ const char *trace_format_name(enum trace_format f);
 /* The format named s (as trace_format_name() spells it), or TF_UNKNOWN. */
 enum trace_format trace_format_parse(const char *s);
 bool trace_is_block(const struct trace *t);
+bool trace_format_is_block(enum trace_format f);
 /* Next record: 1 = got one, 0 = end, -1 = error (message from trace_error()). */
 int trace_next_blk(struct trace *t, struct blk_io *io);
 int trace_next_kv(struct trace *t, struct kv_request *rq);

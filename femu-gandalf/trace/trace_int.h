@@ -20,6 +20,8 @@ struct trace {
 	/* block traces */
 	int bio_que;       /* biosnoop output has the QUE(ms) column */
 	uint64_t last_t_ns;
+	int ft_event;      /* blk-ftrace: the event kept (1 issue, 2 complete), 0 until the first */
+	unsigned ft_dev[2]; /* blk-ftrace: the device (major, minor) of the first event */
 	/* KV traces */
 	uint64_t *blocks;
 	size_t blocks_cap;
@@ -31,6 +33,7 @@ struct trace {
 
 int trace_bad(struct trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int blk_open(struct trace *t);
+int blk_ftrace_event(const char *line); /* 1 block_rq_issue, 2 block_rq_complete, 0 neither */
 int blk_next(struct trace *t, struct blk_io *io);
 int kv_open(struct trace *t);
 int kv_next(struct trace *t, struct kv_request *rq);
