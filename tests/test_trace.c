@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <glib.h>
 
 #include "trace.h"
 
@@ -362,6 +363,41 @@ static void test_weka(void **state)
 	expect_err(path, "broken.json:2: invalid JSON");
 }
 
+/* The hash_ids side table replaces each array by its index in a copy of the text: 1,000 empty
+ * arrays ("[]", 2 bytes) need up to 3-digit indexes, a pretty-printed array spans lines, and an
+ * error after it must still be reported on its own line of the file. */
+static void test_weka_compaction(void **state)
+{
+	(void)state;
+	GString *g = g_string_new("{\"block_size\": 64, \"requests\": [\n");
+	for (int i = 0; i < 1000; i++)
+		g_string_append_printf(g, "{\"t\": %d, \"in\": 10, \"out\": 1, \"hash_ids\": []},\n", i);
+	g_string_append(g, "{\"t\": 1000, \"in\": 192, \"out\": 1, \"hash_ids\": [\n  5,\n  6,\n  7\n]}]}\n");
+	put("wc/a.json", g->str);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/wc", dir);
+	struct trace *t = open_ok(path, TF_WEKA);
+	struct kv_request rq;
+	int n = 0;
+	uint64_t blocks = 0, last = 0;
+	while (trace_next_kv(t, &rq) == 1) {
+		n++;
+		blocks += rq.nblocks;
+		if (rq.nblocks)
+			last = rq.blocks[rq.nblocks - 1] & ((1ULL << 40) - 1);
+	}
+	assert_int_equal(n, 1001);
+	assert_int_equal(blocks, 3);
+	assert_int_equal(last, 7);
+	trace_close(t);
+	/* the same file with an error on line 1006, after the multi-line array (lines 1002-1006) */
+	g_string_truncate(g, g->len - 5);
+	g_string_append(g, "] x}]}\n");
+	put("wc/a.json", g->str);
+	g_string_free(g, TRUE);
+	expect_err(path, "a.json:1006:");
+}
+
 static void test_zstd_and_detection(void **state)
 {
 	(void)state;
@@ -499,6 +535,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bailian, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aiperf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_weka, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_weka_compaction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zstd_and_detection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fuzz_regressions, setup, teardown),
 		cmocka_unit_test(test_real_mooncake_conversation),

@@ -51,10 +51,11 @@ struct sess {
 /*
  * hash_ids arrays are most of the bytes of every KV trace, and a DOM parser spends most of its
  * time allocating one node per integer. So before jansson sees a record, each
- * "hash_ids": [ints] is parsed here into a side table and its text replaced by the table index
- * (padded with spaces); the record then parses in a fraction of the time. An array this scanner
- * does not accept (a negative or non-integer element, no room for the index) is left alone for
- * jansson, which then reports the error precisely.
+ * "hash_ids": [ints] is parsed here into a side table and, in a compacted copy of the text,
+ * replaced by the table index (plus the newlines the array spanned, so jansson's line numbers
+ * stay right); the record then parses in a fraction of the time. An array this scanner does not
+ * accept (a negative or non-integer element) is left alone for jansson. The original text is
+ * not modified: on a parse error the caller parses it again for jansson's exact position.
  */
 struct idtab {
 	uint64_t *pool;
@@ -63,6 +64,8 @@ struct idtab {
 		size_t off, n;
 	} *ent;
 	size_t nent, entcap;
+	char *txt; /* the compacted copy */
+	size_t txtcap;
 };
 
 static struct idtab ids; /* readers are single-threaded; one table serves the record at hand */
@@ -81,13 +84,17 @@ static int idtab_push(uint64_t v)
 	return 0;
 }
 
-static void hashids_extract(char *s, size_t len)
+/* Returns the text to parse (the compacted copy, or s itself when nothing was extracted or
+ * memory ran out) and its length in *outlen. */
+static const char *hashids_extract(const char *s, size_t len, size_t *outlen)
 {
 	static const char key[] = "\"hash_ids\"";
-	char *p = s, *end = s + len;
+	const char *p = s, *end = s + len, *r = s; /* r: first byte not yet copied */
+	char *w = NULL;
 	ids.npool = ids.nent = 0;
+	*outlen = len;
 	while ((p = memmem(p, (size_t)(end - p), key, sizeof(key) - 1))) {
-		char *q = p + sizeof(key) - 1;
+		const char *q = p + sizeof(key) - 1;
 		p = q;
 		while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
 			q++;
@@ -98,7 +105,7 @@ static void hashids_extract(char *s, size_t len)
 			q++;
 		if (q == end || *q != '[')
 			continue;
-		char *a = q++;
+		const char *a = q++;
 		size_t start = ids.npool;
 		bool ok = false;
 		for (;;) {
@@ -130,12 +137,23 @@ static void hashids_extract(char *s, size_t len)
 				ok = true;
 			break;
 		}
-		char num[24];
-		int w = ok ? snprintf(num, sizeof(num), "%zu", ids.nent) : 0;
-		if (!ok || w > q - a + 1) {
+		if (!ok) {
 			ids.npool = start;
 			continue;
 		}
+		/* room for the text so far, the index (an empty "[]" can be shorter than it) and the rest */
+		size_t used = w ? (size_t)(w - ids.txt) : 0, need = used + (size_t)(end - r) + 24;
+		if (need > ids.txtcap) {
+			size_t c = need > 2 * ids.txtcap ? need : 2 * ids.txtcap;
+			char *n = realloc(ids.txt, c);
+			if (!n) {
+				ids.npool = ids.nent = 0; /* no side table: jansson parses the original */
+				return s;
+			}
+			ids.txt = n;
+			ids.txtcap = c;
+		}
+		w = ids.txt + used;
 		if (ids.nent == ids.entcap) {
 			size_t c = ids.entcap ? 2 * ids.entcap : 256;
 			void *n = realloc(ids.ent, c * sizeof(*ids.ent));
@@ -146,18 +164,31 @@ static void hashids_extract(char *s, size_t len)
 			ids.ent = n;
 			ids.entcap = c;
 		}
+		memcpy(w, r, (size_t)(a - r));
+		w += a - r;
+		w += sprintf(w, "%zu", ids.nent);
+		for (const char *c = a; c <= q; c++)
+			if (*c == '\n')
+				*w++ = '\n';
 		ids.ent[ids.nent].off = start;
 		ids.ent[ids.nent].n = ids.npool - start;
 		ids.nent++;
-		memcpy(a, num, (size_t)w);
-		memset(a + w, ' ', (size_t)(q - a + 1 - w));
-		p = q + 1;
+		r = p = q + 1;
 	}
+	if (!w)
+		return s;
+	memcpy(w, r, (size_t)(end - r));
+	w += end - r;
+	*outlen = (size_t)(w - ids.txt);
+	return ids.txt;
 }
 
 void kv_free(struct trace *t)
 {
 	ids.npool = ids.nent = 0;
+	free(ids.txt);
+	ids.txt = NULL;
+	ids.txtcap = 0;
 	if (t->buf) {
 		free(t->buf->it);
 		free(t->buf->blk);
@@ -410,8 +441,11 @@ static int weka_load(struct trace *t)
 		gsize tlen = 0;
 		json_t *root = NULL;
 		if (g_file_get_contents(path, &text, &tlen, NULL)) {
-			hashids_extract(text, tlen);
-			root = json_loadb(text, tlen, 0, &je);
+			size_t clen;
+			const char *ctext = hashids_extract(text, tlen, &clen);
+			root = json_loadb(ctext, clen, 0, &je);
+			if (!root && ctext != text)
+				json_decref(json_loadb(text, tlen, 0, &je)); /* the error's position in the file */
 			g_free(text);
 		} else {
 			snprintf(je.text, sizeof(je.text), "cannot read the file");
@@ -475,13 +509,17 @@ out:
 static int jsonl_record(struct trace *t, char *line, size_t len, struct kv_request *rq)
 {
 	json_error_t je;
-	hashids_extract(line, len);
-	json_t *o = json_loadb(line, len, 0, &je);
+	size_t clen;
+	const char *ctext = hashids_extract(line, len, &clen);
+	json_t *o = json_loadb(ctext, clen, 0, &je);
 	int rc = 0;
 	uint64_t in, out;
 	double ts;
-	if (!o)
+	if (!o) {
+		if (ctext != line)
+			json_decref(json_loadb(line, len, 0, &je)); /* the error's column in the line */
 		return trace_bad(t, "invalid JSON: %s (column %d)", je.text, je.column) ? -1 : 0;
+	}
 	if (!json_is_object(o)) {
 		rc = trace_bad(t, "not a JSON object") ? -1 : 0;
 		goto out;
