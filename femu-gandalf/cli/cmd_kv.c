@@ -224,17 +224,23 @@ static void print_json(const struct kv_run_opts *ro, const char *pol, const char
 	       (unsigned long long)st->ssd_read_bytes, (unsigned long long)st->ssd_evictions,
 	       (unsigned long long)st->dram_drops);
 	printf("  \"trace_duration_s\": %.3f,\n  \"ssd_host_bytes_per_day\": %.6g,\n", r->duration, r->bpd);
-	if (r->have_ftl)
+	if (r->have_ftl && r->fs.host_write_bytes)
 		printf("  \"waf\": %.4f,\n  \"waf_cumulative\": %.4f,\n  \"erases\": %llu,\n", r->fs.waf_window,
 		       r->fs.waf_cumulative, (unsigned long long)r->fs.erases);
+	else if (r->have_ftl) /* nothing written: WAF is undefined */
+		printf("  \"waf\": null,\n  \"waf_cumulative\": null,\n  \"erases\": %llu,\n",
+		       (unsigned long long)r->fs.erases);
 	else
 		printf("  \"waf\": null,\n");
+	char j1[32], j2[32], j3[32]; /* no SSD writes: infinite lifetimes, null in JSON */
 	if (r->have_ftl)
-		printf("  \"lifetime_days\": {\"tbw\": %.6g, \"naive_pe\": %.6g, \"erase\": %.6g, "
+		printf("  \"lifetime_days\": {\"tbw\": %s, \"naive_pe\": %s, \"erase\": %s, "
 		       "\"eol_reason\": \"%s\", \"basis\": \"%s\"},\n",
-		       r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, r->lt.eol_reason, r->lt.basis);
+		       fg_jnum(r->tbw_days, j1), fg_jnum(r->lt.naive_pe_days, j2), fg_jnum(r->lt.erase_days, j3),
+		       r->lt.eol_reason, r->lt.basis);
 	else
-		printf("  \"lifetime_days\": {\"tbw\": %.6g, \"naive_pe\": null, \"erase\": null},\n", r->tbw_days);
+		printf("  \"lifetime_days\": {\"tbw\": %s, \"naive_pe\": null, \"erase\": null},\n",
+		       fg_jnum(r->tbw_days, j1));
 	printf("  \"ssd_read_timing\": \"%s\",\n", r->have_ftl ? "emulated-ssd" : "bandwidth-model");
 	printf("  \"load_latency_s\": {\"mean\": %.6g, \"p99\": %.6g},\n", r->lat_mean, r->lat_p99);
 	double per = 1000.0 / (double)st->requests;
@@ -386,7 +392,7 @@ int cmd_kv(int argc, char **argv)
 		 "Policies: %s (docs/policies.md).\n\n"
 		 "Examples:\n"
 		 "  femu-gandalf kv --trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 8G --ssd 32G \\\n"
-		 "      --device ent-tlc-1t --set blocks_per_plane=40 --policy gandalf --param lambda=4\n"
+		 "      --device ent-tlc-1t --set blocks_per_plane=56 --policy gandalf --param lambda=4\n"
 		 "  femu-gandalf kv --trace ../shared/traces/weka-claude-code --policy all --sweep --device none --ssd 1T\n",
 		 pols);
 	g_option_context_set_description(ctx, desc);
