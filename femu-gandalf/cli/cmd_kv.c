@@ -203,9 +203,11 @@ static void print_json(const struct kv_run_opts *ro, const char *pol, const char
 	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
 	printf("{\n  \"trace\": \"%s\",\n  \"model\": \"%s\",\n  \"policy\": \"%s\",\n  \"params\": \"%s\",\n", ro->trace,
 	       ro->cfg.model.name, pol, params);
-	printf("  \"device\": \"%s\",\n  \"dram_bytes\": %llu,\n  \"ssd_bytes\": %llu,\n  \"trim\": %s,\n  \"streams\": \"%s\",\n",
+	printf("  \"device\": \"%s\",\n  \"dram_bytes\": %llu,\n  \"ssd_bytes\": %llu,\n  \"alloc\": \"%s\",\n"
+	       "  \"trim\": %s,\n  \"streams\": \"%s\",\n",
 	       ro->device, (unsigned long long)ro->cfg.dram_bytes, (unsigned long long)r->ssd_bytes,
-	       ro->cfg.trim ? "true" : "false", ro->cfg.streams_by_kind ? "kind" : "none");
+	       ro->cfg.alloc == KV_ALLOC_LOG ? "log" : "slots", ro->cfg.trim ? "true" : "false",
+	       ro->cfg.streams_by_kind ? "kind" : "none");
 	printf("  \"requests\": %llu,\n  \"miss_ratio\": %.6f,\n  \"token_miss_ratio\": %.6f,\n",
 	       (unsigned long long)st->requests, miss_ratio(st),
 	       st->prefix_tokens ? (double)st->missed_tokens / st->prefix_tokens : 0);
@@ -342,7 +344,7 @@ static const char *const *grid(const char *pol)
 int cmd_kv(int argc, char **argv)
 {
 	char *trace = NULL, *model = "qwen3-next-80b-a3b", *dram_s = "100G", *ssd_s = NULL, *policy = "gandalf";
-	char *device = "ent-tlc-1t", *trim = "on", *streams = "none";
+	char *device = "ent-tlc-1t", *trim = "on", *streams = "none", *alloc = "slots";
 	char **sets = NULL, **params = NULL;
 	gboolean json = FALSE, sweep = FALSE;
 	gint loops = 1;
@@ -364,6 +366,7 @@ int cmd_kv(int argc, char **argv)
 		{"device", 'd', 0, G_OPTION_ARG_STRING, &device, "drive preset for the SSD tier, or none (TBW only)", "PRESET"},
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a drive config key (repeatable)", "KEY=VALUE"},
 		{"trim", 0, 0, G_OPTION_ARG_STRING, &trim, "TRIM evicted SSD objects: on (default) | off", "on|off"},
+		{"alloc", 0, 0, G_OPTION_ARG_STRING, &alloc, "SSD LBA allocator: slots (default) | log (circular, FIFO)", "A"},
 		{"streams", 0, 0, G_OPTION_ARG_STRING, &streams, "placement hints: none (default) | kind (linear vs full)", "S"},
 		{"loop", 0, 0, G_OPTION_ARG_INT, &loops, "replay the trace N times (toward steady state)", "N"},
 		{"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.target_years, "gandalf: SSD write budget to last this long", "Y"},
@@ -411,6 +414,10 @@ int cmd_kv(int argc, char **argv)
 		fprintf(stderr, "femu-gandalf: --trim %s: must be on or off\n", trim);
 		goto out;
 	}
+	if (strcmp(alloc, "slots") && strcmp(alloc, "log")) {
+		fprintf(stderr, "femu-gandalf: --alloc %s: must be slots or log\n", alloc);
+		goto out;
+	}
 	if (strcmp(streams, "none") && strcmp(streams, "kind")) {
 		fprintf(stderr, "femu-gandalf: --streams %s: must be none or kind\n", streams);
 		goto out;
@@ -435,6 +442,7 @@ int cmd_kv(int argc, char **argv)
 	ro.cfg.ssd_bytes = ssd;
 	ro.cfg.trim = !strcmp(trim, "on");
 	ro.cfg.streams_by_kind = !strcmp(streams, "kind");
+	ro.cfg.alloc = strcmp(alloc, "log") ? KV_ALLOC_SLOTS : KV_ALLOC_LOG;
 	/* which policies */
 	const struct kv_policy *one = NULL;
 	if (strcmp(policy, "all")) {

@@ -49,8 +49,13 @@ struct kv_obj {
 #define KV_NO_PARENT UINT64_MAX
 #define KV_LINEAR_BIT (1ull << 63)
 
+/* How SSD objects get LBAs (docs/kv.md): fixed slots per size class with free-list reuse, or a
+ * circular append log whose head evicts whatever it runs into. */
+enum kv_alloc { KV_ALLOC_SLOTS = 0, KV_ALLOC_LOG = 1 };
+
 struct kv_config {
 	struct kv_model model;
+	enum kv_alloc alloc;
 	uint64_t dram_bytes, ssd_bytes;
 	double ssd_gbps, pcie_gbps, prefill_tokens_per_s;
 	bool trim, streams_by_kind;
@@ -114,6 +119,11 @@ struct kvsim {
 	uint64_t *freeslot[2];
 	uint64_t nfree[2], freecap[2];
 	uint64_t bump;
+	/* log allocator: the head is a position that only grows (LBA = position mod the tier, after
+	 * padding past the end); the ring holds the objects written, oldest first */
+	uint64_t head;
+	struct kv_logent { uint64_t pos; uint32_t o; } *ring;
+	uint64_t rfirst, rlen, rcap; /* rcap is a power of two */
 	/* the request being processed */
 	uint64_t req;
 	uint64_t cur_session;
