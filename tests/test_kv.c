@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <math.h>
 #include <cmocka.h>
 
@@ -16,7 +15,7 @@
 
 #define TOK 16 /* tokens per block in these tests */
 
-static char trace_path[64];
+static struct kv_trace future; /* what the oracle is told: the trace the test replays */
 struct kvsim;
 static struct kvsim *sim_any(const char *pol, struct kv_config c);
 static void free_any(struct kvsim *s);
@@ -395,14 +394,15 @@ static void test_meritkv(void **state)
 static void test_oracle_hand(void **state)
 {
 	(void)state;
-	snprintf(trace_path, sizeof(trace_path), "/tmp/fg-oracle-%d.jsonl", (int)getpid());
-	FILE *f = fopen(trace_path, "w");
-	assert_non_null(f);
 	int ids[] = {1, 2, 1, 3};
-	for (int i = 0; i < 4; i++)
-		fprintf(f, "{\"timestamp\": %d, \"session_id\": \"s\", \"input_length\": %d, \"output_length\": 1, "
-			   "\"block_tokens\": %d, \"hash_ids\": [%d]}\n", i * 1000, TOK, TOK, ids[i]);
-	fclose(f);
+	static uint64_t b[4];
+	static struct kv_request rq[4];
+	for (int i = 0; i < 4; i++) {
+		b[i] = (uint64_t)ids[i];
+		rq[i] = (struct kv_request){.t = i, .session = 1, .parent = KV_NO_SESSION, .block_tokens = TOK,
+					    .input_tokens = TOK, .output_tokens = 1, .nblocks = 1, .blocks = &b[i]};
+	}
+	future = (struct kv_trace){.rq = rq, .n = 4};
 	struct kv_config c = cfg(1, 16, false);
 	c.tbw_bytes = 1e18;
 	struct kvsim *s = sim_any("oracle", c);
@@ -414,7 +414,6 @@ static void test_oracle_hand(void **state)
 	assert_int_equal(s->st.ssd_written_hit[OBJ_FULL], 1);
 	assert_int_equal(s->st.dram_drops, 1);
 	free_any(s);
-	unlink(trace_path);
 }
 
 static void test_bad_params(void **state)
@@ -452,42 +451,31 @@ static uint64_t rnd(void)
 static uint64_t tb[NREQ][48];
 static struct kv_request tr[NREQ];
 
-/* Sessions that grow their prefix turn by turn (ids encode session and position), written to an
- * AIPerf JSONL file too, so that the oracle can read the future from it. */
+/* Sessions that grow their prefix turn by turn (ids encode session and position). */
 static void make_trace(uint64_t seed)
 {
 	int len[32] = {0};
 	rs = seed;
-	snprintf(trace_path, sizeof(trace_path), "/tmp/fg-kvtest-%d.jsonl", (int)getpid());
-	FILE *f = fopen(trace_path, "w");
-	assert_non_null(f);
 	for (int r = 0; r < NREQ; r++) {
 		int sess = (int)(rnd() % 32);
 		int n = len[sess] + 1 + (int)(rnd() % 3);
 		if (n > 40)
 			n = 1 + (int)(rnd() % 3);
-		fprintf(f, "{\"timestamp\": %d, \"session_id\": \"%d\", \"input_length\": %d, \"output_length\": 1, "
-			   "\"block_tokens\": %d, \"hash_ids\": [", r * 1000, sess, n * TOK, TOK);
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n; i++)
 			tb[r][i] = (uint64_t)sess * 64 + (uint64_t)i;
-			fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)tb[r][i]);
-		}
-		fprintf(f, "]}\n");
 		tr[r] = (struct kv_request){.t = r, .session = (uint64_t)sess, .parent = KV_NO_SESSION,
 					   .block_tokens = TOK, .input_tokens = (uint32_t)n * TOK, .output_tokens = 1,
 					   .nblocks = (uint32_t)n, .blocks = tb[r]};
 		len[sess] = n;
 	}
-	fclose(f);
+	future = (struct kv_trace){.rq = tr, .n = NREQ};
 }
 
 static struct kvsim *sim_any(const char *pol, struct kv_config c)
 {
 	if (!strcmp(pol, "oracle")) {
-		struct trace_opts o;
 		char err[512];
-		trace_opts_default(&o);
-		c.oracle = kv_oracle_prepare(trace_path, &o, err, sizeof(err));
+		c.oracle = kv_oracle_prepare(&future, err, sizeof(err));
 		if (!c.oracle)
 			fail_msg("%s", err);
 	}
@@ -568,7 +556,6 @@ static void test_random_invariants(void **state)
 		if (hybrid == 0) /* with the log the head, not the oracle, picks SSD victims */
 			assert_true(oracle_cost <= best_online * 1.0000001);
 	}
-	unlink(trace_path);
 }
 
 /* slots vs log on the random trace, replayed 3 times, the SSD tier being a whole small drive
@@ -629,7 +616,6 @@ static void test_alloc_random(void **state)
 					assert_true(waf[0] == waf[1]);
 				}
 			}
-	unlink(trace_path);
 }
 
 /* With DRAM larger than the working set, every policy's misses are the compulsory ones. */
@@ -664,7 +650,6 @@ static void test_compulsory(void **state)
 			free_any(s);
 		}
 	}
-	unlink(trace_path);
 }
 
 int main(void)

@@ -22,6 +22,8 @@ struct kv_run_opts {
 	const char *trace, *device;
 	char **sets;
 	struct trace_opts to;
+	struct kv_trace kt; /* parsed once, replayed by every run */
+	void *oracle;       /* the oracle's future, prepared once */
 	struct kv_config cfg;
 	int loops;
 	bool json;
@@ -93,15 +95,9 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 			ftl_destroy(f);
 			return EXIT_USAGE;
 		}
-		cfg.oracle = kv_oracle_prepare(ro->trace, &ro->to, err, sizeof(err));
-		if (!cfg.oracle) {
-			fprintf(stderr, "femu-gandalf: %s\n", err);
-			ftl_destroy(f);
-			return EXIT_USAGE;
-		}
+		cfg.oracle = ro->oracle;
 	}
 	if (kvsim_init(&s, &cfg, pol, params, f, err, sizeof(err))) {
-		kv_oracle_free(cfg.oracle);
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		ftl_destroy(f);
 		return EXIT_USAGE;
@@ -110,31 +106,18 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 	progress_init(&pg, pol->name);
 	double t0 = now_seconds(), toff = 0, span = 0;
 	for (int pass = 0; pass < ro->loops; pass++) {
-		struct trace *t = trace_open(ro->trace, &ro->to, err, sizeof(err));
-		if (!t) {
-			fprintf(stderr, "femu-gandalf: %s\n", err);
-			goto out;
-		}
-		if (trace_is_block(t)) {
-			fprintf(stderr, "femu-gandalf: %s: a block trace; kv needs a KV-request trace (use blkreplay)\n",
-				ro->trace);
-			trace_close(t);
-			goto out;
-		}
-		struct kv_request rq;
-		int r;
-		uint64_t n = 0;
-		while ((r = trace_next_kv(t, &rq)) == 1) {
+		for (uint64_t i = 0; i < ro->kt.n; i++) {
+			struct kv_request rq = ro->kt.rq[i];
 			rq.t += toff;
 			if (rq.t > span)
 				span = rq.t;
 			if (kvsim_request(&s, &rq, err, sizeof(err))) {
-				fprintf(stderr, "femu-gandalf: %s: %s\n", trace_where(t), err);
-				trace_close(t);
+				fprintf(stderr, "femu-gandalf: %s: request %llu: %s\n", ro->trace,
+					(unsigned long long)i + 1, err);
 				rc = 1;
 				goto out;
 			}
-			if (pg.tty && !(++n & 1023)) {
+			if (pg.tty && !((i + 1) & 1023)) {
 				char extra[80];
 				snprintf(extra, sizeof(extra), "pass %d, %llu requests, miss %.3f", pass + 1,
 					 (unsigned long long)s.st.requests,
@@ -142,19 +125,9 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 				progress_update(&pg, 0, 0, extra);
 			}
 		}
-		if (r < 0) {
-			fprintf(stderr, "femu-gandalf: %s\n", trace_error(t));
-			trace_close(t);
-			goto out;
-		}
-		trace_close(t);
 		toff = span + 1;
 	}
 	progress_end(&pg);
-	if (!s.st.requests) {
-		fprintf(stderr, "femu-gandalf: %s: no usable requests in the trace\n", ro->trace);
-		goto out;
-	}
 	res->wall = now_seconds() - t0;
 	kvsim_finish(&s);
 	res->st = s.st;
@@ -187,7 +160,6 @@ out:
 	if (rc)
 		progress_end(&pg);
 	kvsim_free(&s);
-	kv_oracle_free(cfg.oracle);
 	ftl_destroy(f);
 	return rc;
 }
@@ -459,6 +431,19 @@ int cmd_kv(int argc, char **argv)
 	char joined[256] = "";
 	for (char **p = params; p && *p; p++)
 		snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s", *joined ? "," : "", *p);
+	if (kv_trace_load(trace, &ro.to, &ro.kt, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		goto out;
+	}
+	if (!ro.kt.n) {
+		fprintf(stderr, "femu-gandalf: %s: no usable requests in the trace\n", trace);
+		goto out;
+	}
+	if ((!one || one == kv_policy_find("oracle")) && loops == 1 &&
+	    !(ro.oracle = kv_oracle_prepare(&ro.kt, err, sizeof(err)))) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		goto out;
+	}
 	if (sweep || !one)
 		csv_header();
 	rc = 0;
@@ -485,6 +470,8 @@ int cmd_kv(int argc, char **argv)
 		}
 	}
 out:
+	kv_oracle_free(ro.oracle);
+	kv_trace_free(&ro.kt);
 	g_option_context_free(ctx);
 	return rc;
 }

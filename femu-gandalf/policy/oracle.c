@@ -86,46 +86,57 @@ void kv_oracle_free(void *p)
 	free(f);
 }
 
-/* Two passes over the trace: count the uses of every key, then record them. */
-void *kv_oracle_prepare(const char *path, const struct trace_opts *to, char *err, size_t errlen)
+/* Three passes over the trace: size the tables, count the uses of every key, record them. */
+void *kv_oracle_prepare(const struct kv_trace *kt, char *err, size_t errlen)
 {
 	struct fut *f = calloc(1, sizeof(*f));
-	uint64_t refs = 0, nreq = 0;
+	struct fut bset = {0}; /* boundaries (states) created so far in this pass */
+	uint64_t refs = 0, nreq = kt->n;
 	if (!f)
 		return NULL;
-	struct fut bset = {0}; /* boundaries (states) created so far in this pass */
-	for (int pass = 0; pass < 3; pass++) {
-		struct trace *t = trace_open(path, to, err, errlen);
-		if (!t)
-			goto fail;
-		if (pass) {
-			memset(bset.slot, 0xff, bset.cap * sizeof(uint32_t));
-			bset.nslot = 0;
-		}
-		struct kv_request rq;
-		int r;
-		uint64_t i = 0;
-		while ((r = trace_next_kv(t, &rq)) == 1) {
-			uint32_t bnd = rq.block_tokens ? (uint32_t)(rq.input_tokens / rq.block_tokens) : rq.nblocks;
-			if (bnd > rq.nblocks)
-				bnd = rq.nblocks;
-			if (pass == 0) {
-				refs += rq.nblocks + 1ull;
-				nreq++;
-				continue;
-			}
+	if (nreq >= UINT32_MAX) {
+		snprintf(err, errlen, "oracle: too many requests");
+		goto fail;
+	}
+	for (uint64_t i = 0; i < nreq; i++)
+		refs += kt->rq[i].nblocks + 1ull;
+	f->cap = 1024;
+	while (f->cap < 2 * refs + 2)
+		f->cap *= 2;
+	bset.cap = 1024;
+	while (bset.cap < 2 * nreq + 2)
+		bset.cap *= 2;
+	bset.keys = malloc(bset.cap * sizeof(uint64_t));
+	bset.slot = malloc(bset.cap * sizeof(uint32_t));
+	f->keys = malloc(f->cap * sizeof(uint64_t));
+	f->slot = malloc(f->cap * sizeof(uint32_t));
+	f->off = calloc(refs + 1, sizeof(uint64_t));
+	f->cnt = calloc(refs + 1, sizeof(uint64_t));
+	if (!bset.keys || !bset.slot || !f->keys || !f->slot || !f->off || !f->cnt) {
+		snprintf(err, errlen, "oracle: out of memory");
+		goto fail;
+	}
+	memset(f->slot, 0xff, f->cap * sizeof(uint32_t));
+	for (int pass = 1; pass < 3; pass++) {
+		memset(bset.slot, 0xff, bset.cap * sizeof(uint32_t));
+		bset.nslot = 0;
+		for (uint64_t i = 0; i < nreq; i++) {
+			const struct kv_request *rq = &kt->rq[i];
+			uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : rq->nblocks;
+			if (bnd > rq->nblocks)
+				bnd = rq->nblocks;
 			/* chunks: every block of the prefix; state: the longest earlier boundary on it */
-			for (uint32_t j = 0; j <= rq.nblocks; j++) {
+			for (uint32_t j = 0; j <= rq->nblocks; j++) {
 				uint64_t key;
-				if (j < rq.nblocks) {
-					key = rq.blocks[j];
+				if (j < rq->nblocks) {
+					key = rq->blocks[j];
 				} else {
-					uint32_t b = rq.nblocks;
-					while (b > 0 && fut_find(&bset, rq.blocks[b - 1]) == UINT32_MAX)
+					uint32_t b = rq->nblocks;
+					while (b > 0 && fut_find(&bset, rq->blocks[b - 1]) == UINT32_MAX)
 						b--;
 					if (!b)
 						break;
-					key = rq.blocks[b - 1] | KV_LINEAR_BIT;
+					key = rq->blocks[b - 1] | KV_LINEAR_BIT;
 				}
 				uint32_t s = pass == 1 ? fut_add(f, key) : fut_find(f, key);
 				if (pass == 1)
@@ -134,39 +145,9 @@ void *kv_oracle_prepare(const char *path, const struct trace_opts *to, char *err
 					f->uses[f->off[s] + f->cnt[s]++] = (uint32_t)i;
 			}
 			if (bnd > 0)
-				fut_add(&bset, rq.blocks[bnd - 1]);
-			i++;
+				fut_add(&bset, rq->blocks[bnd - 1]);
 		}
-		trace_close(t);
-		if (r < 0)
-			goto fail;
-		if (pass == 0) {
-			if (nreq >= UINT32_MAX) {
-				snprintf(err, errlen, "oracle: too many requests");
-				goto fail;
-			}
-			f->cap = 1024;
-			while (f->cap < 2 * refs + 2)
-				f->cap *= 2;
-			bset.cap = 1024;
-			while (bset.cap < 2 * nreq + 2)
-				bset.cap *= 2;
-			bset.keys = malloc(bset.cap * sizeof(uint64_t));
-			bset.slot = malloc(bset.cap * sizeof(uint32_t));
-			if (!bset.keys || !bset.slot) {
-				snprintf(err, errlen, "oracle: out of memory");
-				goto fail;
-			}
-			f->keys = malloc(f->cap * sizeof(uint64_t));
-			f->slot = malloc(f->cap * sizeof(uint32_t));
-			f->off = calloc(refs + 1, sizeof(uint64_t));
-			f->cnt = calloc(refs + 1, sizeof(uint64_t));
-			if (!f->keys || !f->slot || !f->off || !f->cnt) {
-				snprintf(err, errlen, "oracle: out of memory");
-				goto fail;
-			}
-			memset(f->slot, 0xff, f->cap * sizeof(uint32_t));
-		} else if (pass == 1) {
+		if (pass == 1) {
 			uint64_t total = 0;
 			for (uint64_t s = 0; s < f->nslot; s++) {
 				f->off[s] = total;
