@@ -146,6 +146,14 @@ static void map_del(struct kvsim *s, uint64_t key)
 LIST_OPS(dlist, dprev, dnext, dhead, dtail)
 LIST_OPS(slist, sprev, snext, shead, stail)
 
+/* Make o the most recent DRAM object; its stamp lets policies order a subset of DRAM as the list
+ * does without walking it. */
+static void dram_push(struct kvsim *s, uint32_t o)
+{
+	s->obj[o].dseq = ++s->dclock;
+	dlist_push(s, o);
+}
+
 /* ---- objects ---- */
 
 static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size)
@@ -172,7 +180,7 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 	x->kind = kind;
 	x->size = size;
 	x->dprev = x->dnext = x->sprev = x->snext = KV_NONE;
-	x->heap_pos[0] = x->heap_pos[1] = KV_NONE;
+	x->pol_link[0] = x->pol_link[1] = KV_NONE;
 	if (map_put(s, key, o))
 		return KV_NONE;
 	/* a state hangs off the chunk at its boundary; a chunk off the previous chunk */
@@ -463,7 +471,7 @@ static void touch(struct kvsim *s, uint32_t o)
 	x->last_t = s->now_t;
 	if (x->in_dram) {
 		dlist_unlink(s, o);
-		dlist_push(s, o);
+		dram_push(s, o);
 	}
 	if (x->in_ssd) {
 		slist_unlink(s, o);
@@ -497,7 +505,7 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 	s->dram_used += size;
 	if (s->dram_used > s->st.dram_peak)
 		s->st.dram_peak = s->dram_used;
-	dlist_push(s, o);
+	dram_push(s, o);
 	if (s->pol->admitted)
 		s->pol->admitted(s, o);
 	if (s->pol->write_through)

@@ -42,9 +42,11 @@ struct kv_obj {
 	uint32_t refs;       /* uses: admission and hits */
 	uint32_t ssd_hits;   /* hits served from SSD since it was last written there */
 	uint32_t recompute_tokens; /* what losing it costs: a chunk's tokens; a state's span */
+	uint64_t dseq;       /* DRAM LRU stamp: the DRAM list is in stamp order (head = largest) */
 	double score;        /* policy scratch */
-	uint32_t heap_pos[2];/* policy scratch: positions in lazy heaps */
+	uint32_t pol_link[2];/* policy scratch: links of a policy's own list (KV_NONE when new) */
 	uint8_t kind, in_dram, in_ssd;
+	uint8_t pol_flag;    /* policy scratch (0 when new) */
 };
 #define KV_NO_PARENT UINT64_MAX
 #define KV_LINEAR_BIT (1ull << 63)
@@ -115,6 +117,7 @@ struct kvsim {
 	/* tiers: DRAM in object bytes, SSD in slot bytes (what it takes of the device) */
 	uint64_t dram_used, ssd_used;
 	uint32_t dhead, dtail, shead, stail;
+	uint64_t dclock; /* the last DRAM LRU stamp given */
 	/* SSD slot allocator: per kind, a free list of slot LBAs and a bump pointer */
 	uint64_t *freeslot[2];
 	uint64_t nfree[2], freecap[2];
