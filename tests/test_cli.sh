@@ -169,17 +169,20 @@ printf '# no requests here\n{"timestamp": 0, "input_length": 5, "output_length":
 expect 2 "no usable requests" "kv trace with no usable requests" -- kv --trace "$T/none.jsonl" --dram 1G --device none --ssd 1G --skip-bad
 expect 2 "none.jsonl:2: 'hash_ids' is not an array" "kv malformed trace" -- kv --trace "$T/none.jsonl" --dram 1G --device none --ssd 1G
 expect 2 "block trace" "kv on a block trace" -- kv --trace "$SRC/traces/blk-kvcache-small.csv" --dram 1G --device none --ssd 1G
+expect 2 "--alloc heap: must be slots or log" "kv bad --alloc" -- "${KV[@]}" --alloc heap
+expect 0 '"alloc": "log"' "kv --alloc log in the JSON" -- "${KV[@]}" --policy lru --alloc log --json
 expect 2 "needs --ssd" "kv without device needs --ssd" -- kv --trace "$SRC/traces/multiturn-small.jsonl" --device none
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --model qwen3-next-80b-a3b --dram 1G --device tiny --policy gandalf --json >"$T/kv.json" 2>"$T/err" || fail "kv --json: $(cat "$T/err")"
 python3 - "$T/kv.json" <<'PY' && pass "kv --json keys" || fail "kv --json keys"
 import json, sys
 d = json.load(open(sys.argv[1]))
 for k in ["policy", "params", "requests", "miss_ratio", "ssd_write_bytes", "ssd_read_bytes", "waf", "lifetime_days",
-          "load_latency_s", "cost_per_1k_requests", "hits", "ssd_objects_written", "ssd_written_hit_share"]:
+          "load_latency_s", "cost_per_1k_requests", "hits", "ssd_objects_written", "ssd_written_hit_share", "alloc"]:
     assert k in d, k
 for k in ["tbw", "naive_pe", "erase"]: assert k in d["lifetime_days"], k
 assert d["requests"] == 1066 and 0 <= d["miss_ratio"] <= 1
 assert d["ssd_read_timing"] == "emulated-ssd"
+assert d["alloc"] == "slots"
 PY
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1G --device none --ssd 8G --policy all >"$T/all.csv" 2>"$T/err" || fail "kv --policy all: $(cat "$T/err")"
 [ "$(wc -l <"$T/all.csv")" -ge 6 ] && pass "kv --policy all prints a CSV row per policy" || fail "kv --policy all CSV: $(cat "$T/all.csv")"

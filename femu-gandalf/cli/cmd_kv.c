@@ -22,6 +22,8 @@ struct kv_run_opts {
 	const char *trace, *device;
 	char **sets;
 	struct trace_opts to;
+	struct kv_trace kt; /* parsed once, replayed by every run */
+	void *oracle;       /* the oracle's future, prepared once */
 	struct kv_config cfg;
 	int loops;
 	bool json;
@@ -93,15 +95,9 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 			ftl_destroy(f);
 			return EXIT_USAGE;
 		}
-		cfg.oracle = kv_oracle_prepare(ro->trace, &ro->to, err, sizeof(err));
-		if (!cfg.oracle) {
-			fprintf(stderr, "femu-gandalf: %s\n", err);
-			ftl_destroy(f);
-			return EXIT_USAGE;
-		}
+		cfg.oracle = ro->oracle;
 	}
 	if (kvsim_init(&s, &cfg, pol, params, f, err, sizeof(err))) {
-		kv_oracle_free(cfg.oracle);
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		ftl_destroy(f);
 		return EXIT_USAGE;
@@ -110,31 +106,18 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 	progress_init(&pg, pol->name);
 	double t0 = now_seconds(), toff = 0, span = 0;
 	for (int pass = 0; pass < ro->loops; pass++) {
-		struct trace *t = trace_open(ro->trace, &ro->to, err, sizeof(err));
-		if (!t) {
-			fprintf(stderr, "femu-gandalf: %s\n", err);
-			goto out;
-		}
-		if (trace_is_block(t)) {
-			fprintf(stderr, "femu-gandalf: %s: a block trace; kv needs a KV-request trace (use blkreplay)\n",
-				ro->trace);
-			trace_close(t);
-			goto out;
-		}
-		struct kv_request rq;
-		int r;
-		uint64_t n = 0;
-		while ((r = trace_next_kv(t, &rq)) == 1) {
+		for (uint64_t i = 0; i < ro->kt.n; i++) {
+			struct kv_request rq = ro->kt.rq[i];
 			rq.t += toff;
 			if (rq.t > span)
 				span = rq.t;
 			if (kvsim_request(&s, &rq, err, sizeof(err))) {
-				fprintf(stderr, "femu-gandalf: %s: %s\n", trace_where(t), err);
-				trace_close(t);
+				fprintf(stderr, "femu-gandalf: %s: request %llu: %s\n", ro->trace,
+					(unsigned long long)i + 1, err);
 				rc = 1;
 				goto out;
 			}
-			if (pg.tty && !(++n & 1023)) {
+			if (pg.tty && !((i + 1) & 1023)) {
 				char extra[80];
 				snprintf(extra, sizeof(extra), "pass %d, %llu requests, miss %.3f", pass + 1,
 					 (unsigned long long)s.st.requests,
@@ -142,19 +125,9 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 				progress_update(&pg, 0, 0, extra);
 			}
 		}
-		if (r < 0) {
-			fprintf(stderr, "femu-gandalf: %s\n", trace_error(t));
-			trace_close(t);
-			goto out;
-		}
-		trace_close(t);
 		toff = span + 1;
 	}
 	progress_end(&pg);
-	if (!s.st.requests) {
-		fprintf(stderr, "femu-gandalf: %s: no usable requests in the trace\n", ro->trace);
-		goto out;
-	}
 	res->wall = now_seconds() - t0;
 	kvsim_finish(&s);
 	res->st = s.st;
@@ -187,7 +160,6 @@ out:
 	if (rc)
 		progress_end(&pg);
 	kvsim_free(&s);
-	kv_oracle_free(cfg.oracle);
 	ftl_destroy(f);
 	return rc;
 }
@@ -203,9 +175,11 @@ static void print_json(const struct kv_run_opts *ro, const char *pol, const char
 	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
 	printf("{\n  \"trace\": \"%s\",\n  \"model\": \"%s\",\n  \"policy\": \"%s\",\n  \"params\": \"%s\",\n", ro->trace,
 	       ro->cfg.model.name, pol, params);
-	printf("  \"device\": \"%s\",\n  \"dram_bytes\": %llu,\n  \"ssd_bytes\": %llu,\n  \"trim\": %s,\n  \"streams\": \"%s\",\n",
+	printf("  \"device\": \"%s\",\n  \"dram_bytes\": %llu,\n  \"ssd_bytes\": %llu,\n  \"alloc\": \"%s\",\n"
+	       "  \"trim\": %s,\n  \"streams\": \"%s\",\n",
 	       ro->device, (unsigned long long)ro->cfg.dram_bytes, (unsigned long long)r->ssd_bytes,
-	       ro->cfg.trim ? "true" : "false", ro->cfg.streams_by_kind ? "kind" : "none");
+	       ro->cfg.alloc == KV_ALLOC_LOG ? "log" : "slots", ro->cfg.trim ? "true" : "false",
+	       ro->cfg.streams_by_kind ? "kind" : "none");
 	printf("  \"requests\": %llu,\n  \"miss_ratio\": %.6f,\n  \"token_miss_ratio\": %.6f,\n",
 	       (unsigned long long)st->requests, miss_ratio(st),
 	       st->prefix_tokens ? (double)st->missed_tokens / st->prefix_tokens : 0);
@@ -348,7 +322,7 @@ static const char *const *grid(const char *pol)
 int cmd_kv(int argc, char **argv)
 {
 	char *trace = NULL, *model = "qwen3-next-80b-a3b", *dram_s = "100G", *ssd_s = NULL, *policy = "gandalf";
-	char *device = "ent-tlc-1t", *trim = "on", *streams = "none";
+	char *device = "ent-tlc-1t", *trim = "on", *streams = "none", *alloc = "slots";
 	char **sets = NULL, **params = NULL;
 	gboolean json = FALSE, sweep = FALSE;
 	gint loops = 1;
@@ -370,6 +344,7 @@ int cmd_kv(int argc, char **argv)
 		{"device", 'd', 0, G_OPTION_ARG_STRING, &device, "drive preset for the SSD tier, or none (TBW only)", "PRESET"},
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a drive config key (repeatable)", "KEY=VALUE"},
 		{"trim", 0, 0, G_OPTION_ARG_STRING, &trim, "TRIM evicted SSD objects: on (default) | off", "on|off"},
+		{"alloc", 0, 0, G_OPTION_ARG_STRING, &alloc, "SSD LBA allocator: slots (default) | log (circular, FIFO)", "A"},
 		{"streams", 0, 0, G_OPTION_ARG_STRING, &streams, "placement hints: none (default) | kind (linear vs full)", "S"},
 		{"loop", 0, 0, G_OPTION_ARG_INT, &loops, "replay the trace N times (toward steady state)", "N"},
 		{"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.target_years, "gandalf: SSD write budget to last this long", "Y"},
@@ -417,6 +392,10 @@ int cmd_kv(int argc, char **argv)
 		fprintf(stderr, "femu-gandalf: --trim %s: must be on or off\n", trim);
 		goto out;
 	}
+	if (strcmp(alloc, "slots") && strcmp(alloc, "log")) {
+		fprintf(stderr, "femu-gandalf: --alloc %s: must be slots or log\n", alloc);
+		goto out;
+	}
 	if (strcmp(streams, "none") && strcmp(streams, "kind")) {
 		fprintf(stderr, "femu-gandalf: --streams %s: must be none or kind\n", streams);
 		goto out;
@@ -441,6 +420,7 @@ int cmd_kv(int argc, char **argv)
 	ro.cfg.ssd_bytes = ssd;
 	ro.cfg.trim = !strcmp(trim, "on");
 	ro.cfg.streams_by_kind = !strcmp(streams, "kind");
+	ro.cfg.alloc = strcmp(alloc, "log") ? KV_ALLOC_SLOTS : KV_ALLOC_LOG;
 	/* which policies */
 	const struct kv_policy *one = NULL;
 	if (strcmp(policy, "all")) {
@@ -457,6 +437,19 @@ int cmd_kv(int argc, char **argv)
 	char joined[256] = "";
 	for (char **p = params; p && *p; p++)
 		snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s", *joined ? "," : "", *p);
+	if (kv_trace_load(trace, &ro.to, &ro.kt, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		goto out;
+	}
+	if (!ro.kt.n) {
+		fprintf(stderr, "femu-gandalf: %s: no usable requests in the trace\n", trace);
+		goto out;
+	}
+	if ((!one || one == kv_policy_find("oracle")) && loops == 1 &&
+	    !(ro.oracle = kv_oracle_prepare(&ro.kt, err, sizeof(err)))) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		goto out;
+	}
 	if (sweep || !one)
 		csv_header();
 	rc = 0;
@@ -483,6 +476,8 @@ int cmd_kv(int argc, char **argv)
 		}
 	}
 out:
+	kv_oracle_free(ro.oracle);
+	kv_trace_free(&ro.kt);
 	g_option_context_free(ctx);
 	return rc;
 }

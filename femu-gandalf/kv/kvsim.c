@@ -15,10 +15,17 @@
  * so the tier capacities are never exceeded, not even for a moment.
  *
  * Tiers. Each tier keeps an LRU list (head = most recently used). The policy decides what leaves
- * DRAM and whether it is written to SSD (docs/policies.md). SSD objects get fixed-size slots per
- * size class (LMCache raw-block style): a free list per class, and a bump pointer over the SSD
- * tier's LBA range. A write is an FTL write at the request's trace time, an SSD hit an FTL read
- * (its completion time gives the load latency), an eviction an optional TRIM.
+ * DRAM and whether it is written to SSD (docs/policies.md). SSD objects get LBAs in the SSD tier's
+ * range from one of two allocators (docs/kv.md):
+ *   slots: fixed-size slots per size class (LMCache raw-block style): a free list per class and a
+ *          bump pointer. The policy picks SSD victims until the object fits and a slot is free.
+ *   log:   a circular append log (CacheLib's BlockCache, Kangaroo's KLog, Flashield): objects go
+ *          at a write head that wraps around the range, and the head evicts every object it runs
+ *          into (FIFO log cleaning). A hole left by an earlier eviction is reused only when the
+ *          head gets there again. The head clears its own way, so the tier cannot overflow and
+ *          the policy's SSD victim is never asked for; the drive sees purely sequential writes.
+ * A write is an FTL write at the request's trace time, an SSD hit an FTL read (its completion time
+ * gives the load latency), an eviction an optional TRIM.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -139,6 +146,14 @@ static void map_del(struct kvsim *s, uint64_t key)
 LIST_OPS(dlist, dprev, dnext, dhead, dtail)
 LIST_OPS(slist, sprev, snext, shead, stail)
 
+/* Make o the most recent DRAM object; its stamp lets policies order a subset of DRAM as the list
+ * does without walking it. */
+static void dram_push(struct kvsim *s, uint32_t o)
+{
+	s->obj[o].dseq = ++s->dclock;
+	dlist_push(s, o);
+}
+
 /* ---- objects ---- */
 
 static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size)
@@ -165,7 +180,7 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 	x->kind = kind;
 	x->size = size;
 	x->dprev = x->dnext = x->sprev = x->snext = KV_NONE;
-	x->heap_pos[0] = x->heap_pos[1] = KV_NONE;
+	x->pol_link[0] = x->pol_link[1] = KV_NONE;
 	if (map_put(s, key, o))
 		return KV_NONE;
 	/* a state hangs off the chunk at its boundary; a chunk off the previous chunk */
@@ -260,6 +275,51 @@ static void slot_free(struct kvsim *s, struct kv_obj *x)
 	s->freeslot[k][s->nfree[k]++] = x->lba;
 }
 
+static int ring_push(struct kvsim *s, uint64_t pos, uint32_t o)
+{
+	if (s->rlen == s->rcap) {
+		uint64_t c = s->rcap ? 2 * s->rcap : 1024;
+		struct kv_logent *n = malloc(c * sizeof(*n));
+		if (!n)
+			return -1;
+		for (uint64_t i = 0; i < s->rlen; i++)
+			n[i] = s->ring[(s->rfirst + i) & (s->rcap - 1)];
+		free(s->ring);
+		s->ring = n;
+		s->rcap = c;
+		s->rfirst = 0;
+	}
+	s->ring[(s->rfirst + s->rlen++) & (s->rcap - 1)] = (struct kv_logent){pos, o};
+	return 0;
+}
+
+/* Log allocator: put o at the head. An object written at position p occupies LBA p mod tier; the
+ * head reaches that LBA again at p + tier, so every ring entry with p + tier < head + size lies
+ * (at least partly) in the head's way, or in the padding it skipped: evict it, unless it has left
+ * the SSD already (a hole) - then its entry is stale. Live objects thus always lie within the
+ * last (tier - size) bytes of positions behind the head: no overlap, no overflow. */
+static bool log_alloc(struct kvsim *s, uint32_t o)
+{
+	uint64_t cap = s->cfg.ssd_bytes, sz = slot_size(&s->obj[o]);
+	if (s->head % cap + sz > cap)
+		s->head += cap - s->head % cap; /* no room before the end: pad, restart at LBA 0 */
+	while (s->rlen) {
+		struct kv_logent e = s->ring[s->rfirst];
+		if (e.pos + cap >= s->head + sz)
+			break;
+		s->rfirst = (s->rfirst + 1) & (s->rcap - 1);
+		s->rlen--;
+		/* an LBA is written once per lap, so a live object at e's LBA is e's object */
+		if (s->obj[e.o].in_ssd && s->obj[e.o].lba == e.pos % cap)
+			kv_evict_ssd(s, e.o);
+	}
+	if (ring_push(s, s->head, o))
+		return false;
+	s->obj[o].lba = s->head % cap;
+	s->head += sz;
+	return true;
+}
+
 static void count_written_hit(struct kvsim *s, struct kv_obj *x)
 {
 	if (x->ssd_hits)
@@ -279,7 +339,8 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 	count_written_hit(s, x);
 	if (s->ftl && s->cfg.trim && ftl_trim(s->ftl, x->lba, slot_size(x), now_ns(s), NULL))
 		s->st.ftl_errors++;
-	slot_free(s, x);
+	if (s->cfg.alloc == KV_ALLOC_SLOTS)
+		slot_free(s, x);
 	if (!x->in_dram)
 		obj_free(s, o);
 }
@@ -295,7 +356,11 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 	struct kv_obj *x = &s->obj[o];
 	if (slot_size(x) > s->cfg.ssd_bytes)
 		return false;
-	for (;;) {
+	if (s->cfg.alloc == KV_ALLOC_LOG && !log_alloc(s, o)) {
+		s->st.ssd_alloc_fail++;
+		return false;
+	}
+	while (s->cfg.alloc == KV_ALLOC_SLOTS) {
 		if (s->ssd_used + slot_size(x) <= s->cfg.ssd_bytes && slot_alloc(s, x))
 			break;
 		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s) : default_ssd_victim(s);
@@ -406,7 +471,7 @@ static void touch(struct kvsim *s, uint32_t o)
 	x->last_t = s->now_t;
 	if (x->in_dram) {
 		dlist_unlink(s, o);
-		dlist_push(s, o);
+		dram_push(s, o);
 	}
 	if (x->in_ssd) {
 		slist_unlink(s, o);
@@ -440,7 +505,7 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 	s->dram_used += size;
 	if (s->dram_used > s->st.dram_peak)
 		s->st.dram_peak = s->dram_used;
-	dlist_push(s, o);
+	dram_push(s, o);
 	if (s->pol->admitted)
 		s->pol->admitted(s, o);
 	if (s->pol->write_through)
@@ -579,6 +644,31 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	return 0;
 }
 
+static int cmp_extent(const void *a, const void *b)
+{
+	uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
+	return x < y ? -1 : x > y;
+}
+
+/* No two SSD objects share an LBA (either allocator). */
+static int check_extents(const struct kvsim *s, uint64_t n, char *err, size_t errlen)
+{
+	uint64_t (*e)[2] = malloc((n ? n : 1) * sizeof(*e)), k = 0;
+	int rc = 0;
+	if (!e)
+		return fail(err, errlen, "out of memory");
+	for (uint32_t o = s->shead; o != KV_NONE && k < n; o = s->obj[o].snext, k++) {
+		e[k][0] = s->obj[o].lba;
+		e[k][1] = slot_size(&s->obj[o]);
+	}
+	qsort(e, k, sizeof(*e), cmp_extent);
+	for (uint64_t i = 1; i < k && !rc; i++)
+		if (e[i - 1][0] + e[i - 1][1] > e[i][0])
+			rc = fail(err, errlen, "SSD objects overlap at LBA %llu", (unsigned long long)e[i][0]);
+	free(e);
+	return rc;
+}
+
 int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 {
 	uint64_t dram = 0, ssd = 0, nd = 0, ns = 0, live = 0;
@@ -598,6 +688,8 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 		if (s->obj[o].lba + slot_size(&s->obj[o]) > s->cfg.ssd_bytes)
 			return fail(err, errlen, "SSD slot past the tier");
 	}
+	if (check_extents(s, ns, err, errlen))
+		return -1;
 	if (dram != s->dram_used || ssd != s->ssd_used)
 		return fail(err, errlen, "tier bytes: DRAM %llu vs %llu, SSD %llu vs %llu",
 			    (unsigned long long)dram, (unsigned long long)s->dram_used, (unsigned long long)ssd,
@@ -660,6 +752,7 @@ void kvsim_free(struct kvsim *s)
 	free(s->mvals);
 	free(s->freeslot[0]);
 	free(s->freeslot[1]);
+	free(s->ring);
 	free(s->st.lat);
 	free(s->idx);
 	memset(s, 0, sizeof(*s));

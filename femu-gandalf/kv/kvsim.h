@@ -42,15 +42,22 @@ struct kv_obj {
 	uint32_t refs;       /* uses: admission and hits */
 	uint32_t ssd_hits;   /* hits served from SSD since it was last written there */
 	uint32_t recompute_tokens; /* what losing it costs: a chunk's tokens; a state's span */
+	uint64_t dseq;       /* DRAM LRU stamp: the DRAM list is in stamp order (head = largest) */
 	double score;        /* policy scratch */
-	uint32_t heap_pos[2];/* policy scratch: positions in lazy heaps */
+	uint32_t pol_link[2];/* policy scratch: links of a policy's own list (KV_NONE when new) */
 	uint8_t kind, in_dram, in_ssd;
+	uint8_t pol_flag;    /* policy scratch (0 when new) */
 };
 #define KV_NO_PARENT UINT64_MAX
 #define KV_LINEAR_BIT (1ull << 63)
 
+/* How SSD objects get LBAs (docs/kv.md): fixed slots per size class with free-list reuse, or a
+ * circular append log whose head evicts whatever it runs into. */
+enum kv_alloc { KV_ALLOC_SLOTS = 0, KV_ALLOC_LOG = 1 };
+
 struct kv_config {
 	struct kv_model model;
+	enum kv_alloc alloc;
 	uint64_t dram_bytes, ssd_bytes;
 	double ssd_gbps, pcie_gbps, prefill_tokens_per_s;
 	bool trim, streams_by_kind;
@@ -110,10 +117,16 @@ struct kvsim {
 	/* tiers: DRAM in object bytes, SSD in slot bytes (what it takes of the device) */
 	uint64_t dram_used, ssd_used;
 	uint32_t dhead, dtail, shead, stail;
+	uint64_t dclock; /* the last DRAM LRU stamp given */
 	/* SSD slot allocator: per kind, a free list of slot LBAs and a bump pointer */
 	uint64_t *freeslot[2];
 	uint64_t nfree[2], freecap[2];
 	uint64_t bump;
+	/* log allocator: the head is a position that only grows (LBA = position mod the tier, after
+	 * padding past the end); the ring holds the objects written, oldest first */
+	uint64_t head;
+	struct kv_logent { uint64_t pos; uint32_t o; } *ring;
+	uint64_t rfirst, rlen, rcap; /* rcap is a power of two */
 	/* the request being processed */
 	uint64_t req;
 	uint64_t cur_session;
@@ -124,7 +137,7 @@ struct kvsim {
 };
 
 /* The oracle's knowledge of the future: one pass over the trace (docs/policies.md). */
-void *kv_oracle_prepare(const char *path, const struct trace_opts *to, char *err, size_t errlen);
+void *kv_oracle_prepare(const struct kv_trace *kt, char *err, size_t errlen);
 void kv_oracle_free(void *f);
 
 /* Parse "k=v,k=v" policy parameters: get one as a double (default if absent). */

@@ -24,9 +24,14 @@
  * Heaps (Sec. 3.4): drop candidates, move candidates per class and SSD victims are collected
  * and ordered once per request, the first time the request needs room, and reused for all its
  * evictions; entries that stopped qualifying are skipped lazily, and a parent that becomes a
- * leaf during the request is pushed at once. DRAM candidates come from a scan of all of DRAM (root-
- * side nodes are often hot: the shared prefix roots); SSD victims from the 4096 least recently
- * used SSD objects, since a victim's value falls as it waits and the SSD tier is large (the paper
+ * leaf during the request is pushed at once. DRAM candidates are all the leaves and root-side
+ * nodes of DRAM (root-side nodes are often hot: the shared prefix roots), pushed in DRAM LRU
+ * order. They are few (about 100 of 66,000 DRAM objects on the WEKA trace), so instead of
+ * scanning DRAM the hooks keep a watch list that holds every one of them: an object joins it when
+ * admitted, when a child of it is freed (it may have become a leaf) and when its parent leaves
+ * DRAM (it may have become root-side; an index by parent key finds the children); build() drops
+ * the ones that no longer qualify. SSD victims come from the 4096 least recently used SSD
+ * objects, since a victim's value falls as it waits and the SSD tier is large (the paper
  * maintains these sets incrementally instead).
  * Parameters: lambda=1, move_candidates=1.
  */
@@ -60,7 +65,17 @@ struct gstate {
 	struct pent *victims;
 	size_t nvict, vcur, vcap;
 	uint64_t budget_written;
+	/* the watch list (pol_flag bit 0: on it) */
+	uint32_t *watch;
+	size_t nwatch, wcap;
+	/* cached objects chained by parent key (pol_flag bit 1: chained; pol_link: next, prev) */
+	uint32_t *chain;
+	uint64_t nchain, nchained; /* nchain: a power of two */
+	bool scan_all;             /* out of memory for those: build() scans all of DRAM */
 };
+#define ON_WATCH 1
+#define CHAINED 2
+#define KEPT 4
 
 static struct gstate *G(const struct kvsim *s)
 {
@@ -153,6 +168,108 @@ static double drop_price(const struct kvsim *s, const struct kv_obj *x)
 	return value(s, x) / ((double)x->size * (double)w);
 }
 
+/* ---- the watch list and the parent-key index ---- */
+
+static void watch(struct kvsim *s, uint32_t o)
+{
+	struct gstate *g = G(s);
+	if (s->obj[o].pol_flag & ON_WATCH)
+		return;
+	if (g->nwatch == g->wcap) {
+		size_t c = g->wcap ? 2 * g->wcap : 1024;
+		uint32_t *n = realloc(g->watch, c * sizeof(*n));
+		if (!n) {
+			g->scan_all = true; /* a lost candidate would change results: scan DRAM instead */
+			return;
+		}
+		g->watch = n;
+		g->wcap = c;
+	}
+	g->watch[g->nwatch++] = o;
+	s->obj[o].pol_flag |= ON_WATCH;
+}
+
+static uint64_t parent_key(const struct kv_obj *x)
+{
+	return x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
+}
+
+static uint32_t *chain_head(struct gstate *g, uint64_t pk)
+{
+	pk ^= pk >> 33; /* block ids are often structured (a file's namespace in the high bits) */
+	pk *= 0xff51afd7ed558ccdull;
+	pk ^= pk >> 33;
+	return &g->chain[pk & (g->nchain - 1)];
+}
+
+static void chain_add(struct kvsim *s, uint32_t o)
+{
+	struct gstate *g = G(s);
+	uint32_t *head;
+	if (g->nchained + 1 > g->nchain) { /* grow: rechain every chained object */
+		uint64_t n = g->nchain ? 2 * g->nchain : 4096;
+		uint32_t *c = malloc(n * sizeof(*c));
+		if (!c) {
+			g->scan_all = true;
+			return;
+		}
+		memset(c, 0xff, n * sizeof(*c));
+		free(g->chain);
+		g->chain = c;
+		g->nchain = n;
+		for (uint32_t i = 0; i < s->nobj; i++)
+			if (s->obj[i].pol_flag & CHAINED) {
+				struct kv_obj *x = &s->obj[i];
+				head = chain_head(g, parent_key(x));
+				x->pol_link[0] = *head;
+				x->pol_link[1] = KV_NONE;
+				if (*head != KV_NONE)
+					s->obj[*head].pol_link[1] = i;
+				*head = i;
+			}
+	}
+	struct kv_obj *x = &s->obj[o];
+	head = chain_head(g, parent_key(x));
+	x->pol_link[0] = *head;
+	x->pol_link[1] = KV_NONE;
+	if (*head != KV_NONE)
+		s->obj[*head].pol_link[1] = o;
+	*head = o;
+	x->pol_flag |= CHAINED;
+	g->nchained++;
+}
+
+static void chain_del(struct kvsim *s, uint32_t o)
+{
+	struct gstate *g = G(s);
+	struct kv_obj *x = &s->obj[o];
+	uint32_t *head;
+	if (!(x->pol_flag & CHAINED))
+		return;
+	head = chain_head(g, parent_key(x));
+	if (x->pol_link[1] != KV_NONE)
+		s->obj[x->pol_link[1]].pol_link[0] = x->pol_link[0];
+	else
+		*head = x->pol_link[0];
+	if (x->pol_link[0] != KV_NONE)
+		s->obj[x->pol_link[0]].pol_link[1] = x->pol_link[1];
+	x->pol_flag &= ~CHAINED;
+	g->nchained--;
+}
+
+/* The DRAM object with this key left DRAM: its DRAM children may now be root-side. */
+static void departed(struct kvsim *s, uint64_t key)
+{
+	struct gstate *g = G(s);
+	uint32_t *head;
+	if (!g->nchain)
+		return;
+	head = chain_head(g, key);
+	for (uint32_t c = *head; c != KV_NONE; c = s->obj[c].pol_link[0])
+		if (s->obj[c].in_dram && parent_key(&s->obj[c]) == key)
+			watch(s, c);
+}
+
 /* ---- candidates, once per request ---- */
 
 static int cand_cmp(const void *a, const void *b)
@@ -161,22 +278,58 @@ static int cand_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static const struct kvsim *sort_sim; /* qsort has no context argument */
+
+static int dseq_cmp(const void *a, const void *b)
+{
+	uint64_t x = sort_sim->obj[*(const uint32_t *)a].dseq, y = sort_sim->obj[*(const uint32_t *)b].dseq;
+	return x < y ? -1 : x > y;
+}
+
+static void candidate(struct kvsim *s, uint32_t o)
+{
+	struct gstate *g = G(s);
+	const struct kv_obj *x = &s->obj[o];
+	if (kv_is_leaf(s, o))
+		pheap_push(&g->drop, drop_price(s, x), o);
+	if (!x->in_ssd && kv_is_root_side(s, o))
+		pheap_push(&g->move[x->kind], (double)x->last_req, o); /* longest waiting first */
+}
+
 static void build(struct kvsim *s)
 {
 	struct gstate *g = G(s);
 	g->built_req = s->req;
 	g->drop.n = g->move[0].n = g->move[1].n = 0;
 	refresh_p(s);
-	uint32_t k = 0;
-	for (uint32_t o = s->dtail; o != KV_NONE; o = s->obj[o].dprev) {
-		const struct kv_obj *x = &s->obj[o];
-		if (kv_is_leaf(s, o))
-			pheap_push(&g->drop, drop_price(s, x), o);
-		if (!x->in_ssd && kv_is_root_side(s, o))
-			pheap_push(&g->move[x->kind], (double)x->last_req, o); /* longest waiting first */
+	/* the DRAM leaves and root-side nodes, least recently used first, as a scan of DRAM from
+	 * its tail meets them (the heaps break ties by push order) */
+	if (g->scan_all) {
+		for (uint32_t o = s->dtail; o != KV_NONE; o = s->obj[o].dprev)
+			candidate(s, o);
+	} else {
+		/* an index freed and reused may be listed twice (a new object starts with no flags) */
+		size_t n = 0;
+		for (size_t i = 0; i < g->nwatch; i++) {
+			uint32_t o = g->watch[i];
+			struct kv_obj *x = &s->obj[o];
+			if (!(x->pol_flag & KEPT) && x->in_dram && (kv_is_leaf(s, o) || kv_is_root_side(s, o))) {
+				g->watch[n++] = o;
+				x->pol_flag |= ON_WATCH | KEPT;
+			} else if (!(x->pol_flag & KEPT)) {
+				x->pol_flag &= ~ON_WATCH;
+			}
+		}
+		g->nwatch = n;
+		for (size_t i = 0; i < n; i++)
+			s->obj[g->watch[i]].pol_flag &= ~KEPT;
+		sort_sim = s;
+		qsort(g->watch, n, sizeof(*g->watch), dseq_cmp);
+		for (size_t i = 0; i < n; i++)
+			candidate(s, g->watch[i]);
 	}
 	g->nvict = g->vcur = 0;
-	k = 0;
+	uint32_t k = 0;
 	for (uint32_t o = s->stail; o != KV_NONE && k < WINDOW; o = s->obj[o].sprev, k++) {
 		if (s->obj[o].in_dram || !kv_is_leaf(s, o))
 			continue;
@@ -282,19 +435,25 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 			continue;
 		}
 		if (mo != KV_NONE && mprice < dprice) {
-			if (!kv_move_to_ssd(s, mo)) /* cannot fit: it was dropped */
+			uint64_t key = s->obj[mo].key;
+			bool ok = kv_move_to_ssd(s, mo);
+			departed(s, key);
+			if (!ok) /* cannot fit: it was dropped */
 				continue;
 		} else if (g->drop.n) {
 			uint32_t o = g->drop.a[0].o;
 			(void)pheap_pop(&g->drop);
-			uint64_t pk = s->obj[o].kind == OBJ_LINEAR ? s->obj[o].key & ~KV_LINEAR_BIT : s->obj[o].parent_key;
+			uint64_t pk = parent_key(&s->obj[o]), key = s->obj[o].key;
 			kv_drop_dram(s, o);
+			departed(s, key);
 			/* dropping a leaf may expose its parent as a leaf */
 			uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
 			if (p != KV_NONE && s->obj[p].in_dram && kv_is_leaf(s, p))
 				pheap_push(&g->drop, drop_price(s, &s->obj[p]), p);
 		} else {
+			uint64_t key = s->obj[s->dtail].key;
 			kv_drop_dram(s, s->dtail); /* no priced candidate left: LRU */
+			departed(s, key);
 		}
 	}
 }
@@ -303,8 +462,23 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 static void gandalf_removed(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
-	if (g && !g->sessions)
+	if (!g)
+		return;
+	if (!g->sessions)
 		g->gone[bucket(s->req > s->obj[o].last_req ? s->req - s->obj[o].last_req : 1)] += 1;
+	chain_del(s, o);
+	/* its parent loses a child: it may have become a leaf */
+	uint64_t pk = parent_key(&s->obj[o]);
+	uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
+	if (p != KV_NONE && s->obj[p].in_dram)
+		watch(s, p);
+}
+
+static void gandalf_admitted(struct kvsim *s, uint32_t o)
+{
+	watch(s, o);
+	if (parent_key(&s->obj[o]) != KV_NO_PARENT)
+		chain_add(s, o);
 }
 
 static void gandalf_touched(struct kvsim *s, uint32_t o)
@@ -350,6 +524,8 @@ static void gandalf_fini(struct kvsim *s)
 	pheap_free(&g->move[1]);
 	free(g->victims);
 	free(g->sess);
+	free(g->watch);
+	free(g->chain);
 	free(g);
 	s->pol_state = NULL;
 }
@@ -363,6 +539,7 @@ const struct kv_policy kv_policy_gandalf = {
 	.init = gandalf_init,
 	.fini = gandalf_fini,
 	.begin = gandalf_begin_req,
+	.admitted = gandalf_admitted,
 	.touched = gandalf_touched,
 	.removed = gandalf_removed,
 	.make_room = gandalf_make_room,

@@ -25,13 +25,16 @@
 #include "pheap.h"
 
 struct fut {
-	/* key -> [off, off+n) in uses[] (request indices, ascending) */
+	/* key -> slot: open addressing, at most half full (sized by distinct keys, not references) */
 	uint64_t *keys;
 	uint32_t *slot;
 	uint64_t cap;
-	uint64_t *off, *cnt, nslot;
+	/* per slot: its uses are uses[off, off + cnt), request indices, ascending */
+	uint64_t *off;
+	uint32_t *cnt;
+	uint64_t nslot, slotcap;
 	uint32_t *uses;
-	uint32_t *pos; /* per key: first use not yet passed (requests only move forward) */
+	uint32_t *pos; /* per slot: first use not yet passed (requests only move forward) */
 };
 
 struct ostate {
@@ -51,6 +54,8 @@ static uint64_t hmix(uint64_t k)
 
 static uint32_t fut_find(const struct fut *f, uint64_t key)
 {
+	if (!f->cap)
+		return UINT32_MAX;
 	for (uint64_t i = hmix(key) & (f->cap - 1);; i = (i + 1) & (f->cap - 1)) {
 		if (f->slot[i] == UINT32_MAX)
 			return UINT32_MAX;
@@ -59,16 +64,55 @@ static uint32_t fut_find(const struct fut *f, uint64_t key)
 	}
 }
 
+static int fut_grow(struct fut *f)
+{
+	uint64_t ocap = f->cap, *ok = f->keys;
+	uint32_t *os = f->slot;
+	f->cap = ocap ? 2 * ocap : 1 << 16;
+	f->keys = malloc(f->cap * sizeof(uint64_t));
+	f->slot = malloc(f->cap * sizeof(uint32_t));
+	if (!f->keys || !f->slot) {
+		free(ok);
+		free(os);
+		return -1;
+	}
+	memset(f->slot, 0xff, f->cap * sizeof(uint32_t));
+	for (uint64_t j = 0; j < ocap; j++) {
+		if (os[j] == UINT32_MAX)
+			continue;
+		uint64_t i = hmix(ok[j]) & (f->cap - 1);
+		while (f->slot[i] != UINT32_MAX)
+			i = (i + 1) & (f->cap - 1);
+		f->keys[i] = ok[j];
+		f->slot[i] = os[j];
+	}
+	free(ok);
+	free(os);
+	return 0;
+}
+
+/* The key's slot, added (with a use count of 0) if new. UINT32_MAX when out of memory. */
 static uint32_t fut_add(struct fut *f, uint64_t key)
 {
+	if ((f->nslot + 1) * 2 > f->cap && fut_grow(f))
+		return UINT32_MAX;
 	uint64_t i = hmix(key) & (f->cap - 1);
 	while (f->slot[i] != UINT32_MAX) {
 		if (f->keys[i] == key)
 			return f->slot[i];
 		i = (i + 1) & (f->cap - 1);
 	}
+	if (f->nslot == f->slotcap) {
+		uint64_t c = f->slotcap ? 2 * f->slotcap : 1 << 16;
+		uint32_t *n = realloc(f->cnt, c * sizeof(uint32_t));
+		if (!n || f->nslot >= UINT32_MAX - 2)
+			return UINT32_MAX;
+		f->cnt = n;
+		f->slotcap = c;
+	}
 	f->keys[i] = key;
 	f->slot[i] = (uint32_t)f->nslot;
+	f->cnt[f->nslot] = 0;
 	return (uint32_t)f->nslot++;
 }
 
@@ -87,117 +131,97 @@ void kv_oracle_free(void *p)
 }
 
 /* Two passes over the trace: count the uses of every key, then record them. */
-void *kv_oracle_prepare(const char *path, const struct trace_opts *to, char *err, size_t errlen)
+void *kv_oracle_prepare(const struct kv_trace *kt, char *err, size_t errlen)
 {
 	struct fut *f = calloc(1, sizeof(*f));
-	uint64_t refs = 0, nreq = 0;
-	if (!f)
-		return NULL;
 	struct fut bset = {0}; /* boundaries (states) created so far in this pass */
-	for (int pass = 0; pass < 3; pass++) {
-		struct trace *t = trace_open(path, to, err, errlen);
-		if (!t)
-			goto fail;
-		if (pass) {
+	uint64_t nreq = kt->n;
+	if (!f)
+		goto oom;
+	if (nreq >= UINT32_MAX) {
+		snprintf(err, errlen, "oracle: too many requests");
+		goto fail;
+	}
+	for (int pass = 1; pass < 3; pass++) {
+		if (bset.cap)
 			memset(bset.slot, 0xff, bset.cap * sizeof(uint32_t));
-			bset.nslot = 0;
-		}
-		struct kv_request rq;
-		int r;
-		uint64_t i = 0;
-		while ((r = trace_next_kv(t, &rq)) == 1) {
-			uint32_t bnd = rq.block_tokens ? (uint32_t)(rq.input_tokens / rq.block_tokens) : rq.nblocks;
-			if (bnd > rq.nblocks)
-				bnd = rq.nblocks;
-			if (pass == 0) {
-				refs += rq.nblocks + 1ull;
-				nreq++;
-				continue;
-			}
+		bset.nslot = 0;
+		for (uint64_t i = 0; i < nreq; i++) {
+			const struct kv_request *rq = &kt->rq[i];
+			uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : rq->nblocks;
+			if (bnd > rq->nblocks)
+				bnd = rq->nblocks;
 			/* chunks: every block of the prefix; state: the longest earlier boundary on it */
-			for (uint32_t j = 0; j <= rq.nblocks; j++) {
+			for (uint32_t j = 0; j <= rq->nblocks; j++) {
 				uint64_t key;
-				if (j < rq.nblocks) {
-					key = rq.blocks[j];
+				if (j < rq->nblocks) {
+					key = rq->blocks[j];
 				} else {
-					uint32_t b = rq.nblocks;
-					while (b > 0 && fut_find(&bset, rq.blocks[b - 1]) == UINT32_MAX)
+					uint32_t b = rq->nblocks;
+					while (b > 0 && fut_find(&bset, rq->blocks[b - 1]) == UINT32_MAX)
 						b--;
 					if (!b)
 						break;
-					key = rq.blocks[b - 1] | KV_LINEAR_BIT;
+					key = rq->blocks[b - 1] | KV_LINEAR_BIT;
 				}
-				uint32_t s = pass == 1 ? fut_add(f, key) : fut_find(f, key);
-				if (pass == 1)
+				if (pass == 1) {
+					uint32_t s = fut_add(f, key);
+					if (s == UINT32_MAX)
+						goto oom;
 					f->cnt[s]++;
-				else
+				} else {
+					uint32_t s = fut_find(f, key);
 					f->uses[f->off[s] + f->cnt[s]++] = (uint32_t)i;
+				}
 			}
-			if (bnd > 0)
-				fut_add(&bset, rq.blocks[bnd - 1]);
-			i++;
+			if (bnd > 0 && fut_add(&bset, rq->blocks[bnd - 1]) == UINT32_MAX)
+				goto oom;
 		}
-		trace_close(t);
-		if (r < 0)
-			goto fail;
-		if (pass == 0) {
-			if (nreq >= UINT32_MAX) {
-				snprintf(err, errlen, "oracle: too many requests");
-				goto fail;
-			}
-			f->cap = 1024;
-			while (f->cap < 2 * refs + 2)
-				f->cap *= 2;
-			bset.cap = 1024;
-			while (bset.cap < 2 * nreq + 2)
-				bset.cap *= 2;
-			bset.keys = malloc(bset.cap * sizeof(uint64_t));
-			bset.slot = malloc(bset.cap * sizeof(uint32_t));
-			if (!bset.keys || !bset.slot) {
-				snprintf(err, errlen, "oracle: out of memory");
-				goto fail;
-			}
-			f->keys = malloc(f->cap * sizeof(uint64_t));
-			f->slot = malloc(f->cap * sizeof(uint32_t));
-			f->off = calloc(refs + 1, sizeof(uint64_t));
-			f->cnt = calloc(refs + 1, sizeof(uint64_t));
-			if (!f->keys || !f->slot || !f->off || !f->cnt) {
-				snprintf(err, errlen, "oracle: out of memory");
-				goto fail;
-			}
-			memset(f->slot, 0xff, f->cap * sizeof(uint32_t));
-		} else if (pass == 1) {
+		if (pass == 1) {
 			uint64_t total = 0;
+			f->off = malloc((f->nslot + 1) * sizeof(uint64_t));
+			f->pos = calloc(f->nslot + 1, sizeof(uint32_t));
+			if (!f->off || !f->pos)
+				goto oom;
 			for (uint64_t s = 0; s < f->nslot; s++) {
 				f->off[s] = total;
 				total += f->cnt[s];
 				f->cnt[s] = 0;
 			}
 			f->uses = malloc((total + 1) * sizeof(uint32_t));
-			f->pos = calloc(f->nslot + 1, sizeof(uint32_t));
-			if (!f->uses || !f->pos) {
-				snprintf(err, errlen, "oracle: out of memory");
-				goto fail;
-			}
+			if (!f->uses)
+				goto oom;
 		}
 	}
 	free(bset.keys);
 	free(bset.slot);
+	free(bset.cnt);
 	return f;
+oom:
+	snprintf(err, errlen, "oracle: out of memory");
 fail:
 	free(bset.keys);
 	free(bset.slot);
+	free(bset.cnt);
 	kv_oracle_free(f);
 	return NULL;
 }
 
-/* uses of key after the current request: count, and the next one (UINT32_MAX when none) */
-static uint64_t future(const struct kvsim *s, uint64_t key, uint32_t *next)
+#define NO_FUTURE (UINT32_MAX - 1) /* an object whose key no later request uses */
+
+/* uses of o after the current request: count, and the next one (UINT32_MAX when none). The
+ * object caches its key's slot in pol_link[0], so only its first call hashes. */
+static uint64_t future(struct kvsim *s, uint32_t o, uint32_t *next)
 {
 	struct fut *f = ((struct ostate *)s->pol_state)->f;
-	uint32_t slot = fut_find(f, key);
+	struct kv_obj *x = &s->obj[o];
+	if (x->pol_link[0] == KV_NONE) {
+		uint32_t slot = fut_find(f, x->key);
+		x->pol_link[0] = slot == UINT32_MAX ? NO_FUTURE : slot;
+	}
+	uint32_t slot = x->pol_link[0];
 	*next = UINT32_MAX;
-	if (slot == UINT32_MAX)
+	if (slot == NO_FUTURE)
 		return 0;
 	const uint32_t *u = f->uses + f->off[slot];
 	uint64_t lo = f->pos[slot];
@@ -209,17 +233,17 @@ static uint64_t future(const struct kvsim *s, uint64_t key, uint32_t *next)
 	return f->cnt[slot] - lo;
 }
 
-static double dram_key(const struct kvsim *s, uint32_t o)
+static double dram_key(struct kvsim *s, uint32_t o)
 {
 	uint32_t next;
-	future(s, s->obj[o].key, &next);
+	future(s, o, &next);
 	return -(double)next; /* farthest next use on top */
 }
 
-static double ssd_key(const struct kvsim *s, uint32_t o)
+static double ssd_key(struct kvsim *s, uint32_t o)
 {
 	uint32_t next;
-	return (double)future(s, s->obj[o].key, &next);
+	return (double)future(s, o, &next);
 }
 
 /* Rebuild a lazy heap from the live objects when stale entries outnumber them. */
@@ -297,7 +321,7 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 		if (v == KV_NONE)
 			v = s->dtail;
 		uint32_t next;
-		uint64_t uses = future(s, s->obj[v].key, &next);
+		uint64_t uses = future(s, v, &next);
 		if (s->obj[v].in_ssd || !uses) {
 			kv_drop_dram(s, v);
 			continue;
@@ -354,6 +378,7 @@ static int oracle_init(struct kvsim *s, char *err, size_t errlen)
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
 	g->f = s->cfg.oracle;
+	memset(g->f->pos, 0, (g->f->nslot + 1) * sizeof(uint32_t)); /* the future may be replayed */
 	g->gpu_per_token = s->cfg.gpu_usd_per_hour / 3600.0 / s->cfg.prefill_tokens_per_s;
 	g->fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
 	s->pol_state = g;

@@ -74,4 +74,14 @@ uint64_t trace_bytes_read(const struct trace *t); /* input bytes consumed (decom
 /* "FILE:LINE" of the record last returned (line-based formats), for the caller's own errors. */
 const char *trace_where(struct trace *t);
 
+/* A whole KV-request trace in memory (kvmem.c), to replay it many times for one parse. */
+struct kv_trace {
+	struct kv_request *rq; /* in trace order; blocks point into ids */
+	uint64_t n;
+	uint64_t *ids;         /* owned; NULL when the caller built rq itself */
+	uint64_t nids;
+};
+int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace *kt, char *err, size_t errlen);
+void kv_trace_free(struct kv_trace *kt);
+
 #endif
