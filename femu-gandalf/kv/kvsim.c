@@ -481,7 +481,7 @@ static void touch(struct kvsim *s, uint32_t o)
 
 /* Admit a new object to DRAM (making room first). Returns its index or KV_NONE. */
 static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size,
-		      uint64_t session, uint32_t recompute_tokens)
+		      uint64_t session, uint32_t recompute_tokens, uint32_t end_tokens)
 {
 	if (size > s->cfg.dram_bytes) {
 		s->st.not_admitted++;
@@ -502,6 +502,7 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 	x->last_t = s->now_t;
 	x->session = session;
 	x->recompute_tokens = recompute_tokens ? recompute_tokens : 1;
+	x->end_tokens = end_tokens;
 	s->dram_used += size;
 	if (s->dram_used > s->st.dram_peak)
 		s->st.dram_peak = s->dram_used;
@@ -610,6 +611,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	s->st.missed_tokens += tokens - hit_tokens;
 
 	/* admit the recomputed blocks and the state at the boundary */
+	s->cur_hit_state = hybrid && b > 0 ? rq->blocks[b - 1] | KV_LINEAR_BIT : KV_NO_PARENT;
 	for (uint32_t i = b; i < n; i++) {
 		/* cached chunks past b stay where the first scan found them (admissions below only
 		 * evict other objects, which a later lookup must not trust) */
@@ -621,7 +623,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 			touch(s, o);
 		else
 			admit(s, rq->blocks[i], i ? rq->blocks[i - 1] : KV_NO_PARENT, OBJ_FULL, chunk, rq->session,
-			      rq->block_tokens);
+			      rq->block_tokens, (i + 1) * rq->block_tokens);
 	}
 	/* the state is kept at the last full block: a partial last block (Mooncake's ceil) has an id
 	 * the next turn does not share, so a state there could never be used */
@@ -637,7 +639,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 		} else {
 			/* losing this state costs the blocks since the boundary this request hit */
 			admit(s, key, KV_NO_PARENT, OBJ_LINEAR, s->cfg.model.linear_state_bytes, rq->session,
-			      (bnd > b ? bnd - b : 1) * rq->block_tokens);
+			      (bnd > b ? bnd - b : 1) * rq->block_tokens, bnd * rq->block_tokens);
 		}
 	}
 	s->req++;

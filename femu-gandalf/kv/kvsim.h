@@ -42,6 +42,7 @@ struct kv_obj {
 	uint32_t refs;       /* uses: admission and hits */
 	uint32_t ssd_hits;   /* hits served from SSD since it was last written there */
 	uint32_t recompute_tokens; /* what losing it costs: a chunk's tokens; a state's span */
+	uint32_t end_tokens; /* prefix tokens up to its end: a chunk's last token, a state's boundary */
 	uint64_t dseq;       /* DRAM LRU stamp: the DRAM list is in stamp order (head = largest) */
 	double score;        /* policy scratch */
 	uint32_t pol_link[2];/* policy scratch: links of a policy's own list (KV_NONE when new) */
@@ -130,6 +131,7 @@ struct kvsim {
 	/* the request being processed */
 	uint64_t req;
 	uint64_t cur_session;
+	uint64_t cur_hit_state; /* key of the state the current request's hit used, or KV_NO_PARENT */
 	double now_t;
 	struct kv_stats st;
 	uint32_t *idx;       /* object index of each prefix block of the current request */

@@ -36,6 +36,7 @@
  * Parameters: lambda=1, move_candidates=1.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,12 @@ struct gstate {
 	struct pent *victims;
 	size_t nvict, vcur, vcap;
 	uint64_t budget_written;
+	/* states: the state each one's request hit (its fallback), by object index; and of the
+	 * states used once, how many were used again (again[0]: used once, again[1]: twice) */
+	uint64_t *fallback;
+	uint32_t fcap;
+	double again[2];
+	uint64_t nmove[2], ndrop[2];
 	/* the watch list (pol_flag bit 0: on it) */
 	uint32_t *watch;
 	size_t nwatch, wcap;
@@ -134,6 +141,12 @@ static uint64_t idle(const struct kvsim *s, const struct kv_obj *x)
 	return s->req > last ? s->req - last : 1;
 }
 
+/* when x or its session was last active (a request index): what "waiting" is measured from */
+static double last_activity(const struct kvsim *s, const struct kv_obj *x)
+{
+	return (double)(s->req - idle(s, x));
+}
+
 static double reuse_p(const struct kvsim *s, uint64_t w)
 {
 	return G(s)->p[bucket(w)];
@@ -157,9 +170,33 @@ static void refresh_p(struct kvsim *s)
 	}
 }
 
+/*
+ * What keeping x is worth: p(reuse) x the GPU time its loss would cost. For a hybrid model a
+ * hit needs a state at the end of the cached chain (docs/kv.md), which prices two cases apart:
+ *  - a full chunk that is a leaf (no cached chunk or state below it) can end no hit and lead to
+ *    none: it is worth nothing (except while its own request is being admitted: its state
+ *    comes last);
+ *  - losing a state makes its session's next request fall back to the state its own request
+ *    hit, if that is still cached, else to the start: the span is counted up to that fallback,
+ *    not only to where the request hit. A state that has been used once is reused again with
+ *    the learned probability p_again (the paper: "linear states are reused about once").
+ */
 static double value(const struct kvsim *s, const struct kv_obj *x)
 {
-	return reuse_p(s, idle(s, x)) * x->recompute_tokens * G(s)->gpu_per_token;
+	struct gstate *g = G(s);
+	uint32_t o = (uint32_t)(x - s->obj);
+	double p = reuse_p(s, idle(s, x)), tokens = x->recompute_tokens;
+	if (s->cfg.model.linear_state_bytes && x->kind == OBJ_FULL && !x->nchild && x->last_req != s->req)
+		return 0; /* (the current request's chunks get their state when it completes) */
+	if (x->kind == OBJ_LINEAR) {
+		uint32_t f = g->fallback && g->fallback[o] != KV_NO_PARENT ? kv_lookup(s, g->fallback[o]) : KV_NONE;
+		uint32_t fb = f != KV_NONE ? s->obj[f].end_tokens : 0;
+		if (x->end_tokens > fb && x->end_tokens - fb > tokens)
+			tokens = x->end_tokens - fb;
+		if (x->refs > 1)
+			p *= (g->again[1] + 1) / (g->again[0] + 2);
+	}
+	return p * tokens * g->gpu_per_token;
 }
 
 static double drop_price(const struct kvsim *s, const struct kv_obj *x)
@@ -270,6 +307,28 @@ static void departed(struct kvsim *s, uint64_t key)
 			watch(s, c);
 }
 
+/*
+ * May x move to SSD? The paper moves "root-side" objects, whose parent is not in DRAM, so that
+ * the SSD holds prefixes and DRAM their continuations. A hot prefix shared by many sessions (a
+ * system prompt) would then block every session below it: it stays in DRAM because it is used
+ * all the time, and none of its descendants is ever root-side. So a parent that is a branch
+ * point (more than one cached chunk below it) or already has an SSD copy counts as a root too.
+ */
+static bool movable(const struct kvsim *s, uint32_t o)
+{
+	const struct kv_obj *x = &s->obj[o];
+	if (!x->in_dram || x->in_ssd)
+		return false;
+	if (kv_is_root_side(s, o))
+		return true;
+	uint32_t p = kv_lookup(s, parent_key(x));
+	if (p == KV_NONE) /* not reached: kv_is_root_side() saw a parent in DRAM */
+		return true;
+	const struct kv_obj *y = &s->obj[p];
+	uint32_t chunks = y->nchild - (kv_lookup(s, y->key | KV_LINEAR_BIT) != KV_NONE);
+	return y->in_ssd || chunks > 1;
+}
+
 /* ---- candidates, once per request ---- */
 
 static int cand_cmp(const void *a, const void *b)
@@ -292,8 +351,8 @@ static void candidate(struct kvsim *s, uint32_t o)
 	const struct kv_obj *x = &s->obj[o];
 	if (kv_is_leaf(s, o))
 		pheap_push(&g->drop, drop_price(s, x), o);
-	if (!x->in_ssd && kv_is_root_side(s, o))
-		pheap_push(&g->move[x->kind], (double)x->last_req, o); /* longest waiting first */
+	if (movable(s, o))
+		pheap_push(&g->move[x->kind], last_activity(s, x), o); /* longest waiting first */
 }
 
 static void build(struct kvsim *s)
@@ -313,7 +372,7 @@ static void build(struct kvsim *s)
 		for (size_t i = 0; i < g->nwatch; i++) {
 			uint32_t o = g->watch[i];
 			struct kv_obj *x = &s->obj[o];
-			if (!(x->pol_flag & KEPT) && x->in_dram && (kv_is_leaf(s, o) || kv_is_root_side(s, o))) {
+			if (!(x->pol_flag & KEPT) && x->in_dram && (kv_is_leaf(s, o) || movable(s, o))) {
 				g->watch[n++] = o;
 				x->pol_flag |= ON_WATCH | KEPT;
 			} else if (!(x->pol_flag & KEPT)) {
@@ -415,8 +474,8 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 				struct kv_obj *x = &s->obj[o];
 				struct pent top = h->a[0];
 				(void)pheap_pop(h);
-				if (!x->in_dram || x->in_ssd || !kv_is_root_side(s, o) ||
-				    (double)x->last_req != top.key)
+				if (!movable(s, o) ||
+				    last_activity(s, x) != top.key)
 					continue;
 				keep[nk++] = top;
 				double price = (g->lambda * m * g->fee * (double)x->size +
@@ -436,6 +495,7 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 		}
 		if (mo != KV_NONE && mprice < dprice) {
 			uint64_t key = s->obj[mo].key;
+			g->nmove[s->obj[mo].kind]++;
 			bool ok = kv_move_to_ssd(s, mo);
 			departed(s, key);
 			if (!ok) /* cannot fit: it was dropped */
@@ -444,6 +504,7 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 			uint32_t o = g->drop.a[0].o;
 			(void)pheap_pop(&g->drop);
 			uint64_t pk = parent_key(&s->obj[o]), key = s->obj[o].key;
+			g->ndrop[s->obj[o].kind]++;
 			kv_drop_dram(s, o);
 			departed(s, key);
 			/* dropping a leaf may expose its parent as a leaf */
@@ -476,6 +537,30 @@ static void gandalf_removed(struct kvsim *s, uint32_t o)
 
 static void gandalf_admitted(struct kvsim *s, uint32_t o)
 {
+	struct gstate *g = G(s);
+	if (s->obj[o].kind == OBJ_LINEAR) {
+		if (o >= g->fcap) {
+			uint32_t c = g->fcap ? g->fcap : 1024;
+			while (c <= o)
+				c *= 2;
+			uint64_t *n = realloc(g->fallback, (size_t)c * sizeof(*n));
+			if (n) {
+				memset(n + g->fcap, 0xff, (size_t)(c - g->fcap) * sizeof(*n)); /* KV_NO_PARENT */
+				g->fallback = n;
+				g->fcap = c;
+			}
+		}
+		if (o < g->fcap) /* out of memory: no fallback known, priced by its own span */
+			g->fallback[o] = s->cur_hit_state;
+	} else {
+		if (g->fallback && o < g->fcap)
+			g->fallback[o] = KV_NO_PARENT;
+		/* its parent may have become a branch point: its other chunks may now move */
+		uint64_t pk = s->obj[o].parent_key;
+		uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
+		if (p != KV_NONE && s->obj[p].in_dram && s->obj[p].nchild > 1)
+			departed(s, pk);
+	}
 	watch(s, o);
 	if (parent_key(&s->obj[o]) != KV_NO_PARENT)
 		chain_add(s, o);
@@ -484,6 +569,8 @@ static void gandalf_admitted(struct kvsim *s, uint32_t o)
 static void gandalf_touched(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
+	if (s->obj[o].kind == OBJ_LINEAR && s->obj[o].refs <= 2)
+		g->again[s->obj[o].refs - 1] += 1; /* refs counts the admission: 1 = first reuse */
 	if (!g->sessions) {
 		uint64_t w = s->req > s->obj[o].last_req ? s->req - s->obj[o].last_req : 0;
 		if (w)
@@ -519,10 +606,19 @@ static void gandalf_fini(struct kvsim *s)
 	struct gstate *g = G(s);
 	if (!g)
 		return;
+	if (getenv("FG_GANDALF_DEBUG")) {
+		fprintf(stderr, "gandalf: p_again %.3f (%.0f/%.0f), p(idle >= 2^k):", (g->again[1] + 1) / (g->again[0] + 2),
+			g->again[1], g->again[0]);
+		for (int k = 0; k < 16; k++)
+			fprintf(stderr, " %.2f", g->p[k]);
+		fprintf(stderr, "\n  moves %llu/%llu drops %llu/%llu (full/linear)\n", (unsigned long long)g->nmove[0],
+			(unsigned long long)g->nmove[1], (unsigned long long)g->ndrop[0], (unsigned long long)g->ndrop[1]);
+	}
 	pheap_free(&g->drop);
 	pheap_free(&g->move[0]);
 	pheap_free(&g->move[1]);
 	free(g->victims);
+	free(g->fallback);
 	free(g->sess);
 	free(g->watch);
 	free(g->chain);
