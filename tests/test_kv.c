@@ -4,6 +4,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,6 +326,68 @@ static void test_gandalf_lambda(void **state)
 		req(s, i, 1, 1, 100 + i);
 	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 0);
 	assert_int_equal(s->st.dram_drops, 8);
+	done(s);
+}
+
+static bool on_ssd(const struct kvsim *s, uint64_t key)
+{
+	uint32_t o = kv_lookup(s, key);
+	return o != KV_NONE && s->obj[o].in_ssd;
+}
+
+static bool in_dram(const struct kvsim *s, uint64_t key)
+{
+	uint32_t o = kv_lookup(s, key);
+	return o != KV_NONE && s->obj[o].in_dram;
+}
+
+/*
+ * gandalf, hybrid, lambda=1, DRAM of 8 chunks (128 B), SSD of 64 slots. Prices per byte of DRAM
+ * per request of waiting: recompute is 16 tok x 2.5/3600/60000 $ per 16 B chunk = 1.16e-8 $/B,
+ * the SSD fee 100 $ / 1e12 B = 1e-10 $/B, so moving beats dropping anything of value.
+ *
+ * A hot shared prefix (block 1) under three sessions:
+ *  r1 s1 [1 2]: chunks 1, 2 + state@2 (64 B).   r2 s2 [1 3]: no state at 1: no hit; + 3, state@3
+ *  (112 B). r3 s3 [1 4]: + chunk 4 (128 B); state@4 needs 32 B. Block 1 has three chunks below it
+ *  (a branch point), so 2, 3 and 4 may move although their parent is in DRAM; 1 itself is hot.
+ *  Longest waiting first: 2 (s1, idle 2), then 3 (s2, idle 1): both move to SSD (price
+ *  1e-10/w, against dropping a state at ~1e-9). Block 1 stays in DRAM, the states too.
+ *  (With moves limited to root-side objects, 1 was the only candidate and went to SSD.)
+ *
+ * An orphan chunk: r1 s1 [1 2 3] with 40 input tokens keeps its state at block 2 (the last full
+ *  block), so chunk 3 has nothing below it: no hit can end at or pass through it. r2 s2 [7]
+ *  fills DRAM (48 + 32 + 16 + 32 = 128 B). r3 s3 [9]: chunk 9 needs room: chunk 3 is worth 0 and
+ *  is dropped (price 0 beats any move). Then state@9 needs 32 B: moves, no more drops.
+ */
+static void test_gandalf_hybrid(void **state)
+{
+	(void)state;
+	struct kvsim *s = sim("gandalf", "", cfg(8, 64, true));
+	req(s, 0, 1, 2, 1, 2);
+	req(s, 1, 2, 2, 1, 3);
+	assert_int_equal(s->st.ssd_writes[OBJ_FULL] + s->st.ssd_writes[OBJ_LINEAR], 0);
+	req(s, 2, 3, 2, 1, 4);
+	assert_true(on_ssd(s, 2) && !in_dram(s, 2));
+	assert_true(on_ssd(s, 3) && !in_dram(s, 3));
+	assert_true(in_dram(s, 1) && !on_ssd(s, 1));
+	assert_true(in_dram(s, 2 | KV_LINEAR_BIT) && in_dram(s, 3 | KV_LINEAR_BIT) && in_dram(s, 4 | KV_LINEAR_BIT));
+	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 2);
+	assert_int_equal(s->st.dram_drops, 0);
+	done(s);
+
+	s = sim("gandalf", "", cfg(8, 64, true));
+	uint64_t b[3] = {1, 2, 3};
+	struct kv_request rq = {.t = 0, .session = 1, .parent = KV_NO_SESSION, .block_tokens = TOK,
+				.input_tokens = 40, .output_tokens = 1, .nblocks = 3, .blocks = b};
+	char err[256];
+	assert_int_equal(kvsim_request(s, &rq, err, sizeof(err)), 0);
+	assert_true(in_dram(s, 3) && in_dram(s, 2 | KV_LINEAR_BIT) && kv_lookup(s, 3 | KV_LINEAR_BIT) == KV_NONE);
+	req(s, 1, 2, 1, 7);
+	assert_int_equal(s->dram_used, 128);
+	req(s, 2, 3, 1, 9);
+	assert_int_equal(kv_lookup(s, 3), KV_NONE);
+	assert_int_equal(s->st.dram_drops, 1);
+	assert_true(s->st.ssd_writes[OBJ_FULL] + s->st.ssd_writes[OBJ_LINEAR] >= 1);
 	done(s);
 }
 
@@ -663,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_lru_k),
 		cmocka_unit_test(test_dynamo),
 		cmocka_unit_test(test_gandalf_lambda),
+		cmocka_unit_test(test_gandalf_hybrid),
 		cmocka_unit_test(test_hotprefix),
 		cmocka_unit_test(test_recency_policies_match_lru),
 		cmocka_unit_test(test_meritkv),
