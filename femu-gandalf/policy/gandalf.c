@@ -313,13 +313,15 @@ static void departed(struct kvsim *s, uint64_t key)
  * system prompt) would then block every session below it: it stays in DRAM because it is used
  * all the time, and none of its descendants is ever root-side. So a parent that is a branch
  * point (more than one cached chunk below it) or already has an SSD copy counts as a root too.
+ * A linear state has no children and may always move: with it on SSD, the chunks in DRAM still
+ * make a hit, and it is the one object a hybrid hit cannot do without.
  */
 static bool movable(const struct kvsim *s, uint32_t o)
 {
 	const struct kv_obj *x = &s->obj[o];
 	if (!x->in_dram || x->in_ssd)
 		return false;
-	if (kv_is_root_side(s, o))
+	if (x->kind == OBJ_LINEAR || kv_is_root_side(s, o))
 		return true;
 	uint32_t p = kv_lookup(s, parent_key(x));
 	if (p == KV_NONE) /* not reached: kv_is_root_side() saw a parent in DRAM */
