@@ -151,8 +151,9 @@ static int bench_kv(const char *path, const char *policy)
 		return EXIT_USAGE;
 	}
 	double load = now_seconds() - t0;
-	printf("{\n  \"kv\": {\"path\": \"%s\", \"requests\": %llu, \"block_ids\": %llu, \"load_seconds\": %.3f,\n",
-	       path, (unsigned long long)kt.n, (unsigned long long)kt.nids, load);
+	printf("{\n  \"kv\": {\"path\": \"%s\", \"requests\": %llu, \"block_ids\": %llu, \"block_ids_stored\": %llu, "
+	       "\"load_seconds\": %.3f,\n",
+	       path, (unsigned long long)kt.n, (unsigned long long)kt.nids, (unsigned long long)kt.stored, load);
 	printf("    \"policies\": [\n");
 	total = load;
 	for (int i = 0; kv_policies[i]; i++) {
