@@ -481,6 +481,74 @@ static void test_fuzz_regressions(void **state)
 	assert_true(n >= 1);
 }
 
+/* kv_trace_load() gives what a streaming read gives, request by request (ids may be shared). */
+static void same_in_memory(const char *path)
+{
+	struct trace_opts o;
+	struct kv_trace kt;
+	char err[5000];
+	trace_opts_default(&o);
+	if (kv_trace_load(path, &o, &kt, err, sizeof(err)))
+		fail_msg("kv_trace_load(%s): %s", path, err);
+	struct trace *t = trace_open(path, &o, err, sizeof(err));
+	assert_non_null(t);
+	struct kv_request rq;
+	uint64_t n = 0, ids = 0;
+	while (trace_next_kv(t, &rq) == 1) {
+		assert_true(n < kt.n);
+		const struct kv_request *m = &kt.rq[n++];
+		assert_true(m->t == rq.t);
+		assert_int_equal(m->session, rq.session);
+		assert_int_equal(m->parent, rq.parent);
+		assert_int_equal(m->block_tokens, rq.block_tokens);
+		assert_int_equal(m->input_tokens, rq.input_tokens);
+		assert_int_equal(m->output_tokens, rq.output_tokens);
+		assert_int_equal(m->nblocks, rq.nblocks);
+		assert_memory_equal(m->blocks, rq.blocks, rq.nblocks * sizeof(uint64_t));
+		ids += rq.nblocks;
+	}
+	assert_int_equal(n, kt.n);
+	assert_int_equal(ids, kt.nids);
+	assert_true(kt.stored <= kt.nids);
+	trace_close(t);
+	kv_trace_free(&kt);
+}
+
+/* A session that grows, repeats a shorter prefix, diverges and grows again, with another session
+ * in between. Stored: [1 2 3] once for s1's first three requests, [1 9 10] for its last two, [7]
+ * for s2: 7 of 13 ids. Requests without a session share nothing. */
+static void test_kv_in_memory(void **state)
+{
+	(void)state;
+	const char *p = put("mem.jsonl",
+			    "{\"session_id\": \"s1\", \"timestamp\": 0, \"input_length\": 32, \"output_length\": 1, \"hash_ids\": [1, 2]}\n"
+			    "{\"session_id\": \"s1\", \"timestamp\": 1, \"input_length\": 48, \"output_length\": 1, \"hash_ids\": [1, 2, 3]}\n"
+			    "{\"session_id\": \"s2\", \"timestamp\": 2, \"input_length\": 16, \"output_length\": 1, \"hash_ids\": [7]}\n"
+			    "{\"session_id\": \"s1\", \"timestamp\": 3, \"input_length\": 32, \"output_length\": 1, \"hash_ids\": [1, 2]}\n"
+			    "{\"session_id\": \"s1\", \"timestamp\": 4, \"input_length\": 32, \"output_length\": 1, \"hash_ids\": [1, 9]}\n"
+			    "{\"session_id\": \"s1\", \"timestamp\": 5, \"input_length\": 48, \"output_length\": 1, \"hash_ids\": [1, 9, 10]}\n");
+	same_in_memory(p);
+	struct trace_opts o;
+	struct kv_trace kt;
+	char err[5000];
+	trace_opts_default(&o);
+	o.block_tokens = 16;
+	assert_int_equal(kv_trace_load(p, &o, &kt, err, sizeof(err)), 0);
+	assert_int_equal(kt.n, 6);
+	assert_int_equal(kt.nids, 13);
+	assert_int_equal(kt.stored, 7);
+	assert_ptr_equal(kt.rq[0].blocks, kt.rq[1].blocks); /* one buffer for s1's first three */
+	assert_ptr_equal(kt.rq[0].blocks, kt.rq[3].blocks);
+	assert_ptr_not_equal(kt.rq[4].blocks, kt.rq[0].blocks);
+	kv_trace_free(&kt);
+	p = put("mem2.jsonl", "{\"timestamp\": 0, \"input_length\": 32, \"output_length\": 1, \"hash_ids\": [5, 6]}\n"
+			      "{\"timestamp\": 1, \"input_length\": 32, \"output_length\": 1, \"hash_ids\": [5, 6]}\n");
+	same_in_memory(p);
+	assert_int_equal(kv_trace_load(p, &o, &kt, err, sizeof(err)), 0);
+	assert_int_equal(kt.stored, 4); /* no session: no sharing */
+	kv_trace_free(&kt);
+}
+
 /* The real traces, when ../shared is beside the project. */
 static void count_real(const char *rel, enum trace_format f, uint64_t want_req, uint64_t want_sess)
 {
@@ -505,6 +573,7 @@ static void count_real(const char *rel, enum trace_format f, uint64_t want_req, 
 	assert_int_equal(n, want_req);
 	assert_int_equal(smax, want_sess);
 	trace_close(t);
+	same_in_memory(path);
 }
 
 static void test_real_mooncake_conversation(void **state)
@@ -538,6 +607,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_weka_compaction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zstd_and_detection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fuzz_regressions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_in_memory, setup, teardown),
 		cmocka_unit_test(test_real_mooncake_conversation),
 		cmocka_unit_test(test_real_mooncake_synthetic),
 		cmocka_unit_test(test_real_weka),

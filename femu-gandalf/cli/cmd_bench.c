@@ -12,6 +12,11 @@
  *
  * --parse PATH (repeatable) instead measures the trace readers: a full pass over each trace,
  * in MB/s of (decompressed) input and records per second.
+ *
+ * --kv PATH instead measures the KV-cache tier simulator at the kv command's defaults
+ * (Qwen3-Next-80B-A3B, 100 GiB DRAM, 1 TiB SSD tier, no device): the trace is loaded once, then
+ * each policy (--policy, default all) replays it; rates are prefix-block accesses per second of
+ * replay, parsing excluded (it is reported on its own, as is the oracle's pre-pass).
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +24,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kvsim.h"
 #include "preset.h"
 #include "trace.h"
 #include "workload.h"
@@ -118,21 +124,101 @@ static int bench_parse(char **paths)
 	return 0;
 }
 
+static int bench_kv(const char *path, const char *policy)
+{
+	struct trace_opts o;
+	struct kv_trace kt;
+	struct kv_config cfg = {0};
+	char err[8192];
+	int rc = 1;
+	void *fut = NULL;
+	trace_opts_default(&o);
+	fg_kv_defaults(&cfg);
+	cfg.dram_bytes = 100ull << 30;
+	cfg.ssd_bytes = 1ull << 40;
+	fg_kv_no_device(&cfg);
+	if (kv_model_load("qwen3-next-80b-a3b", &cfg.model, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf bench: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (strcmp(policy, "all") && !kv_policy_find(policy)) {
+		fprintf(stderr, "femu-gandalf bench: --policy %s: unknown policy\n", policy);
+		return EXIT_USAGE;
+	}
+	double t0 = now_seconds(), total = 0;
+	if (kv_trace_load(path, &o, &kt, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf bench: %s\n", err);
+		return EXIT_USAGE;
+	}
+	double load = now_seconds() - t0;
+	printf("{\n  \"kv\": {\"path\": \"%s\", \"requests\": %llu, \"block_ids\": %llu, \"block_ids_stored\": %llu, "
+	       "\"load_seconds\": %.3f,\n",
+	       path, (unsigned long long)kt.n, (unsigned long long)kt.nids, (unsigned long long)kt.stored, load);
+	printf("    \"policies\": [\n");
+	total = load;
+	for (int i = 0; kv_policies[i]; i++) {
+		const struct kv_policy *p = kv_policies[i];
+		struct kvsim s;
+		double prep = 0;
+		if (strcmp(policy, "all") && strcmp(policy, p->name))
+			continue;
+		cfg.oracle = NULL;
+		if (!strcmp(p->name, "oracle")) {
+			t0 = now_seconds();
+			if (!fut && !(fut = kv_oracle_prepare(&kt, err, sizeof(err)))) {
+				fprintf(stderr, "femu-gandalf bench: %s\n", err);
+				goto out;
+			}
+			prep = now_seconds() - t0;
+			cfg.oracle = fut;
+		}
+		if (kvsim_init(&s, &cfg, p, "", NULL, err, sizeof(err))) {
+			fprintf(stderr, "femu-gandalf bench: %s\n", err);
+			goto out;
+		}
+		t0 = now_seconds();
+		for (uint64_t r = 0; r < kt.n; r++)
+			if (kvsim_request(&s, &kt.rq[r], err, sizeof(err))) {
+				fprintf(stderr, "femu-gandalf bench: request %llu: %s\n", (unsigned long long)r + 1, err);
+				kvsim_free(&s);
+				goto out;
+			}
+		kvsim_finish(&s);
+		double secs = now_seconds() - t0;
+		total += prep + secs;
+		printf("      {\"policy\": \"%s\", \"seconds\": %.3f, \"prepare_seconds\": %.3f, "
+		       "\"block_accesses_per_s\": %.0f, \"miss_ratio\": %.6f}%s\n",
+		       p->name, secs, prep, s.st.prefix_blocks / secs,
+		       1 - (double)s.st.hit_blocks / (s.st.prefix_blocks ? s.st.prefix_blocks : 1),
+		       strcmp(policy, "all") || !kv_policies[i + 1] ? "" : ",");
+		kvsim_free(&s);
+	}
+	printf("    ],\n    \"total_seconds\": %.3f, \"peak_rss_kib\": %ld}\n}\n", total, rss_kib("VmHWM:"));
+	rc = 0;
+out:
+	kv_oracle_free(fut);
+	kv_trace_free(&kt);
+	return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	gboolean big = FALSE, quick = FALSE;
-	char **parse = NULL;
+	char **parse = NULL, *kv = NULL, *policy = "all";
 	GOptionEntry opts[] = {
 		{"quick", 'q', 0, G_OPTION_ARG_NONE, &quick, "8 GiB device instead of 64 GiB (faster, less exact)", NULL},
 		{"big", 0, 0, G_OPTION_ARG_NONE, &big, "also run (d): the 3.84 TB ent-tlc-4t preset, peak RSS", NULL},
 		{"parse", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &parse, "instead, time the trace reader on PATH (repeatable)", "PATH"},
+		{"kv", 0, 0, G_OPTION_ARG_FILENAME, &kv, "instead, time the KV simulator's policies on the KV trace PATH", "PATH"},
+		{"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "with --kv: one policy (default all)", "P"},
 		{NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("- FTL speed and memory benchmarks (JSON on stdout)");
 	g_option_context_add_main_entries(ctx, opts, NULL);
 	g_option_context_set_description(ctx, "Examples:\n  femu-gandalf bench\n  femu-gandalf bench --quick\n"
 					      "  femu-gandalf bench --big   # needs ~10 GiB RAM\n"
-					      "  femu-gandalf bench --parse ../shared/traces/weka-claude-code\n");
+					      "  femu-gandalf bench --parse ../shared/traces/weka-claude-code\n"
+					      "  femu-gandalf bench --kv ../shared/traces/weka-claude-code --policy lru\n");
 	if (!fg_parse_opts(ctx, &argc, &argv)) {
 		g_option_context_free(ctx);
 		return EXIT_USAGE;
@@ -140,6 +226,8 @@ int cmd_bench(int argc, char **argv)
 	g_option_context_free(ctx);
 	if (parse)
 		return bench_parse(parse);
+	if (kv)
+		return bench_kv(kv, policy);
 	/* 64 GiB user at Sf 0.10: 8 ch x 8 LUN, 1 MiB blocks (64 x 16 KiB pages), superblock GC */
 	const char *bpp = quick ? "blocks_per_plane=143" : "blocks_per_plane=1138";
 	char *sets[] = {"channels=8", "luns_per_channel=8", "planes_per_lun=1", (char *)bpp,

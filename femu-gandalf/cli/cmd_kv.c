@@ -38,6 +38,21 @@ struct kv_result {
 	uint64_t ssd_bytes;
 };
 
+void fg_kv_defaults(struct kv_config *c)
+{
+	c->ssd_gbps = 10;
+	c->pcie_gbps = 50;
+	c->prefill_tokens_per_s = 60000;
+	c->gpu_usd_per_hour = 2.5;
+	c->ssd_usd_per_tb = 100;
+}
+
+void fg_kv_no_device(struct kv_config *c)
+{
+	c->tbw_bytes = 1.0 * (double)c->ssd_bytes * 365.0 * 5.0;
+	c->ssd_usd = c->ssd_usd_per_tb * (double)c->ssd_bytes / 1e12;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -85,9 +100,7 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 			fprintf(stderr, "femu-gandalf: --device none needs --ssd SIZE\n");
 			return EXIT_USAGE;
 		}
-		/* without a device: the paper's 1 DWPD x 5 years drive of the tier's size */
-		cfg.tbw_bytes = 1.0 * (double)cfg.ssd_bytes * 365.0 * 5.0;
-		cfg.ssd_usd = cfg.ssd_usd_per_tb * (double)cfg.ssd_bytes / 1e12;
+		fg_kv_no_device(&cfg);
 	}
 	if (!strcmp(pol->name, "oracle")) {
 		if (ro->loops != 1) {
@@ -328,11 +341,7 @@ int cmd_kv(int argc, char **argv)
 	gint loops = 1;
 	struct trace_cli tc = {0};
 	struct kv_run_opts ro = {0};
-	ro.cfg.ssd_gbps = 10;
-	ro.cfg.pcie_gbps = 50;
-	ro.cfg.prefill_tokens_per_s = 60000;
-	ro.cfg.gpu_usd_per_hour = 2.5;
-	ro.cfg.ssd_usd_per_tb = 100;
+	fg_kv_defaults(&ro.cfg);
 	GOptionEntry opts[] = {
 		{"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace, "KV-request trace (file or WEKA directory)", "T"},
 		{"model", 'm', 0, G_OPTION_ARG_STRING, &model, "model from the catalog (femu-gandalf models)", "M"},

@@ -57,11 +57,17 @@ uint32_t kv_lookup(const struct kvsim *s, uint64_t key)
 {
 	uint64_t m = s->mcap - 1;
 	for (uint64_t i = mix(key) & m;; i = (i + 1) & m) {
-		if (s->mvals[i] == KV_NONE)
+		if (s->map[i].val == KV_NONE)
 			return KV_NONE;
-		if (s->mkeys[i] == key)
-			return s->mvals[i];
+		if (s->map[i].key == key)
+			return s->map[i].val;
 	}
+}
+
+/* Start fetching key's slot: a request's lookups are independent, so their misses can overlap. */
+static inline void map_prefetch(const struct kvsim *s, uint64_t key)
+{
+	__builtin_prefetch(&s->map[mix(key) & (s->mcap - 1)]);
 }
 
 static int map_grow(struct kvsim *s);
@@ -71,48 +77,46 @@ static int map_put(struct kvsim *s, uint64_t key, uint32_t val)
 	if ((s->mcount + 1) * 4 > s->mcap * 3 && map_grow(s))
 		return -1;
 	uint64_t m = s->mcap - 1, i = mix(key) & m;
-	while (s->mvals[i] != KV_NONE)
+	while (s->map[i].val != KV_NONE)
 		i = (i + 1) & m;
-	s->mkeys[i] = key;
-	s->mvals[i] = val;
+	s->map[i].key = key;
+	s->map[i].val = val;
 	s->mcount++;
 	return 0;
 }
 
 static int map_grow(struct kvsim *s)
 {
-	uint64_t ocap = s->mcap, *ok = s->mkeys;
-	uint32_t *ov = s->mvals;
-	s->mcap = ocap ? ocap * 2 : 1024;
-	s->mkeys = malloc(s->mcap * sizeof(uint64_t));
-	s->mvals = malloc(s->mcap * sizeof(uint32_t));
-	if (!s->mkeys || !s->mvals)
+	uint64_t ocap = s->mcap;
+	struct kv_slot *old = s->map, *n = malloc((ocap ? ocap * 2 : 1024) * sizeof(*n));
+	if (!n)
 		return -1;
-	memset(s->mvals, 0xff, s->mcap * sizeof(uint32_t));
+	s->map = n;
+	s->mcap = ocap ? ocap * 2 : 1024;
+	for (uint64_t i = 0; i < s->mcap; i++)
+		s->map[i].val = KV_NONE;
 	s->mcount = 0;
 	for (uint64_t i = 0; i < ocap; i++)
-		if (ov[i] != KV_NONE)
-			map_put(s, ok[i], ov[i]);
-	free(ok);
-	free(ov);
+		if (old[i].val != KV_NONE)
+			map_put(s, old[i].key, old[i].val);
+	free(old);
 	return 0;
 }
 
 static void map_del(struct kvsim *s, uint64_t key)
 {
 	uint64_t m = s->mcap - 1, i = mix(key) & m;
-	while (s->mkeys[i] != key || s->mvals[i] == KV_NONE)
+	while (s->map[i].key != key || s->map[i].val == KV_NONE)
 		i = (i + 1) & m;
 	/* backward-shift deletion keeps every probe chain unbroken */
-	for (uint64_t j = (i + 1) & m; s->mvals[j] != KV_NONE; j = (j + 1) & m) {
-		uint64_t h = mix(s->mkeys[j]) & m;
+	for (uint64_t j = (i + 1) & m; s->map[j].val != KV_NONE; j = (j + 1) & m) {
+		uint64_t h = mix(s->map[j].key) & m;
 		if (((j - h) & m) >= ((j - i) & m)) {
-			s->mkeys[i] = s->mkeys[j];
-			s->mvals[i] = s->mvals[j];
+			s->map[i] = s->map[j];
 			i = j;
 		}
 	}
-	s->mvals[i] = KV_NONE;
+	s->map[i].val = KV_NONE;
 	s->mcount--;
 }
 
@@ -554,7 +558,11 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 		s->idxcap = n;
 	}
 	uint32_t r = 0;
+	for (uint32_t i = 0; i < n && i < 8; i++)
+		map_prefetch(s, rq->blocks[i]);
 	while (r < n) {
+		if (r + 8 < n)
+			map_prefetch(s, rq->blocks[r + 8]);
 		uint32_t o = kv_lookup(s, rq->blocks[r]);
 		if (o == KV_NONE)
 			break;
@@ -575,6 +583,8 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 			o = kv_lookup(s, rq->blocks[b - 1] | KV_LINEAR_BIT);
 		else
 			break;
+		if (i + 4 < b) /* the objects are scattered: overlap their misses */
+			__builtin_prefetch(&s->obj[s->idx[i + 4]]);
 		struct kv_obj *x = &s->obj[o];
 		if (x->in_dram) {
 			s->st.hits[0][x->kind]++;
@@ -728,10 +738,8 @@ int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_polic
 	if (map_grow(s))
 		return fail(err, errlen, "out of memory");
 	if (p->init && p->init(s, err, errlen)) {
-		free(s->mkeys);
-		free(s->mvals);
-		s->mkeys = NULL;
-		s->mvals = NULL;
+		free(s->map);
+		s->map = NULL;
 		s->pol = NULL; /* nothing for kvsim_free() to finish */
 		return -1;
 	}
@@ -750,8 +758,7 @@ void kvsim_free(struct kvsim *s)
 	if (s->pol && s->pol->fini)
 		s->pol->fini(s);
 	free(s->obj);
-	free(s->mkeys);
-	free(s->mvals);
+	free(s->map);
 	free(s->freeslot[0]);
 	free(s->freeslot[1]);
 	free(s->ring);

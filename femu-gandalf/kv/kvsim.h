@@ -29,25 +29,26 @@ const char *kv_model_dir(void);
 enum { OBJ_FULL = 0, OBJ_LINEAR = 1 };
 
 struct kv_obj {
+	/* the first 64 bytes are what a hit reads and writes */
 	uint64_t key;        /* block id (full) or block id at the boundary | 1<<63 (linear) */
-	uint64_t parent_key; /* full: previous block id, KV_NO_PARENT for the first */
 	uint64_t size;
-	uint64_t lba;        /* SSD slot, bytes */
 	uint64_t last_req;   /* request index of the last use */
 	double last_t;       /* trace time of the last use */
-	uint64_t session;
+	uint64_t dseq;       /* DRAM LRU stamp: the DRAM list is in stamp order (head = largest) */
 	uint32_t dprev, dnext, sprev, snext; /* DRAM and SSD LRU lists (head = most recent) */
+	uint32_t refs;       /* uses: admission and hits */
+	uint8_t kind, in_dram, in_ssd;
+	uint8_t pol_flag;    /* policy scratch (0 when new) */
+	uint64_t parent_key; /* full: previous block id, KV_NO_PARENT for the first */
+	uint64_t lba;        /* SSD slot, bytes */
+	uint64_t session;
+	double score;        /* policy scratch */
 	uint32_t nchild;     /* cached objects whose parent this is (chunks and the state here) */
 	uint32_t parent;     /* index of the parent when created (a hint: checked against parent_key) */
-	uint32_t refs;       /* uses: admission and hits */
 	uint32_t ssd_hits;   /* hits served from SSD since it was last written there */
 	uint32_t recompute_tokens; /* what losing it costs: a chunk's tokens; a state's span */
 	uint32_t end_tokens; /* prefix tokens up to its end: a chunk's last token, a state's boundary */
-	uint64_t dseq;       /* DRAM LRU stamp: the DRAM list is in stamp order (head = largest) */
-	double score;        /* policy scratch */
 	uint32_t pol_link[2];/* policy scratch: links of a policy's own list (KV_NONE when new) */
-	uint8_t kind, in_dram, in_ssd;
-	uint8_t pol_flag;    /* policy scratch (0 when new) */
 };
 #define KV_NO_PARENT UINT64_MAX
 #define KV_LINEAR_BIT (1ull << 63)
@@ -112,8 +113,7 @@ struct kvsim {
 	/* objects and the key -> index map */
 	struct kv_obj *obj;
 	uint32_t nobj, cap, free_head;
-	uint64_t *mkeys;
-	uint32_t *mvals;
+	struct kv_slot { uint64_t key; uint32_t val; } *map; /* one cache line holds a key and its value */
 	uint64_t mcap, mcount;
 	/* tiers: DRAM in object bytes, SSD in slot bytes (what it takes of the device) */
 	uint64_t dram_used, ssd_used;

@@ -22,6 +22,8 @@
 struct wa {
 	double tau;
 	double seen[4], reused[4];
+	double memo_now, memo_t, memo_decay; /* the last exp() computed: neighbours in LRU order
+						 often share a last use time (one request) */
 };
 
 static int cat(const struct kv_obj *x)
@@ -31,10 +33,15 @@ static int cat(const struct kv_obj *x)
 
 static double prio(const struct kvsim *s, const struct kv_obj *x)
 {
-	const struct wa *w = s->pol_state;
+	struct wa *w = s->pol_state;
 	int c = cat(x);
 	double p = (w->reused[c] + 1) / (w->seen[c] + 2);
-	return p * exp(-(s->now_t - x->last_t) / w->tau);
+	if (w->memo_now != s->now_t || w->memo_t != x->last_t) {
+		w->memo_now = s->now_t;
+		w->memo_t = x->last_t;
+		w->memo_decay = exp(-(s->now_t - x->last_t) / w->tau);
+	}
+	return p * w->memo_decay;
 }
 
 static double prio_cb(struct kvsim *s, uint32_t o, void *arg)
@@ -84,6 +91,7 @@ static int wa_init(struct kvsim *s, char *err, size_t errlen)
 	if (!w)
 		return snprintf(err, errlen, "out of memory"), -1;
 	w->tau = kv_param(s, "tau", 600);
+	w->memo_now = NAN; /* nothing memoized yet */
 	if (w->tau <= 0) {
 		free(w);
 		return snprintf(err, errlen, "--param tau must be > 0"), -1;

@@ -3,18 +3,134 @@
  *
  * The KV simulator replays one trace many times: every policy of --policy all, every point of a
  * sweep, --loop passes, and the oracle's pre-pass over the future. Parsing JSON costs more than
- * simulating LRU, so the trace is parsed once into two arrays (the requests, and all their block
- * ids back to back) and replayed from there. The WEKA subset (8,853 requests, 18.5 M block ids)
- * takes about 150 MB.
+ * simulating LRU, so the trace is parsed once and replayed from memory.
+ *
+ * Agentic and multi-turn traces resend the whole conversation each turn, so most block ids are
+ * repeats: the WEKA subset has 18.5 M ids in 8,853 requests. A request whose ids extend (or
+ * repeat the start of) its session's previous ids shares that session's buffer; only the new tail
+ * is stored. Requests without a session, or that diverge from it, start a buffer of their own
+ * (sessionless requests share one append-only buffer). Every request's ids then lie at some
+ * offset of one buffer, which is fixed up into a pointer once no buffer moves any more.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "trace.h"
 
+struct buf {
+	uint64_t *ids;
+	uint64_t n, cap;
+};
+
+struct sess {
+	uint64_t id;  /* session + 1; 0 = empty */
+	uint32_t buf; /* its current buffer */
+};
+
+struct loader {
+	struct buf *bufs;
+	uint32_t nbufs, bufcap;
+	struct sess *sess;
+	uint64_t scap, scount;
+	uint32_t *where; /* per request: its buffer (the offset sits in rq.blocks meanwhile) */
+};
+
+static int buf_new(struct loader *l)
+{
+	if (l->nbufs == l->bufcap) {
+		uint32_t c = l->bufcap ? 2 * l->bufcap : 64;
+		struct buf *n = realloc(l->bufs, c * sizeof(*n));
+		if (!n)
+			return -1;
+		l->bufs = n;
+		l->bufcap = c;
+	}
+	l->bufs[l->nbufs] = (struct buf){0};
+	return (int)l->nbufs++;
+}
+
+static int buf_append(struct buf *b, const uint64_t *ids, uint64_t n)
+{
+	if (b->n + n > b->cap) {
+		uint64_t c = b->cap ? b->cap : 64;
+		while (c < b->n + n)
+			c *= 2;
+		uint64_t *p = realloc(b->ids, c * sizeof(*p));
+		if (!p)
+			return -1;
+		b->ids = p;
+		b->cap = c;
+	}
+	memcpy(b->ids + b->n, ids, n * sizeof(*ids));
+	b->n += n;
+	return 0;
+}
+
+/* the session's entry (buf = UINT32_MAX when new); NULL when out of memory */
+static struct sess *sess_get(struct loader *l, uint64_t id)
+{
+	if ((l->scount + 1) * 2 > l->scap) {
+		uint64_t oc = l->scap;
+		struct sess *old = l->sess, *n = calloc(oc ? 2 * oc : 256, sizeof(*n));
+		if (!n)
+			return NULL;
+		l->sess = n;
+		l->scap = oc ? 2 * oc : 256;
+		for (uint64_t i = 0; i < oc; i++)
+			if (old[i].id) {
+				uint64_t j = (old[i].id * 0x9e3779b97f4a7c15ull) >> 20 & (l->scap - 1);
+				while (l->sess[j].id)
+					j = (j + 1) & (l->scap - 1);
+				l->sess[j] = old[i];
+			}
+		free(old);
+	}
+	uint64_t key = id + 1, j = (key * 0x9e3779b97f4a7c15ull) >> 20 & (l->scap - 1);
+	while (l->sess[j].id && l->sess[j].id != key)
+		j = (j + 1) & (l->scap - 1);
+	if (!l->sess[j].id) {
+		l->sess[j].id = key;
+		l->sess[j].buf = UINT32_MAX;
+		l->scount++;
+	}
+	return &l->sess[j];
+}
+
+/* Store rq's ids: returns the buffer, with the offset in *off; -1 when out of memory. */
+static int store(struct loader *l, const struct kv_request *rq, uint64_t *off)
+{
+	if (rq->session == KV_NO_SESSION) {
+		if (!l->nbufs && buf_new(l) < 0) /* buffer 0: the sessionless requests */
+			return -1;
+		*off = l->bufs[0].n;
+		return buf_append(&l->bufs[0], rq->blocks, rq->nblocks) ? -1 : 0;
+	}
+	if (!l->nbufs && buf_new(l) < 0)
+		return -1;
+	struct sess *e = sess_get(l, rq->session);
+	if (!e)
+		return -1;
+	*off = 0;
+	if (e->buf != UINT32_MAX) {
+		struct buf *b = &l->bufs[e->buf];
+		uint64_t same = rq->nblocks < b->n ? rq->nblocks : b->n;
+		if (!memcmp(b->ids, rq->blocks, same * sizeof(uint64_t))) {
+			if (rq->nblocks > b->n && buf_append(b, rq->blocks + b->n, rq->nblocks - b->n))
+				return -1;
+			return (int)e->buf;
+		}
+	}
+	int nb = buf_new(l);
+	if (nb < 0 || buf_append(&l->bufs[nb], rq->blocks, rq->nblocks))
+		return -1;
+	e->buf = (uint32_t)nb;
+	return nb;
+}
+
 int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace *kt, char *err, size_t errlen)
 {
-	uint64_t rcap = 0, icap = 0;
+	struct loader l = {0};
+	uint64_t rcap = 0;
 	memset(kt, 0, sizeof(*kt));
 	struct trace *t = trace_open(path, o, err, errlen);
 	if (!t)
@@ -29,21 +145,19 @@ int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace 
 		if (kt->n == rcap) {
 			rcap = rcap ? 2 * rcap : 1024;
 			struct kv_request *n = realloc(kt->rq, rcap * sizeof(*n));
-			if (!n)
+			uint32_t *w = realloc(l.where, rcap * sizeof(*w));
+			if (w)
+				l.where = w;
+			if (!n || !w)
 				goto oom;
 			kt->rq = n;
 		}
-		if (kt->nids + rq.nblocks > icap) {
-			while (kt->nids + rq.nblocks > icap)
-				icap = icap ? 2 * icap : 1 << 16;
-			uint64_t *n = realloc(kt->ids, icap * sizeof(*n));
-			if (!n)
-				goto oom;
-			kt->ids = n;
-		}
-		if (rq.nblocks)
-			memcpy(kt->ids + kt->nids, rq.blocks, rq.nblocks * sizeof(uint64_t));
-		rq.blocks = NULL; /* an offset until the ids stop moving (below) */
+		uint64_t off;
+		int b = store(&l, &rq, &off);
+		if (b < 0)
+			goto oom;
+		l.where[kt->n] = (uint32_t)b;
+		rq.blocks = (const uint64_t *)(uintptr_t)off; /* a pointer once the buffers stop moving */
 		kt->rq[kt->n++] = rq;
 		kt->nids += rq.nblocks;
 	}
@@ -52,20 +166,41 @@ int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace 
 		goto fail;
 	}
 	trace_close(t);
-	for (uint64_t i = 0, off = 0; i < kt->n; off += kt->rq[i++].nblocks)
-		kt->rq[i].blocks = kt->ids + off;
+	for (uint64_t i = 0; i < kt->n; i++)
+		kt->rq[i].blocks = l.bufs[l.where[i]].ids + (uintptr_t)kt->rq[i].blocks;
+	kt->bufs = malloc((l.nbufs + 1) * sizeof(*kt->bufs));
+	if (!kt->bufs) {
+		t = NULL;
+		goto oom;
+	}
+	for (uint32_t i = 0; i < l.nbufs; i++) {
+		kt->bufs[i] = l.bufs[i].ids;
+		kt->stored += l.bufs[i].n;
+	}
+	kt->nbufs = l.nbufs;
+	free(l.bufs);
+	free(l.sess);
+	free(l.where);
 	return 0;
 oom:
 	snprintf(err, errlen, "%s: out of memory after %llu requests", path, (unsigned long long)kt->n);
 fail:
 	trace_close(t);
-	kv_trace_free(kt);
+	for (uint32_t i = 0; i < l.nbufs; i++)
+		free(l.bufs[i].ids);
+	free(l.bufs);
+	free(l.sess);
+	free(l.where);
+	free(kt->rq);
+	memset(kt, 0, sizeof(*kt));
 	return -1;
 }
 
 void kv_trace_free(struct kv_trace *kt)
 {
+	for (uint64_t i = 0; i < kt->nbufs; i++)
+		free(kt->bufs[i]);
+	free(kt->bufs);
 	free(kt->rq);
-	free(kt->ids);
 	memset(kt, 0, sizeof(*kt));
 }

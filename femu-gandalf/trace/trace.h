@@ -76,10 +76,10 @@ const char *trace_where(struct trace *t);
 
 /* A whole KV-request trace in memory (kvmem.c), to replay it many times for one parse. */
 struct kv_trace {
-	struct kv_request *rq; /* in trace order; blocks point into ids */
-	uint64_t n;
-	uint64_t *ids;         /* owned; NULL when the caller built rq itself */
-	uint64_t nids;
+	struct kv_request *rq; /* in trace order; blocks point into bufs (requests may share ids) */
+	uint64_t n, nids;      /* requests, block ids they hold */
+	uint64_t **bufs;       /* owned; none when the caller built rq itself */
+	uint64_t nbufs, stored; /* ids actually stored */
 };
 int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace *kt, char *err, size_t errlen);
 void kv_trace_free(struct kv_trace *kt);
