@@ -541,7 +541,7 @@ static struct kvsim *sim_any(const char *pol, struct kv_config c)
 {
 	if (!strcmp(pol, "oracle")) {
 		char err[512];
-		c.oracle = kv_oracle_prepare(&future, err, sizeof(err));
+		c.oracle = kv_oracle_prepare(&future, c.model.linear_state_bytes > 0, err, sizeof(err));
 		if (!c.oracle)
 			fail_msg("%s", err);
 	}

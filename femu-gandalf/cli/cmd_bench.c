@@ -165,7 +165,7 @@ static int bench_kv(const char *path, const char *policy)
 		cfg.oracle = NULL;
 		if (!strcmp(p->name, "oracle")) {
 			t0 = now_seconds();
-			if (!fut && !(fut = kv_oracle_prepare(&kt, err, sizeof(err)))) {
+			if (!fut && !(fut = kv_oracle_prepare(&kt, cfg.model.linear_state_bytes > 0, err, sizeof(err)))) {
 				fprintf(stderr, "femu-gandalf bench: %s\n", err);
 				goto out;
 			}

@@ -455,7 +455,7 @@ int cmd_kv(int argc, char **argv)
 		goto out;
 	}
 	if ((!one || one == kv_policy_find("oracle")) && loops == 1 &&
-	    !(ro.oracle = kv_oracle_prepare(&ro.kt, err, sizeof(err)))) {
+	    !(ro.oracle = kv_oracle_prepare(&ro.kt, ro.cfg.model.linear_state_bytes > 0, err, sizeof(err)))) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		goto out;
 	}

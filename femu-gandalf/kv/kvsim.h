@@ -139,7 +139,7 @@ struct kvsim {
 };
 
 /* The oracle's knowledge of the future: one pass over the trace (docs/policies.md). */
-void *kv_oracle_prepare(const struct kv_trace *kt, char *err, size_t errlen);
+void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_t errlen);
 void kv_oracle_free(void *f);
 
 /* Parse "k=v,k=v" policy parameters: get one as a double (default if absent). */

@@ -2,9 +2,10 @@
  * oracle.c - "oracle": offline, knows the future (the Gandalf paper's Sec. 3.2).
  *
  * Before the run, one pass over the trace records, for every chunk and every state, the requests
- * that will use it: a chunk is used by every request whose prefix holds its block; a state is used
- * by a later request when it is the longest state already created (at an earlier request's
- * boundary) along that request's prefix: a newer state supersedes it. During the run:
+ * that will use it: a state is used by a later request when it is the longest state already
+ * created (at an earlier request's boundary) along that request's prefix: a newer state
+ * supersedes it; a chunk is used by every request whose prefix holds its block, and for a hybrid
+ * model only up to that state (a hit cannot reach past it). During the run:
  *   - DRAM evicts by Belady: the object whose next use is farthest away (never = infinitely far);
  *   - an object leaving DRAM is written to SSD only when its remaining uses pay for it:
  *       uses x recompute(x) > fee x size(x) + replacement,
@@ -131,7 +132,7 @@ void kv_oracle_free(void *p)
 }
 
 /* Two passes over the trace: count the uses of every key, then record them. */
-void *kv_oracle_prepare(const struct kv_trace *kt, char *err, size_t errlen)
+void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_t errlen)
 {
 	struct fut *f = calloc(1, sizeof(*f));
 	struct fut bset = {0}; /* boundaries (states) created so far in this pass */
@@ -151,15 +152,18 @@ void *kv_oracle_prepare(const struct kv_trace *kt, char *err, size_t errlen)
 			uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : rq->nblocks;
 			if (bnd > rq->nblocks)
 				bnd = rq->nblocks;
-			/* chunks: every block of the prefix; state: the longest earlier boundary on it */
-			for (uint32_t j = 0; j <= rq->nblocks; j++) {
+			/* state: the longest earlier boundary on the prefix; chunks: every block of the
+			 * prefix, or for a hybrid model those up to that boundary (no hit can reach past
+			 * the last state, whatever is cached) */
+			uint32_t b = rq->nblocks;
+			while (b > 0 && fut_find(&bset, rq->blocks[b - 1]) == UINT32_MAX)
+				b--;
+			uint32_t nchunk = hybrid ? b : rq->nblocks;
+			for (uint32_t j = 0; j <= nchunk; j++) {
 				uint64_t key;
-				if (j < rq->nblocks) {
+				if (j < nchunk) {
 					key = rq->blocks[j];
 				} else {
-					uint32_t b = rq->nblocks;
-					while (b > 0 && fut_find(&bset, rq->blocks[b - 1]) == UINT32_MAX)
-						b--;
 					if (!b)
 						break;
 					key = rq->blocks[b - 1] | KV_LINEAR_BIT;
