@@ -3,18 +3,32 @@
  *
  * New objects enter DRAM. When DRAM needs room, compare
  *   the cheapest drop: a DRAM *leaf* (no cached child), priced
- *       p(w) x recompute(x) / (size(x) x w)
- *   the cheapest move to SSD: the longest-waiting *root-side* DRAM node (parent not in DRAM) of
- *   each size class (full chunks, linear states), priced
+ *       value(x) / (size(x) x w)
+ *   the cheapest move to SSD: the longest-waiting *movable* DRAM object of each size class (full
+ *   chunks, linear states), priced
  *       (lambda x m x fee x size(x) + replacement(size(x))) / (size(x) x w)
- * and do the cheaper. w is the requests the object has waited since its last use (>= 1), so both
- * prices are dollars per byte of DRAM per request of waiting (the paper's third observation:
- * an object idle for long is likely to stay idle). recompute(x) = its tokens x GPU $/token; for
- * a linear state, the tokens since the boundary its request hit (losing it falls back there).
- * fee = SSD price / rated TBW bytes; m = 1, or with --target-years the ratio of bytes written to
- * the budget for the elapsed time (grows when writes run ahead, shrinks when behind; clamped to
- * [1/16, 16]). replacement() = the value p x recompute of the lowest-valued SSD leaves that must
- * go to make room (0 while the SSD has room); those are also the SSD victims.
+ * and do the cheaper. w is the requests the object's session (or, without sessions, the object)
+ * has waited since it was last active (>= 1), so both prices are dollars per byte of DRAM per
+ * request of waiting (the paper's third observation: an object idle for long is likely to stay
+ * idle). fee = SSD price / rated TBW bytes; m = 1, or with --target-years the ratio of bytes
+ * written to the budget for the elapsed time (grows when writes run ahead, shrinks when behind;
+ * clamped to [1/16, 16]). replacement() = the value of the lowest-valued SSD leaves that must go
+ * to make room (0 while the SSD has room); those are also the SSD victims.
+ *
+ * value(x) = p(w) x recompute(x) x GPU $/token, where recompute(x) follows what a hit needs
+ * (docs/kv.md: all chunks up to a boundary plus a state there):
+ *   - a chunk: its tokens; but for a hybrid model a chunk that is a leaf (no cached chunk or state
+ *     below it) can end no hit and lead to none, so it is worth 0 (except while its own request
+ *     is being admitted: the state comes last);
+ *   - a state: the tokens back to the state its request hit if that one is still cached, else
+ *     back to the start of the prefix (where the session's next turn would fall back to); once
+ *     used, a state's p is multiplied by p_again, the learned share of used states used again
+ *     (the paper: "linear states are reused about once").
+ * Movable: the paper moves *root-side* objects (parent not in DRAM), so the SSD holds prefixes.
+ * We add children of a DRAM parent that is a branch point (several cached chunks below it) or
+ * has an SSD copy, since a hot prefix shared by every session (a system prompt) never leaves
+ * DRAM and would otherwise block every move below it; and linear states, which have no children
+ * and whose DRAM chain still serves a hit when they sit on SSD.
  *
  * p(w), the reuse probability, is learned online: of the sessions that were idle w requests
  * (log2 buckets), the share that came back. For a trace without sessions (Mooncake), the same
@@ -24,15 +38,16 @@
  * Heaps (Sec. 3.4): drop candidates, move candidates per class and SSD victims are collected
  * and ordered once per request, the first time the request needs room, and reused for all its
  * evictions; entries that stopped qualifying are skipped lazily, and a parent that becomes a
- * leaf during the request is pushed at once. DRAM candidates are all the leaves and root-side
- * nodes of DRAM (root-side nodes are often hot: the shared prefix roots), pushed in DRAM LRU
- * order. They are few (about 100 of 66,000 DRAM objects on the WEKA trace), so instead of
+ * leaf during the request is pushed at once. DRAM candidates are all the leaves and movable
+ * objects of DRAM, pushed in DRAM LRU order. They are few (about 100 of 66,000 DRAM objects on the WEKA trace), so instead of
  * scanning DRAM the hooks keep a watch list that holds every one of them: an object joins it when
  * admitted, when a child of it is freed (it may have become a leaf) and when its parent leaves
- * DRAM (it may have become root-side; an index by parent key finds the children); build() drops
+ * DRAM or becomes a branch point (it may have become movable; an index by parent key finds the
+ * children); build() drops
  * the ones that no longer qualify. SSD victims come from the 4096 least recently used SSD
  * objects, since a victim's value falls as it waits and the SSD tier is large (the paper
  * maintains these sets incrementally instead).
+ * FG_GANDALF_DEBUG=1 prints the learned p(w), p_again and the move/drop counts at the end.
  * Parameters: lambda=1, move_candidates=1.
  */
 #include <math.h>
