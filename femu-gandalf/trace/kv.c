@@ -41,6 +41,11 @@ struct kv_buffered {
 	size_t n, cap, next;
 	uint64_t *blk;
 	size_t nblk, blkcap;
+	/* WEKA: a request whose ids extend the previous request of its session, when those sit at
+	 * the end of blk, stores only the new ids after them (share: how many it reuses). A
+	 * conversation's requests mostly extend each other: 18.5 M ids, 1.5 M stored. */
+	uint64_t session;
+	size_t share;
 };
 
 struct sess {
@@ -245,16 +250,34 @@ static int get_num(json_t *o, const char *k, double *v)
 static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t *n)
 {
 	json_t *a = json_object_get(o, "hash_ids");
+	if (t->buf)
+		t->buf->share = 0;
 	if (!a)
 		return "missing 'hash_ids'";
 	if (json_is_integer(a) && (size_t)json_integer_value(a) < ids.nent) {
 		/* pre-parsed by hashids_extract() */
 		size_t e = (size_t)json_integer_value(a), len = ids.ent[e].n;
 		const uint64_t *v = len ? ids.pool + ids.ent[e].off : NULL;
-		uint64_t *dst = len > UINT32_MAX ? NULL : reserve_blocks(t, len);
+		struct kv_buffered *b = t->buf;
+		size_t sh = 0;
+		if (b && t->fmt == TF_WEKA && b->n && len <= UINT32_MAX) {
+			const struct kv_item *p = &b->it[b->n - 1];
+			if (p->session == b->session && p->boff + p->nblocks == b->nblk && p->nblocks <= len) {
+				const uint64_t *old = b->blk + p->boff;
+				while (sh < p->nblocks && old[sh] == (ns | v[sh]) && !(ns && v[sh] >> NS_SHIFT) &&
+				       v[sh] <= (uint64_t)INT64_MAX)
+					sh++;
+				if (sh < p->nblocks)
+					sh = 0;
+			}
+		}
+		if (b)
+			b->share = sh;
+		uint64_t *dst = len > UINT32_MAX ? NULL : reserve_blocks(t, len - sh);
 		if (!dst)
 			return "'hash_ids' too long";
-		for (size_t i = 0; i < len; i++) {
+		dst -= sh; /* dst[sh..len) are the new ids; dst[0..sh) are the shared ones, already there */
+		for (size_t i = sh; i < len; i++) {
 			if (ns && v[i] >> NS_SHIFT)
 				return "hash id >= 2^40 cannot be namespaced per file";
 			if (v[i] > (uint64_t)INT64_MAX)
@@ -321,9 +344,11 @@ static int buf_add(struct trace *t, const struct kv_item *it, const uint64_t *bl
 		b->it = n;
 		b->cap = c;
 	}
-	if (b->nblk + it->nblocks > b->blkcap) {
+	size_t sh = b->share;
+	b->share = 0;
+	if (b->nblk + it->nblocks - sh > b->blkcap) {
 		size_t c = b->blkcap ? 2 * b->blkcap : 65536;
-		while (c < b->nblk + it->nblocks)
+		while (c < b->nblk + it->nblocks - sh)
 			c *= 2;
 		uint64_t *n = realloc(b->blk, c * sizeof(*n));
 		if (!n)
@@ -333,10 +358,10 @@ static int buf_add(struct trace *t, const struct kv_item *it, const uint64_t *bl
 	}
 	b->it[b->n] = *it;
 	b->it[b->n].seq = b->n;
-	b->it[b->n].boff = b->nblk;
-	if (it->nblocks && (!b->blk || blocks != b->blk + b->nblk))
+	b->it[b->n].boff = b->nblk - sh;
+	if (it->nblocks && (!b->blk || blocks != b->blk + b->nblk - sh))
 		memcpy(b->blk + b->nblk, blocks, it->nblocks * sizeof(uint64_t));
-	b->nblk += it->nblocks;
+	b->nblk += it->nblocks - sh;
 	b->n++;
 	return 0;
 }
@@ -389,7 +414,7 @@ static int weka_requests(struct weka_ctx *c, json_t *reqs, double base, uint64_t
 		else if (get_uint(r, "out", &out) != 1 || out > UINT32_MAX)
 			why = "missing or invalid 'out'";
 		else
-			why = get_blocks(t, r, c->ns, &nb);
+			t->buf->session = session, why = get_blocks(t, r, c->ns, &nb);
 		if (why) {
 			if (trace_bad(t, "%s: %srequests[%zu]: %s", c->file, where, i, why))
 				return -1;
@@ -397,7 +422,7 @@ static int weka_requests(struct weka_ctx *c, json_t *reqs, double base, uint64_t
 		}
 		struct kv_item it = {.t = base + rt, .session = session, .parent = parent, .nblocks = nb,
 				     .in = (uint32_t)in, .out = (uint32_t)out, .block_tokens = c->block_tokens};
-		if (buf_add(t, &it, t->buf->blk ? t->buf->blk + t->buf->nblk : NULL))
+		if (buf_add(t, &it, t->buf->blk ? t->buf->blk + t->buf->nblk - t->buf->share : NULL))
 			return trace_bad(t, "out of memory"), -1;
 	}
 	return 0;
