@@ -43,6 +43,8 @@ struct ostate {
 	double gpu_per_token, fee;
 	struct pheap dram; /* max next use (stored negated: min-heap) */
 	struct pheap ssd;  /* min remaining uses */
+	uint64_t *orphaned; /* keys of parents that lost a child: re-keyed before the next choice */
+	size_t norph, orphcap;
 };
 
 static uint64_t hmix(uint64_t k)
@@ -237,17 +239,39 @@ static uint64_t future(struct kvsim *s, uint32_t o, uint32_t *next)
 	return f->cnt[slot] - lo;
 }
 
+/*
+ * A hybrid hit ends at a state, so a chunk with nothing cached below it (no chunk, no state) can
+ * serve no request: whatever passes through it misses from an earlier state on. It is worth
+ * nothing, whatever its future uses, until a state is admitted below it (which happens only when
+ * a request admits it again). The current request's own chunks get their state last.
+ */
+static bool orphan(const struct kvsim *s, uint32_t o)
+{
+	const struct kv_obj *x = &s->obj[o];
+	return s->cfg.model.linear_state_bytes && x->kind == OBJ_FULL && !x->nchild && x->last_req != s->req;
+}
+
+/* future() as it matters for a hit: an orphan has no use */
+static uint64_t useful(struct kvsim *s, uint32_t o, uint32_t *next)
+{
+	if (orphan(s, o)) {
+		*next = UINT32_MAX;
+		return 0;
+	}
+	return future(s, o, next);
+}
+
 static double dram_key(struct kvsim *s, uint32_t o)
 {
 	uint32_t next;
-	future(s, o, &next);
+	useful(s, o, &next);
 	return -(double)next; /* farthest next use on top */
 }
 
 static double ssd_key(struct kvsim *s, uint32_t o)
 {
 	uint32_t next;
-	return (double)future(s, o, &next);
+	return (double)useful(s, o, &next);
 }
 
 /* Rebuild a lazy heap from the live objects when stale entries outnumber them. */
@@ -306,9 +330,41 @@ static double ssd_replacement(struct kvsim *s, uint64_t need, uint32_t *vict, si
 	return free >= need ? cost : INFINITY;
 }
 
+/* Parents that lost a child may have become orphans: queue them with their new keys (the
+ * removed() hook runs before the child is unlinked, so this waits for the next decision). */
+static void requeue_orphaned(struct kvsim *s)
+{
+	struct ostate *g = s->pol_state;
+	for (size_t i = 0; i < g->norph; i++) {
+		uint32_t p = kv_lookup(s, g->orphaned[i]);
+		if (p != KV_NONE && orphan(s, p))
+			requeue(s, p);
+	}
+	g->norph = 0;
+}
+
+static void oracle_removed(struct kvsim *s, uint32_t o)
+{
+	struct ostate *g = s->pol_state;
+	const struct kv_obj *x = &s->obj[o];
+	uint64_t pk = x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
+	if (!g || !s->cfg.model.linear_state_bytes || pk == KV_NO_PARENT)
+		return;
+	if (g->norph == g->orphcap) {
+		size_t c = g->orphcap ? 2 * g->orphcap : 256;
+		uint64_t *n = realloc(g->orphaned, c * sizeof(*n));
+		if (!n)
+			return; /* the parent keeps its old key: a later eviction, not a wrong one */
+		g->orphaned = n;
+		g->orphcap = c;
+	}
+	g->orphaned[g->norph++] = pk;
+}
+
 static void oracle_make_room(struct kvsim *s, uint64_t need)
 {
 	struct ostate *g = s->pol_state;
+	requeue_orphaned(s);
 	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
 		uint32_t v = KV_NONE;
 		while (g->dram.n) {
@@ -325,7 +381,7 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 		if (v == KV_NONE)
 			v = s->dtail;
 		uint32_t next;
-		uint64_t uses = future(s, v, &next);
+		uint64_t uses = useful(s, v, &next);
 		if (s->obj[v].in_ssd || !uses) {
 			kv_drop_dram(s, v);
 			continue;
@@ -347,6 +403,7 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 static uint32_t oracle_ssd_victim(struct kvsim *s)
 {
 	struct ostate *g = s->pol_state;
+	requeue_orphaned(s);
 	while (g->ssd.n) {
 		struct pent e = pheap_pop(&g->ssd);
 		if (!s->obj[e.o].in_ssd)
@@ -396,6 +453,7 @@ static void oracle_fini(struct kvsim *s)
 		return;
 	pheap_free(&g->dram);
 	pheap_free(&g->ssd);
+	free(g->orphaned);
 	free(g);
 	s->pol_state = NULL;
 }
@@ -407,6 +465,7 @@ const struct kv_policy kv_policy_oracle = {
 	.fini = oracle_fini,
 	.admitted = oracle_admitted,
 	.touched = oracle_touched,
+	.removed = oracle_removed,
 	.make_room = oracle_make_room,
 	.ssd_victim = oracle_ssd_victim,
 };
