@@ -182,8 +182,18 @@ static double miss_ratio(const struct kv_stats *st)
 	return st->prefix_blocks ? 1 - (double)st->hit_blocks / st->prefix_blocks : 0;
 }
 
+/* A JSON number, or null when it is not finite (a lifetime without writes is infinite). */
+static const char *jnum(double v, char *buf)
+{
+	if (!isfinite(v))
+		return "null";
+	snprintf(buf, 32, "%.6g", v);
+	return buf;
+}
+
 static void print_json(const struct kv_run_opts *ro, const char *pol, const char *params, const struct kv_result *r)
 {
+	char b1[32], b2[32], b3[32];
 	const struct kv_stats *st = &r->st;
 	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
 	printf("{\n  \"trace\": \"%s\",\n  \"model\": \"%s\",\n  \"policy\": \"%s\",\n  \"params\": \"%s\",\n", ro->trace,
@@ -217,11 +227,13 @@ static void print_json(const struct kv_run_opts *ro, const char *pol, const char
 	else
 		printf("  \"waf\": null,\n");
 	if (r->have_ftl)
-		printf("  \"lifetime_days\": {\"tbw\": %.6g, \"naive_pe\": %.6g, \"erase\": %.6g, "
+		printf("  \"lifetime_days\": {\"tbw\": %s, \"naive_pe\": %s, \"erase\": %s, "
 		       "\"eol_reason\": \"%s\", \"basis\": \"%s\"},\n",
-		       r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, r->lt.eol_reason, r->lt.basis);
+		       jnum(r->tbw_days, b1), jnum(r->lt.naive_pe_days, b2), jnum(r->lt.erase_days, b3),
+		       r->lt.eol_reason, r->lt.basis);
 	else
-		printf("  \"lifetime_days\": {\"tbw\": %.6g, \"naive_pe\": null, \"erase\": null},\n", r->tbw_days);
+		printf("  \"lifetime_days\": {\"tbw\": %s, \"naive_pe\": null, \"erase\": null},\n",
+		       jnum(r->tbw_days, b1));
 	printf("  \"ssd_read_timing\": \"%s\",\n", r->have_ftl ? "emulated-ssd" : "bandwidth-model");
 	printf("  \"load_latency_s\": {\"mean\": %.6g, \"p99\": %.6g},\n", r->lat_mean, r->lat_p99);
 	double per = 1000.0 / (double)st->requests;
