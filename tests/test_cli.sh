@@ -185,6 +185,10 @@ assert d["requests"] == 1066 and 0 <= d["miss_ratio"] <= 1
 assert d["ssd_read_timing"] == "emulated-ssd"
 assert d["alloc"] == "slots"
 PY
+# nothing reaches the SSD: the lifetimes are infinite, printed as null (the JSON stays valid)
+"$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1T --device none --ssd 1G --policy lru --json 2>"$T/err" |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["ssd_write_bytes"] == 0 and d["lifetime_days"]["tbw"] is None' &&
+	pass "kv --json with no SSD writes: null lifetimes" || fail "kv --json with no SSD writes: $(cat "$T/err")"
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1G --device none --ssd 8G --policy all >"$T/all.csv" 2>"$T/err" || fail "kv --policy all: $(cat "$T/err")"
 [ "$(wc -l <"$T/all.csv")" -ge 6 ] && pass "kv --policy all prints a CSV row per policy" || fail "kv --policy all CSV: $(cat "$T/all.csv")"
 

@@ -48,7 +48,8 @@
  * objects, since a victim's value falls as it waits and the SSD tier is large (the paper
  * maintains these sets incrementally instead).
  * FG_GANDALF_DEBUG=1 prints the learned p(w), p_again and the move/drop counts at the end.
- * Parameters: lambda=1, move_candidates=1.
+ * Parameters: lambda=1, move_candidates=1, scan=0 (1: find DRAM candidates by scanning all of DRAM,
+ * as before the watch list; slow, same results - the tests compare the two).
  */
 #include <math.h>
 #include <stdio.h>
@@ -87,13 +88,16 @@ struct gstate {
 	uint32_t fcap;
 	double again[2];
 	uint64_t nmove[2], ndrop[2];
-	/* the watch list (pol_flag bit 0: on it) */
-	uint32_t *watch;
+	/* the watch list (pol_flag bit 0: on it); seq is the DRAM LRU stamp, set when sorting */
+	struct went {
+		uint64_t seq;
+		uint32_t o;
+	} *watch;
 	size_t nwatch, wcap;
 	/* cached objects chained by parent key (pol_flag bit 1: chained; pol_link: next, prev) */
 	uint32_t *chain;
 	uint64_t nchain, nchained; /* nchain: a power of two */
-	bool scan_all;             /* out of memory for those: build() scans all of DRAM */
+	bool scan_all;             /* scan=1, or out of memory for those: build() scans all of DRAM */
 };
 #define ON_WATCH 1
 #define CHAINED 2
@@ -229,7 +233,7 @@ static void watch(struct kvsim *s, uint32_t o)
 		return;
 	if (g->nwatch == g->wcap) {
 		size_t c = g->wcap ? 2 * g->wcap : 1024;
-		uint32_t *n = realloc(g->watch, c * sizeof(*n));
+		struct went *n = realloc(g->watch, c * sizeof(*n));
 		if (!n) {
 			g->scan_all = true; /* a lost candidate would change results: scan DRAM instead */
 			return;
@@ -237,7 +241,7 @@ static void watch(struct kvsim *s, uint32_t o)
 		g->watch = n;
 		g->wcap = c;
 	}
-	g->watch[g->nwatch++] = o;
+	g->watch[g->nwatch++].o = o;
 	s->obj[o].pol_flag |= ON_WATCH;
 }
 
@@ -354,11 +358,9 @@ static int cand_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static const struct kvsim *sort_sim; /* qsort has no context argument */
-
-static int dseq_cmp(const void *a, const void *b)
+static int seq_cmp(const void *a, const void *b)
 {
-	uint64_t x = sort_sim->obj[*(const uint32_t *)a].dseq, y = sort_sim->obj[*(const uint32_t *)b].dseq;
+	uint64_t x = ((const struct went *)a)->seq, y = ((const struct went *)b)->seq;
 	return x < y ? -1 : x > y;
 }
 
@@ -387,10 +389,10 @@ static void build(struct kvsim *s)
 		/* an index freed and reused may be listed twice (a new object starts with no flags) */
 		size_t n = 0;
 		for (size_t i = 0; i < g->nwatch; i++) {
-			uint32_t o = g->watch[i];
+			uint32_t o = g->watch[i].o;
 			struct kv_obj *x = &s->obj[o];
 			if (!(x->pol_flag & KEPT) && x->in_dram && (kv_is_leaf(s, o) || movable(s, o))) {
-				g->watch[n++] = o;
+				g->watch[n++] = (struct went){x->dseq, o};
 				x->pol_flag |= ON_WATCH | KEPT;
 			} else if (!(x->pol_flag & KEPT)) {
 				x->pol_flag &= ~ON_WATCH;
@@ -398,11 +400,10 @@ static void build(struct kvsim *s)
 		}
 		g->nwatch = n;
 		for (size_t i = 0; i < n; i++)
-			s->obj[g->watch[i]].pol_flag &= ~KEPT;
-		sort_sim = s;
-		qsort(g->watch, n, sizeof(*g->watch), dseq_cmp);
+			s->obj[g->watch[i].o].pol_flag &= ~KEPT;
+		qsort(g->watch, n, sizeof(*g->watch), seq_cmp);
 		for (size_t i = 0; i < n; i++)
-			candidate(s, g->watch[i]);
+			candidate(s, g->watch[i].o);
 	}
 	g->nvict = g->vcur = 0;
 	uint32_t k = 0;
@@ -597,13 +598,14 @@ static void gandalf_touched(struct kvsim *s, uint32_t o)
 
 static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "lambda,move_candidates", err, errlen))
+	if (kv_params_check(s, "lambda,move_candidates,scan", err, errlen))
 		return -1;
 	struct gstate *g = calloc(1, sizeof(*g));
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
 	g->lambda = kv_param(s, "lambda", 1);
 	g->kcand = (int)kv_param(s, "move_candidates", 1);
+	g->scan_all = kv_param(s, "scan", 0) != 0;
 	if (g->lambda < 0 || g->kcand < 1 || g->kcand > 64) {
 		free(g);
 		snprintf(err, errlen, "--param: lambda must be >= 0 and move_candidates in 1..64");
@@ -648,7 +650,7 @@ static void gandalf_begin_req(struct kvsim *s);
 
 const struct kv_policy kv_policy_gandalf = {
 	.name = "gandalf",
-	.params = "lambda=1,move_candidates=1",
+	.params = "lambda=1,move_candidates=1,scan=0",
 	.init = gandalf_init,
 	.fini = gandalf_fini,
 	.begin = gandalf_begin_req,

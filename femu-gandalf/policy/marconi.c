@@ -30,35 +30,34 @@ static double fpb(const struct kv_obj *x)
 	return (double)x->recompute_tokens / (double)x->size;
 }
 
-struct bounds {
-	double alpha, fmin, fmax, tmin, tmax;
-};
-
-static double bound(struct kvsim *s, uint32_t o, void *arg)
-{
-	struct bounds *b = arg;
-	double f = fpb(&s->obj[o]), t = s->obj[o].last_t;
-	b->fmin = b->fmin < f ? b->fmin : f;
-	b->fmax = b->fmax > f ? b->fmax : f;
-	b->tmin = b->tmin < t ? b->tmin : t;
-	b->tmax = b->tmax > t ? b->tmax : t;
-	return 0;
-}
-
-static double utility(struct kvsim *s, uint32_t o, void *arg)
-{
-	const struct bounds *b = arg;
-	double f = b->fmax > b->fmin ? (fpb(&s->obj[o]) - b->fmin) / (b->fmax - b->fmin) : 0;
-	double t = b->tmax > b->tmin ? (s->obj[o].last_t - b->tmin) / (b->tmax - b->tmin) : 0;
-	return b->alpha * f + t;
-}
-
-/* lowest utility among the WINDOW least recently used objects of the tier, normalized there */
+/* The lowest utility among the WINDOW least recently used objects of the tier, normalized over
+ * them. One walk of the list (a pointer chase) gathers them; the second pass reads the copy. */
 static uint32_t lowest(struct kvsim *s, int tier)
 {
-	struct bounds b = {((struct mc *)s->pol_state)->alpha, INFINITY, -INFINITY, INFINITY, -INFINITY};
-	kv_tail_min(s, tier, WINDOW, bound, &b);
-	return kv_tail_min(s, tier, WINDOW, utility, &b);
+	double alpha = ((struct mc *)s->pol_state)->alpha;
+	double f[WINDOW], t[WINDOW], fmin = INFINITY, fmax = -INFINITY, tmin = INFINITY, tmax = -INFINITY;
+	uint32_t os[WINDOW], tail = tier ? s->stail : s->dtail, best = tail;
+	int n = 0;
+	for (uint32_t o = tail; o != KV_NONE && n < WINDOW; o = tier ? s->obj[o].sprev : s->obj[o].dprev, n++) {
+		os[n] = o;
+		f[n] = fpb(&s->obj[o]);
+		t[n] = s->obj[o].last_t;
+		fmin = fmin < f[n] ? fmin : f[n];
+		fmax = fmax > f[n] ? fmax : f[n];
+		tmin = tmin < t[n] ? tmin : t[n];
+		tmax = tmax > t[n] ? tmax : t[n];
+	}
+	double bu = INFINITY;
+	for (int i = 0; i < n; i++) {
+		double fu = fmax > fmin ? (f[i] - fmin) / (fmax - fmin) : 0;
+		double tu = tmax > tmin ? (t[i] - tmin) / (tmax - tmin) : 0;
+		double u = alpha * fu + tu;
+		if (u < bu) {
+			bu = u;
+			best = os[i];
+		}
+	}
+	return best;
 }
 
 static uint32_t dram_victim(struct kvsim *s)

@@ -2,10 +2,9 @@
  * oracle.c - "oracle": offline, knows the future (the Gandalf paper's Sec. 3.2).
  *
  * Before the run, one pass over the trace records, for every chunk and every state, the requests
- * that will use it: a state is used by a later request when it is the longest state already
- * created (at an earlier request's boundary) along that request's prefix: a newer state
- * supersedes it; a chunk is used by every request whose prefix holds its block, and for a hybrid
- * model only up to that state (a hit cannot reach past it). During the run:
+ * that will use it: a chunk is used by every request whose prefix holds its block; a state is used
+ * by a later request when it is the longest state already created (at an earlier request's
+ * boundary) along that request's prefix: a newer state supersedes it. During the run:
  *   - DRAM evicts by Belady: the object whose next use is farthest away (never = infinitely far);
  *   - an object leaving DRAM is written to SSD only when its remaining uses pay for it:
  *       uses x recompute(x) > fee x size(x) + replacement,
@@ -30,13 +29,17 @@ struct fut {
 	uint64_t *keys;
 	uint32_t *slot;
 	uint64_t cap;
-	/* per slot: its uses are uses[off, off + cnt), request indices, ascending */
-	uint64_t *off;
-	uint32_t *cnt;
+	/* per slot: its uses are uses[off, off + n), request indices, ascending; pos is the first
+	 * one not yet passed (requests only move forward) */
+	struct ulist {
+		uint64_t off;
+		uint32_t n, pos;
+	} *ul;
 	uint64_t nslot, slotcap;
 	uint32_t *uses;
-	uint32_t *pos; /* per slot: first use not yet passed (requests only move forward) */
 };
+
+#define NO_FUTURE (UINT32_MAX - 1) /* no slot: a key no request uses */
 
 struct ostate {
 	struct fut *f;
@@ -107,15 +110,15 @@ static uint32_t fut_add(struct fut *f, uint64_t key)
 	}
 	if (f->nslot == f->slotcap) {
 		uint64_t c = f->slotcap ? 2 * f->slotcap : 1 << 16;
-		uint32_t *n = realloc(f->cnt, c * sizeof(uint32_t));
+		struct ulist *n = realloc(f->ul, c * sizeof(*n));
 		if (!n || f->nslot >= UINT32_MAX - 2)
 			return UINT32_MAX;
-		f->cnt = n;
+		f->ul = n;
 		f->slotcap = c;
 	}
 	f->keys[i] = key;
 	f->slot[i] = (uint32_t)f->nslot;
-	f->cnt[f->nslot] = 0;
+	f->ul[f->nslot] = (struct ulist){0, 0, 0};
 	return (uint32_t)f->nslot++;
 }
 
@@ -126,94 +129,145 @@ void kv_oracle_free(void *p)
 		return;
 	free(f->keys);
 	free(f->slot);
-	free(f->off);
-	free(f->cnt);
+	free(f->ul);
 	free(f->uses);
-	free(f->pos);
 	free(f);
 }
 
-/* Two passes over the trace: count the uses of every key, then record them. */
+/* Where requests' ids are stored: the loader's buffers (shared by the requests of a session), or
+ * else each request's own array. Sorted by address, to find a request's. */
+struct seg {
+	uintptr_t lo;
+	uint64_t n, base; /* ids; the first one's index in the slot array */
+};
+
+static int seg_cmp(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct seg *)a)->lo, y = ((const struct seg *)b)->lo;
+	return x < y ? -1 : x > y;
+}
+
+/* index in the slot array of the request's first id */
+static uint64_t seg_base(const struct seg *sg, uint64_t nseg, const uint64_t *ids)
+{
+	uintptr_t p = (uintptr_t)ids;
+	uint64_t lo = 0, hi = nseg; /* the last segment starting at or before p */
+	while (hi - lo > 1) {
+		uint64_t mid = (lo + hi) / 2;
+		if (sg[mid].lo <= p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return sg[lo].base + (p - sg[lo].lo) / sizeof(uint64_t);
+}
+
+/* Count the uses of every key, then record them. Each stored id is hashed once (most ids of an
+ * agentic trace are repeats of a stored prefix); a request's state is looked up once. */
 void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_t errlen)
 {
 	struct fut *f = calloc(1, sizeof(*f));
-	struct fut bset = {0}; /* boundaries (states) created so far in this pass */
-	uint64_t nreq = kt->n;
-	if (!f)
+	struct fut bset = {0}; /* boundaries (states) created so far */
+	uint64_t nreq = kt->n, nseg = 0, total = 0;
+	struct seg *sg = malloc(((kt->nbufs ? kt->nbufs : kt->n) + 1) * sizeof(*sg));
+	uint32_t *sl = NULL, *state = malloc((nreq + 1) * sizeof(uint32_t));
+	uint32_t *nch = malloc((nreq + 1) * sizeof(uint32_t)); /* chunks a request may hit */
+	if (!f || !sg || !state || !nch)
 		goto oom;
 	if (nreq >= UINT32_MAX) {
 		snprintf(err, errlen, "oracle: too many requests");
 		goto fail;
 	}
-	for (int pass = 1; pass < 3; pass++) {
-		if (bset.cap)
-			memset(bset.slot, 0xff, bset.cap * sizeof(uint32_t));
-		bset.nslot = 0;
-		for (uint64_t i = 0; i < nreq; i++) {
-			const struct kv_request *rq = &kt->rq[i];
-			uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : rq->nblocks;
-			if (bnd > rq->nblocks)
-				bnd = rq->nblocks;
-			/* state: the longest earlier boundary on the prefix; chunks: every block of the
-			 * prefix, or for a hybrid model those up to that boundary (no hit can reach past
-			 * the last state, whatever is cached) */
-			uint32_t b = rq->nblocks;
-			while (b > 0 && fut_find(&bset, rq->blocks[b - 1]) == UINT32_MAX)
-				b--;
-			uint32_t nchunk = hybrid ? b : rq->nblocks;
-			for (uint32_t j = 0; j <= nchunk; j++) {
-				uint64_t key;
-				if (j < nchunk) {
-					key = rq->blocks[j];
-				} else {
-					if (!b)
-						break;
-					key = rq->blocks[b - 1] | KV_LINEAR_BIT;
-				}
-				if (pass == 1) {
-					uint32_t s = fut_add(f, key);
-					if (s == UINT32_MAX)
-						goto oom;
-					f->cnt[s]++;
-				} else {
-					uint32_t s = fut_find(f, key);
-					f->uses[f->off[s] + f->cnt[s]++] = (uint32_t)i;
-				}
-			}
-			if (bnd > 0 && fut_add(&bset, rq->blocks[bnd - 1]) == UINT32_MAX)
-				goto oom;
+	for (uint64_t k = 0; k < (kt->nbufs ? kt->nbufs : kt->n); k++) {
+		const uint64_t *ids = kt->nbufs ? kt->bufs[k] : kt->rq[k].blocks;
+		uint64_t n = kt->nbufs ? kt->buflen[k] : kt->rq[k].nblocks;
+		if (n)
+			sg[nseg++] = (struct seg){(uintptr_t)ids, n, 0};
+	}
+	qsort(sg, nseg, sizeof(*sg), seg_cmp);
+	uint64_t m = 0; /* merge requests that share an array (a caller's own trace) */
+	for (uint64_t k = 0; k < nseg; k++) {
+		if (m && sg[m - 1].lo == sg[k].lo) {
+			sg[m - 1].n = sg[k].n > sg[m - 1].n ? sg[k].n : sg[m - 1].n;
+			continue;
 		}
-		if (pass == 1) {
-			uint64_t total = 0;
-			f->off = malloc((f->nslot + 1) * sizeof(uint64_t));
-			f->pos = calloc(f->nslot + 1, sizeof(uint32_t));
-			if (!f->off || !f->pos)
+		sg[m++] = sg[k];
+	}
+	nseg = m;
+	for (uint64_t k = 0; k < nseg; k++) {
+		sg[k].base = total;
+		total += sg[k].n;
+	}
+	if (!(sl = malloc((total + 1) * sizeof(uint32_t))))
+		goto oom;
+	for (uint64_t k = 0; k < nseg; k++)
+		for (uint64_t j = 0; j < sg[k].n; j++)
+			if ((sl[sg[k].base + j] = fut_add(f, ((const uint64_t *)sg[k].lo)[j])) == UINT32_MAX)
 				goto oom;
-			for (uint64_t s = 0; s < f->nslot; s++) {
-				f->off[s] = total;
-				total += f->cnt[s];
-				f->cnt[s] = 0;
-			}
-			f->uses = malloc((total + 1) * sizeof(uint32_t));
-			if (!f->uses)
-				goto oom;
+	/* count: a state is used by a later request when it is the longest state created so far (at
+	 * an earlier boundary) on its prefix; chunks by every request whose prefix holds them, for a
+	 * hybrid model only up to that state (no hit can reach past it, whatever is cached) */
+	for (uint64_t i = 0; i < nreq; i++) {
+		const struct kv_request *rq = &kt->rq[i];
+		const uint32_t *rs = rq->nblocks ? sl + seg_base(sg, nseg, rq->blocks) : NULL;
+		uint32_t b = rq->nblocks;
+		while (b > 0 && fut_find(&bset, rq->blocks[b - 1]) == UINT32_MAX)
+			b--;
+		nch[i] = hybrid ? b : rq->nblocks;
+		for (uint32_t j = 0; j < nch[i]; j++)
+			f->ul[rs[j]].n++;
+		state[i] = b ? fut_add(f, rq->blocks[b - 1] | KV_LINEAR_BIT) : NO_FUTURE;
+		if (state[i] == UINT32_MAX)
+			goto oom;
+		if (b)
+			f->ul[state[i]].n++;
+		uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : rq->nblocks;
+		if (bnd > rq->nblocks)
+			bnd = rq->nblocks;
+		if (bnd > 0 && fut_add(&bset, rq->blocks[bnd - 1]) == UINT32_MAX)
+			goto oom;
+	}
+	uint64_t nuses = 0;
+	for (uint64_t s = 0; s < f->nslot; s++) {
+		f->ul[s].off = nuses;
+		nuses += f->ul[s].n;
+	}
+	if (!(f->uses = malloc((nuses + 1) * sizeof(uint32_t))))
+		goto oom;
+	/* record, using pos as the fill count (rewound by oracle_init) */
+	for (uint64_t i = 0; i < nreq; i++) {
+		const struct kv_request *rq = &kt->rq[i];
+		const uint32_t *rs = rq->nblocks ? sl + seg_base(sg, nseg, rq->blocks) : NULL;
+		for (uint32_t j = 0; j < nch[i]; j++) {
+			struct ulist *u = &f->ul[rs[j]];
+			f->uses[u->off + u->pos++] = (uint32_t)i;
+		}
+		if (state[i] != NO_FUTURE) {
+			struct ulist *u = &f->ul[state[i]];
+			f->uses[u->off + u->pos++] = (uint32_t)i;
 		}
 	}
 	free(bset.keys);
 	free(bset.slot);
-	free(bset.cnt);
+	free(bset.ul);
+	free(sg);
+	free(sl);
+	free(state);
+	free(nch);
 	return f;
 oom:
 	snprintf(err, errlen, "oracle: out of memory");
 fail:
 	free(bset.keys);
 	free(bset.slot);
-	free(bset.cnt);
+	free(bset.ul);
+	free(sg);
+	free(sl);
+	free(state);
+	free(nch);
 	kv_oracle_free(f);
 	return NULL;
 }
-
-#define NO_FUTURE (UINT32_MAX - 1) /* an object whose key no later request uses */
 
 /* uses of o after the current request: count, and the next one (UINT32_MAX when none). The
  * object caches its key's slot in pol_link[0], so only its first call hashes. */
@@ -229,14 +283,15 @@ static uint64_t future(struct kvsim *s, uint32_t o, uint32_t *next)
 	*next = UINT32_MAX;
 	if (slot == NO_FUTURE)
 		return 0;
-	const uint32_t *u = f->uses + f->off[slot];
-	uint64_t lo = f->pos[slot];
-	while (lo < f->cnt[slot] && u[lo] <= s->req) /* amortized O(1): requests only advance */
+	struct ulist *l = &f->ul[slot];
+	const uint32_t *u = f->uses + l->off;
+	uint32_t lo = l->pos;
+	while (lo < l->n && u[lo] <= s->req) /* amortized O(1): requests only advance */
 		lo++;
-	f->pos[slot] = (uint32_t)lo;
-	if (lo < f->cnt[slot])
+	l->pos = lo;
+	if (lo < l->n)
 		*next = u[lo];
-	return f->cnt[slot] - lo;
+	return l->n - lo;
 }
 
 /*
@@ -439,7 +494,8 @@ static int oracle_init(struct kvsim *s, char *err, size_t errlen)
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
 	g->f = s->cfg.oracle;
-	memset(g->f->pos, 0, (g->f->nslot + 1) * sizeof(uint32_t)); /* the future may be replayed */
+	for (uint64_t i = 0; i < g->f->nslot; i++) /* rewind: the future may be replayed */
+		g->f->ul[i].pos = 0;
 	g->gpu_per_token = s->cfg.gpu_usd_per_hour / 3600.0 / s->cfg.prefill_tokens_per_s;
 	g->fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
 	s->pol_state = g;

@@ -169,12 +169,16 @@ int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace 
 	for (uint64_t i = 0; i < kt->n; i++)
 		kt->rq[i].blocks = l.bufs[l.where[i]].ids + (uintptr_t)kt->rq[i].blocks;
 	kt->bufs = malloc((l.nbufs + 1) * sizeof(*kt->bufs));
-	if (!kt->bufs) {
+	kt->buflen = malloc((l.nbufs + 1) * sizeof(*kt->buflen));
+	if (!kt->bufs || !kt->buflen) {
+		free(kt->bufs);
+		free(kt->buflen);
 		t = NULL;
 		goto oom;
 	}
 	for (uint32_t i = 0; i < l.nbufs; i++) {
 		kt->bufs[i] = l.bufs[i].ids;
+		kt->buflen[i] = l.bufs[i].n;
 		kt->stored += l.bufs[i].n;
 	}
 	kt->nbufs = l.nbufs;
@@ -201,6 +205,7 @@ void kv_trace_free(struct kv_trace *kt)
 	for (uint64_t i = 0; i < kt->nbufs; i++)
 		free(kt->bufs[i]);
 	free(kt->bufs);
+	free(kt->buflen);
 	free(kt->rq);
 	memset(kt, 0, sizeof(*kt));
 }

@@ -79,6 +79,7 @@ struct kv_trace {
 	struct kv_request *rq; /* in trace order; blocks point into bufs (requests may share ids) */
 	uint64_t n, nids;      /* requests, block ids they hold */
 	uint64_t **bufs;       /* owned; none when the caller built rq itself */
+	uint64_t *buflen;      /* ids in each buffer */
 	uint64_t nbufs, stored; /* ids actually stored */
 };
 int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace *kt, char *err, size_t errlen);
