@@ -36,7 +36,13 @@ struct kv_result {
 	double bpd, duration, wall, lat_mean, lat_p99, tbw_days, cost_gpu, cost_ssd;
 	bool have_ftl;
 	uint64_t ssd_bytes;
+	double drive_writes; /* host bytes written / the drive's user bytes */
 };
+
+/* A fresh drive has not reached steady state before it has been written about twice over (SNIA
+ * PTS preconditions with 2x): until then GC has barely started and the erase count, extrapolated,
+ * says far too much. */
+#define STEADY_DRIVE_WRITES 2.0
 
 void fg_kv_defaults(struct kv_config *c)
 {
@@ -163,6 +169,7 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 		res->have_ftl = true;
 		ftl_get_stats(f, &res->fs);
 		ftl_lifetime(f, res->bpd, &res->lt);
+		res->drive_writes = (double)res->fs.host_write_bytes / (double)ftl_get_geometry(f)->user_bytes;
 		res->cost_ssd = cfg.ssd_usd * (double)res->fs.nand_write_bytes / (cfg.ssd_pe * cfg.ssd_phys_bytes);
 	} else {
 		res->cost_ssd = cfg.ssd_usd * (double)host / cfg.tbw_bytes;
@@ -212,8 +219,10 @@ static void print_json(const struct kv_run_opts *ro, const char *pol, const char
 	       (unsigned long long)st->dram_drops);
 	printf("  \"trace_duration_s\": %.3f,\n  \"ssd_host_bytes_per_day\": %.6g,\n", r->duration, r->bpd);
 	if (r->have_ftl && r->fs.host_write_bytes)
-		printf("  \"waf\": %.4f,\n  \"waf_cumulative\": %.4f,\n  \"erases\": %llu,\n", r->fs.waf_window,
-		       r->fs.waf_cumulative, (unsigned long long)r->fs.erases);
+		printf("  \"waf\": %.4f,\n  \"waf_cumulative\": %.4f,\n  \"erases\": %llu,\n"
+		       "  \"drive_writes\": %.4f,\n  \"steady\": %s,\n",
+		       r->fs.waf_window, r->fs.waf_cumulative, (unsigned long long)r->fs.erases, r->drive_writes,
+		       r->drive_writes >= STEADY_DRIVE_WRITES ? "true" : "false");
 	else if (r->have_ftl) /* nothing written: WAF is undefined */
 		printf("  \"waf\": null,\n  \"waf_cumulative\": null,\n  \"erases\": %llu,\n",
 		       (unsigned long long)r->fs.erases);
@@ -257,7 +266,7 @@ int cmd_models(int argc, char **argv)
 static void print_text(const struct kv_run_opts *ro, const char *pol, const char *params, const struct kv_result *r)
 {
 	const struct kv_stats *st = &r->st;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32], b4[32]; /* one per fg_human() in a printf */
 	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
 	printf("policy %s%s%s on %s, model %s, DRAM %s, SSD %s (%s)\n", pol, *params ? " " : "", params, ro->trace,
 	       ro->cfg.model.name, fg_human((double)ro->cfg.dram_bytes, b1), fg_human((double)r->ssd_bytes, b2),
@@ -268,14 +277,18 @@ static void print_text(const struct kv_run_opts *ro, const char *pol, const char
 	       (unsigned long long)st->hits[0][0], (unsigned long long)st->hits[0][1],
 	       (unsigned long long)st->hits[1][0], (unsigned long long)st->hits[1][1]);
 	printf("  SSD writes %s (full %s, linear %s), reads %s\n", fg_human((double)host, b1),
-	       fg_human((double)st->ssd_write_bytes[0], b2), fg_human((double)st->ssd_write_bytes[1], b1),
-	       fg_human((double)st->ssd_read_bytes, b2));
-	if (r->have_ftl)
+	       fg_human((double)st->ssd_write_bytes[0], b2), fg_human((double)st->ssd_write_bytes[1], b3),
+	       fg_human((double)st->ssd_read_bytes, b4));
+	if (r->have_ftl) {
 		printf("  WAF %.3f; lifetime: TBW division %.1f d, naive P/E %.1f d, erase count %.1f d (%s, %s)\n",
 		       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, r->lt.eol_reason,
 		       r->lt.basis);
-	else
+		if (r->drive_writes < STEADY_DRIVE_WRITES)
+			printf("  note: the drive was written %.2fx its capacity: not steady state, so the erase-count "
+			       "lifetime is not yet meaningful; replay with --loop N\n", r->drive_writes);
+	} else {
 		printf("  lifetime: TBW division %.1f days (no device: WAF not measured)\n", r->tbw_days);
+	}
 	printf("  load latency mean %.3f s, p99 %.3f s; cost per 1k requests $%.4f\n", r->lat_mean, r->lat_p99,
 	       (r->cost_gpu + r->cost_ssd) * 1000.0 / (double)st->requests);
 }
