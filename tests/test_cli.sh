@@ -189,6 +189,15 @@ PY
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1T --device none --ssd 1G --policy lru --json 2>"$T/err" |
 	python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["ssd_write_bytes"] == 0 and d["lifetime_days"]["tbw"] is None' &&
 	pass "kv --json with no SSD writes: null lifetimes" || fail "kv --json with no SSD writes: $(cat "$T/err")"
+# the text report: full + linear = SSD writes (each size in its own buffer)
+"$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 8G --device none --ssd 32G --policy lru >"$T/kt.txt" 2>&1
+python3 - "$T/kt.txt" <<'PY' && pass "kv text report: full + linear = SSD writes" || fail "kv text report sizes: $(grep 'SSD writes' "$T/kt.txt")"
+import re, sys
+u = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+m = re.search(r"SSD writes ([\d.]+) (\w+) \(full ([\d.]+) (\w+), linear ([\d.]+) (\w+)\)", open(sys.argv[1]).read())
+tot, full, lin = (float(m.group(i)) * u[m.group(i + 1)] for i in (1, 3, 5))
+sys.exit(not (abs(full + lin - tot) <= 0.01 * tot and full != lin))
+PY
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1G --device none --ssd 8G --policy all >"$T/all.csv" 2>"$T/err" || fail "kv --policy all: $(cat "$T/err")"
 [ "$(wc -l <"$T/all.csv")" -ge 6 ] && pass "kv --policy all prints a CSV row per policy" || fail "kv --policy all CSV: $(cat "$T/all.csv")"
 
