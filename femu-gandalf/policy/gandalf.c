@@ -87,7 +87,7 @@ struct gstate {
 	uint64_t *fallback;
 	uint32_t fcap;
 	double again[2];
-	uint64_t nmove[2], ndrop[2];
+	uint64_t nmove[2], ndrop[2], ninf;
 	/* the watch list (pol_flag bit 0: on it); seq is the DRAM LRU stamp, set when sorting */
 	struct went {
 		uint64_t seq;
@@ -352,11 +352,6 @@ static bool movable(const struct kvsim *s, uint32_t o)
 
 /* ---- candidates, once per request ---- */
 
-static int cand_cmp(const void *a, const void *b)
-{
-	double x = ((const struct pent *)a)->key, y = ((const struct pent *)b)->key;
-	return x < y ? -1 : x > y;
-}
 
 static int seq_cmp(const void *a, const void *b)
 {
@@ -408,21 +403,21 @@ static void build(struct kvsim *s)
 	g->nvict = g->vcur = 0;
 	uint32_t k = 0;
 	for (uint32_t o = s->stail; o != KV_NONE && k < WINDOW; o = s->obj[o].sprev, k++) {
-		if (s->obj[o].in_dram || !kv_is_leaf(s, o))
+		if (s->obj[o].in_dram)
 			continue;
 		if (g->nvict == g->vcap) {
 			g->vcap = g->vcap ? 2 * g->vcap : 256;
 			g->victims = realloc(g->victims, g->vcap * sizeof(*g->victims));
 		}
-		g->victims[g->nvict++] = (struct pent){value(s, &s->obj[o]), o};
+		/* on the drop scale: value per request the victim has waited */
+		g->victims[g->nvict++] = (struct pent){value(s, &s->obj[o]) / (double)idle(s, &s->obj[o]), o};
 	}
-	if (g->nvict)
-		qsort(g->victims, g->nvict, sizeof(*g->victims), cand_cmp); /* ascending value */
+
 }
 
 static bool victim_ok(const struct kvsim *s, uint32_t o)
 {
-	return s->obj[o].in_ssd && !s->obj[o].in_dram && kv_is_leaf(s, o);
+	return s->obj[o].in_ssd && !s->obj[o].in_dram;
 }
 
 /* value lost by freeing `need` bytes of SSD, walking victims from the cheapest */
@@ -440,6 +435,8 @@ static double replacement(const struct kvsim *s, uint64_t need)
 		freed += kv_slot_bytes(&s->obj[o]);
 		cost += g->victims[i].key;
 	}
+	if (freed < need)
+		G(s)->ninf++;
 	return freed >= need ? cost : INFINITY;
 }
 
@@ -496,9 +493,8 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 				    last_activity(s, x) != top.key)
 					continue;
 				keep[nk++] = top;
-				double price = (g->lambda * m * g->fee * (double)x->size +
-						replacement(s, (x->size + 4095) / 4096 * 4096)) /
-					       ((double)x->size * (double)idle(s, x));
+				double price = g->lambda * m * g->fee / (double)idle(s, x) +
+					       replacement(s, (x->size + 4095) / 4096 * 4096) / (double)x->size;
 				if (price < mprice) {
 					mprice = price;
 					mo = o;
@@ -630,7 +626,8 @@ static void gandalf_fini(struct kvsim *s)
 			g->again[1], g->again[0]);
 		for (int k = 0; k < 16; k++)
 			fprintf(stderr, " %.2f", g->p[k]);
-		fprintf(stderr, "\n  moves %llu/%llu drops %llu/%llu (full/linear)\n", (unsigned long long)g->nmove[0],
+		fprintf(stderr, "\n  replacement impossible %llu times; victims %zu\n", (unsigned long long)g->ninf, g->nvict);
+		fprintf(stderr, "  moves %llu/%llu drops %llu/%llu (full/linear)\n", (unsigned long long)g->nmove[0],
 			(unsigned long long)g->nmove[1], (unsigned long long)g->ndrop[0], (unsigned long long)g->ndrop[1]);
 	}
 	pheap_free(&g->drop);
