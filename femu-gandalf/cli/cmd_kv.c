@@ -309,8 +309,10 @@ static void csv_row(const char *pol, const char *params, const struct kv_result 
 	       (unsigned long long)st->ssd_read_bytes,
 	       st->ssd_writes[0] ? (double)st->ssd_written_hit[0] / st->ssd_writes[0] : 0,
 	       st->ssd_writes[1] ? (double)st->ssd_written_hit[1] / st->ssd_writes[1] : 0);
-	if (r->have_ftl)
+	if (r->have_ftl && r->fs.host_write_bytes)
 		printf("%.4f,%.6g,%.6g,%.6g,", r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days);
+	else if (r->have_ftl) /* nothing written: WAF undefined, lifetimes infinite */
+		printf(",%.6g,%.6g,%.6g,", r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days);
 	else
 		printf(",%.6g,,,", r->tbw_days);
 	printf("%.6g,%.6g,%.6g,%.3f\n", r->lat_mean, r->lat_p99,
