@@ -247,6 +247,13 @@ void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_
 			f->uses[u->off + u->pos++] = (uint32_t)i;
 		}
 	}
+	goto done;
+oom:
+	snprintf(err, errlen, "oracle: out of memory");
+fail:
+	kv_oracle_free(f);
+	f = NULL;
+done:
 	free(bset.keys);
 	free(bset.slot);
 	free(bset.ul);
@@ -255,18 +262,6 @@ void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_
 	free(state);
 	free(nch);
 	return f;
-oom:
-	snprintf(err, errlen, "oracle: out of memory");
-fail:
-	free(bset.keys);
-	free(bset.slot);
-	free(bset.ul);
-	free(sg);
-	free(sl);
-	free(state);
-	free(nch);
-	kv_oracle_free(f);
-	return NULL;
 }
 
 /* uses of o after the current request: count, and the next one (UINT32_MAX when none). The

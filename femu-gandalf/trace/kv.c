@@ -413,8 +413,10 @@ static int weka_requests(struct weka_ctx *c, json_t *reqs, double base, uint64_t
 			why = "missing or invalid 'in'";
 		else if (get_uint(r, "out", &out) != 1 || out > UINT32_MAX)
 			why = "missing or invalid 'out'";
-		else
-			t->buf->session = session, why = get_blocks(t, r, c->ns, &nb);
+		else {
+			t->buf->session = session; /* get_blocks() may share ids with its previous request */
+			why = get_blocks(t, r, c->ns, &nb);
+		}
 		if (why) {
 			if (trace_bad(t, "%s: %srequests[%zu]: %s", c->file, where, i, why))
 				return -1;

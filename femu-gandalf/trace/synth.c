@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ftl.h"
 #include "synth.h"
 
 #ifndef M_PI
@@ -73,22 +74,10 @@ static void rng_seed(struct rng *r, uint64_t seed, uint64_t a, uint64_t b)
 		r->s[i] = splitmix64(&x);
 }
 
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
+/* xoshiro256**, the FTL's generator */
 static uint64_t rng_next(struct rng *r)
 {
-	uint64_t *s = r->s;
-	uint64_t res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return res;
+	return ftl_rand(r->s);
 }
 
 /* uniform in [0, 1) */

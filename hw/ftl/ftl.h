@@ -183,4 +183,9 @@ int ftl_check(const struct ftl *ftl, char *err, size_t errlen);
 int ftl_snapshot_save(const struct ftl *ftl, const char *path, char *err, size_t errlen);
 struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen);
 
+/* The project's seeded generator (xoshiro256**, seeded through splitmix64): the FTL's endurance
+ * draws and victim sampling, and the synthetic trace generator. */
+uint64_t ftl_rand(uint64_t s[4]);
+void ftl_seed(uint64_t s[4], uint64_t seed);
+
 #endif

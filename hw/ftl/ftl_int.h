@@ -198,8 +198,6 @@ static inline void bit_clr(uint64_t *bm, uint64_t i)
 {
 	bm[i >> 6] &= ~(1ull << (i & 63));
 }
-uint64_t ftl_rand(uint64_t s[4]);
-void ftl_seed(uint64_t s[4], uint64_t seed);
 void *ftl_big_alloc(size_t bytes);
 uint32_t ftl_crc32c(uint32_t crc, const void *buf, size_t n);
 void ftl_big_free(void *p, size_t bytes);
