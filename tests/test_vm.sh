@@ -103,24 +103,15 @@ if [ -f "$PLUGIN" ]; then
 			$FIO --rw=randwrite --randseed=7 --size=100% --output-format=json --output=fio2.json; st=\$?; echo fio-status \$st; exit \$st"
 	if [ $rc -eq 0 ] && grep -q '^FG-GUEST-DEVICE: /dev/nvme0n1 ' "$T/plugin.out" && [ -s "$T/share/fio2.json" ] &&
 		[ -s "$T/stats.json" ]; then
-		if out=$(python3 - "$T/share/fio1.json" "$T/share/fio2.json" "$T/stats.json" <<'EOF'
-import json, sys
-jobs = [json.load(open(f))["jobs"][0] for f in sys.argv[1:3]]
-st = json.load(open(sys.argv[3]))
+		check "plugin preset tiny: fill + random overwrite, verified" '
+jobs = [J[0]["jobs"][0], J[1]["jobs"][0]]
+st = J[2]
 wrote = sum(j["write"]["io_bytes"] for j in jobs)
 errs = sum(j["error"] for j in jobs)
 msg = "fio wrote %d B, FTL host_write_bytes %d, erases %d, WAF %.3f, %d IOPS" % (
     wrote, st["host_write_bytes"], st["erases"], st["waf_cumulative"], jobs[1]["write"]["iops"])
 ok = errs == 0 and wrote == st["host_write_bytes"] and wrote >= 2 * st["user_bytes"] \
-    and st["erases"] > 0 and st["waf_cumulative"] > 1
-print(msg)
-sys.exit(0 if ok else 1)
-EOF
-		); then
-			pass "plugin preset tiny: fill + random overwrite, verified; $out"
-		else
-			fail "plugin preset tiny: $out"
-		fi
+    and st["erases"] > 0 and st["waf_cumulative"] > 1' "$T/share/fio1.json" "$T/share/fio2.json" "$T/stats.json"
 	else
 		fail "plugin preset tiny: exit $rc, fio2.json $([ -s "$T/share/fio2.json" ] && echo present || echo missing), stats $([ -s "$T/stats.json" ] && echo present || echo missing)"
 		show plugin
