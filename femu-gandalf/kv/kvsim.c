@@ -148,7 +148,25 @@ static void map_del(struct kvsim *s, uint64_t key)
 			s->tail = o;                                             \
 	}
 LIST_OPS(dlist, dprev, dnext, dhead, dtail)
-LIST_OPS(slist, sprev, snext, shead, stail)
+LIST_OPS(slist_k0, sprev, snext, shead[0], stail[0])
+LIST_OPS(slist_k1, sprev, snext, shead[1], stail[1])
+
+/* the SSD keeps one LRU list per kind: a slot class is refilled from its own class */
+static void slist_unlink(struct kvsim *s, uint32_t o)
+{
+	if (s->obj[o].kind)
+		slist_k1_unlink(s, o);
+	else
+		slist_k0_unlink(s, o);
+}
+
+static void slist_push(struct kvsim *s, uint32_t o)
+{
+	if (s->obj[o].kind)
+		slist_k1_push(s, o);
+	else
+		slist_k0_push(s, o);
+}
 
 /* Make o the most recent DRAM object; its stamp lets policies order a subset of DRAM as the list
  * does without walking it. */
@@ -351,7 +369,17 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 
 static uint32_t default_ssd_victim(struct kvsim *s)
 {
-	return s->stail;
+	return s->stail[s->need_kind];
+}
+
+uint64_t kv_ssd_shortfall(const struct kvsim *s, const struct kv_obj *x)
+{
+	uint64_t sz = slot_size(x);
+	if (s->cfg.alloc == KV_ALLOC_LOG)
+		return s->ssd_used + sz > s->cfg.ssd_bytes ? s->ssd_used + sz - s->cfg.ssd_bytes : 0;
+	/* slots: room when a slot of the class is free or the bump pointer can cut one; otherwise
+	 * one resident of the class must go (bytes then fit: a class's slots are all one size) */
+	return s->nfree[x->kind] || s->bump + sz <= s->cfg.ssd_bytes ? 0 : sz;
 }
 
 /* Write x to SSD, evicting SSD victims until it fits. false if it cannot fit at all. */
@@ -367,7 +395,11 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 	while (s->cfg.alloc == KV_ALLOC_SLOTS) {
 		if (s->ssd_used + slot_size(x) <= s->cfg.ssd_bytes && slot_alloc(s, x))
 			break;
+		/* only a resident of the same class frees a slot that x can use */
+		s->need_kind = x->kind;
 		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s) : default_ssd_victim(s);
+		if (v != KV_NONE && (s->obj[v].kind != x->kind || !s->obj[v].in_ssd))
+			v = default_ssd_victim(s); /* the policy named no resident of the class */
 		if (v == KV_NONE || v == o) {
 			s->st.ssd_alloc_fail++;
 			return false;
@@ -432,7 +464,7 @@ void kv_default_make_room(struct kvsim *s, uint64_t need)
 uint32_t kv_tail_min(struct kvsim *s, int tier, uint32_t window,
 		     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg)
 {
-	uint32_t tail = tier ? s->stail : s->dtail, best = tail, o, k;
+	uint32_t tail = tier ? s->stail[s->need_kind] : s->dtail, best = tail, o, k;
 	double bs = INFINITY;
 	for (o = tail, k = 0; o != KV_NONE && k < window; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
 		double v = score(s, o, arg);
@@ -480,6 +512,45 @@ static void touch(struct kvsim *s, uint32_t o)
 	if (x->in_ssd) {
 		slist_unlink(s, o);
 		slist_push(s, o);
+	}
+}
+
+/* Make o the most recent object of its tiers, without counting a use. */
+static void reposition(struct kvsim *s, uint32_t o)
+{
+	if (o == KV_NONE)
+		return;
+	if (s->obj[o].in_dram) {
+		dlist_unlink(s, o);
+		dram_push(s, o);
+	}
+	if (s->obj[o].in_ssd) {
+		slist_unlink(s, o);
+		slist_push(s, o);
+	}
+}
+
+/*
+ * After a request, its prefix is the most recent part of the LRU lists in tree order: the root
+ * at the head, every object ahead of its descendants, the states last. An LRU tail then meets
+ * leaves before their parents, as in a radix-tree prefix cache (SGLang evicts leaves; vLLM frees
+ * a sequence's blocks from its end): evicting a chunk before its descendants would leave them
+ * cached but unreachable. (The hit loop's touches, root first, only keep the hit safe from the
+ * admissions' evictions; this pass sets the final order.)
+ */
+static void recency(struct kvsim *s, const struct kv_request *rq, uint32_t n, uint32_t b, uint32_t bnd)
+{
+	if (s->cfg.model.linear_state_bytes) {
+		if (b > 0 && b != bnd) /* the state the hit used goes behind the new one */
+			reposition(s, kv_lookup(s, rq->blocks[b - 1] | KV_LINEAR_BIT));
+		if (bnd > 0)
+			reposition(s, kv_lookup(s, rq->blocks[bnd - 1] | KV_LINEAR_BIT));
+	}
+	for (uint32_t i = n; i-- > 0;) {
+		uint32_t o = s->idx[i];
+		if (o != KV_NONE && o < s->nobj && s->obj[o].key == rq->blocks[i] &&
+		    (s->obj[o].in_dram || s->obj[o].in_ssd))
+			reposition(s, o);
 	}
 }
 
@@ -632,8 +703,9 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 		if (o != KV_NONE)
 			touch(s, o);
 		else
-			admit(s, rq->blocks[i], i ? rq->blocks[i - 1] : KV_NO_PARENT, OBJ_FULL, chunk, rq->session,
-			      rq->block_tokens, (i + 1) * rq->block_tokens);
+			o = admit(s, rq->blocks[i], i ? rq->blocks[i - 1] : KV_NO_PARENT, OBJ_FULL, chunk, rq->session,
+				  rq->block_tokens, (i + 1) * rq->block_tokens);
+		s->idx[i] = o;
 	}
 	/* the state is kept at the last full block: a partial last block (Mooncake's ceil) has an id
 	 * the next turn does not share, so a state there could never be used */
@@ -652,6 +724,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 			      (bnd > b ? bnd - b : 1) * rq->block_tokens, bnd * rq->block_tokens);
 		}
 	}
+	recency(s, rq, n, b, bnd);
 	s->req++;
 	return 0;
 }
@@ -669,10 +742,11 @@ static int check_extents(const struct kvsim *s, uint64_t n, char *err, size_t er
 	int rc = 0;
 	if (!e)
 		return fail(err, errlen, "out of memory");
-	for (uint32_t o = s->shead; o != KV_NONE && k < n; o = s->obj[o].snext, k++) {
-		e[k][0] = s->obj[o].lba;
-		e[k][1] = slot_size(&s->obj[o]);
-	}
+	for (int c = 0; c < 2; c++)
+		for (uint32_t o = s->shead[c]; o != KV_NONE && k < n; o = s->obj[o].snext, k++) {
+			e[k][0] = s->obj[o].lba;
+			e[k][1] = slot_size(&s->obj[o]);
+		}
 	qsort(e, k, sizeof(*e), cmp_extent);
 	for (uint64_t i = 1; i < k && !rc; i++)
 		if (e[i - 1][0] + e[i - 1][1] > e[i][0])
@@ -693,8 +767,9 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 			return fail(err, errlen, "DRAM list broken at %u", o);
 		dram += s->obj[o].size;
 	}
-	for (uint32_t o = s->shead; o != KV_NONE; o = s->obj[o].snext) {
-		if (!s->obj[o].in_ssd || ++ns > s->nobj)
+	for (int c = 0; c < 2; c++)
+	for (uint32_t o = s->shead[c]; o != KV_NONE; o = s->obj[o].snext) {
+		if (!s->obj[o].in_ssd || s->obj[o].kind != c || ++ns > s->nobj)
 			return fail(err, errlen, "SSD list broken at %u", o);
 		ssd += slot_size(&s->obj[o]);
 		if (s->obj[o].lba + slot_size(&s->obj[o]) > s->cfg.ssd_bytes)
@@ -729,7 +804,8 @@ int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_polic
 	s->cfg = *c;
 	s->pol = p;
 	s->ftl = ftl;
-	s->free_head = s->dhead = s->dtail = s->shead = s->stail = KV_NONE;
+	s->free_head = s->dhead = s->dtail = KV_NONE;
+	s->shead[0] = s->shead[1] = s->stail[0] = s->stail[1] = KV_NONE;
 	snprintf(s->params, sizeof(s->params), "%s", params ? params : "");
 	if (!c->dram_bytes)
 		return fail(err, errlen, "--dram 0: the DRAM tier must hold something");
@@ -749,8 +825,9 @@ int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_polic
 void kvsim_finish(struct kvsim *s)
 {
 	/* objects still on SSD at the end: count whether they were hit there */
-	for (uint32_t o = s->shead; o != KV_NONE; o = s->obj[o].snext)
-		count_written_hit(s, &s->obj[o]);
+	for (int c = 0; c < 2; c++)
+		for (uint32_t o = s->shead[c]; o != KV_NONE; o = s->obj[o].snext)
+			count_written_hit(s, &s->obj[o]);
 }
 
 void kvsim_free(struct kvsim *s)

@@ -35,7 +35,7 @@ struct kv_obj {
 	uint64_t last_req;   /* request index of the last use */
 	double last_t;       /* trace time of the last use */
 	uint64_t dseq;       /* DRAM LRU stamp: the DRAM list is in stamp order (head = largest) */
-	uint32_t dprev, dnext, sprev, snext; /* DRAM and SSD LRU lists (head = most recent) */
+	uint32_t dprev, dnext, sprev, snext; /* DRAM and SSD (per kind) LRU lists (head = most recent) */
 	uint32_t refs;       /* uses: admission and hits */
 	uint8_t kind, in_dram, in_ssd;
 	uint8_t pol_flag;    /* policy scratch (0 when new) */
@@ -100,7 +100,7 @@ struct kv_policy {
 	/* make `need` bytes free in DRAM; default: LRU victims, spilled when spill() says so */
 	void (*make_room)(struct kvsim *s, uint64_t need);
 	bool (*spill)(struct kvsim *s, uint32_t o);
-	uint32_t (*ssd_victim)(struct kvsim *s);
+	uint32_t (*ssd_victim)(struct kvsim *s); /* an SSD resident of kind s->need_kind to evict */
 	bool write_through;
 };
 
@@ -117,7 +117,9 @@ struct kvsim {
 	uint64_t mcap, mcount;
 	/* tiers: DRAM in object bytes, SSD in slot bytes (what it takes of the device) */
 	uint64_t dram_used, ssd_used;
-	uint32_t dhead, dtail, shead, stail;
+	uint32_t dhead, dtail;
+	uint32_t shead[2], stail[2]; /* the SSD's LRU list of each kind */
+	uint8_t need_kind;           /* the kind an SSD victim must be of (set before ssd_victim()) */
 	uint64_t dclock; /* the last DRAM LRU stamp given */
 	/* SSD slot allocator: per kind, a free list of slot LBAs and a bump pointer */
 	uint64_t *freeslot[2];
@@ -163,13 +165,18 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen);
 
 /* helpers for policies */
 uint64_t kv_slot_bytes(const struct kv_obj *x); /* SSD bytes the object occupies (4 KiB slots) */
+/* Bytes that SSD residents of x's kind must free before x can be written: 0 when it fits now.
+ * With slots only a resident of the same kind (size class) frees a slot x can take, so policies
+ * pick SSD victims of x's kind (ssd_victim() finds it in need_kind) and need one of them. */
+uint64_t kv_ssd_shortfall(const struct kvsim *s, const struct kv_obj *x);
 uint32_t kv_lookup(const struct kvsim *s, uint64_t key);
 void kv_drop_dram(struct kvsim *s, uint32_t o);       /* drop the DRAM copy (frees if nowhere else) */
 bool kv_move_to_ssd(struct kvsim *s, uint32_t o);     /* write to SSD (evicting SSD victims), drop from DRAM */
 bool kv_write_ssd(struct kvsim *s, uint32_t o);       /* write a copy to SSD, keep DRAM */
 void kv_evict_ssd(struct kvsim *s, uint32_t o);
 void kv_default_make_room(struct kvsim *s, uint64_t need);
-/* The lowest score among the `window` least recently used objects of a tier (0 DRAM, 1 SSD). */
+/* The lowest score among the `window` least recently used objects of a tier (0 DRAM, 1 SSD: of
+ * kind need_kind). */
 uint32_t kv_tail_min(struct kvsim *s, int tier, uint32_t window,
 		     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg);
 /* Free DRAM by victim(), writing each victim to SSD unless it is there already (write-back). */

@@ -79,21 +79,32 @@ struct gstate {
 	/* candidates of the current request */
 	uint64_t built_req;
 	struct pheap drop, move[2];
-	struct pent *victims;
-	size_t nvict, vcur, vcap;
+	struct vq {
+		struct pheap heap;
+		struct pent *v; /* popped in order; v[cur..n) not yet taken */
+		size_t n, cur, cap;
+	} vq[2];
+	bool vbuilt;
+	size_t swpriced; /* swatch[0..swpriced) are in the heaps */
 	uint64_t budget_written;
 	/* states: the state each one's request hit (its fallback), by object index; and of the
 	 * states used once, how many were used again (again[0]: used once, again[1]: twice) */
-	uint64_t *fallback;
+	struct fb {
+		uint64_t key; /* KV_NO_PARENT: none */
+		uint32_t o;   /* where it was when last seen (a hint, checked against the key) */
+	} *fallback;
 	uint32_t fcap;
 	double again[2];
-	uint64_t nmove[2], ndrop[2], ninf;
+	uint64_t nmove[2], ndrop[2], ninf, nbuild, npriced;
 	/* the watch list (pol_flag bit 0: on it); seq is the DRAM LRU stamp, set when sorting */
 	struct went {
 		uint64_t seq;
 		uint32_t o;
 	} *watch;
 	size_t nwatch, wcap;
+	/* the SSD watch list: every SSD-only leaf is on it (pol_flag ON_SWATCH), and some stale ones */
+	uint32_t *swatch;
+	size_t nswatch, swcap;
 	/* cached objects chained by parent key (pol_flag bit 1: chained; pol_link: next, prev) */
 	uint32_t *chain;
 	uint64_t nchain, nchained; /* nchain: a power of two */
@@ -102,6 +113,7 @@ struct gstate {
 #define ON_WATCH 1
 #define CHAINED 2
 #define KEPT 4
+#define ON_SWATCH 8
 
 static struct gstate *G(const struct kvsim *s)
 {
@@ -200,6 +212,16 @@ static void refresh_p(struct kvsim *s)
  *    not only to where the request hit. A state that has been used once is reused again with
  *    the learned probability p_again (the paper: "linear states are reused about once").
  */
+/* the cached state a state falls back to, or KV_NONE */
+static uint32_t fallback(const struct kvsim *s, struct fb *f)
+{
+	if (f->key == KV_NO_PARENT)
+		return KV_NONE;
+	if (f->o < s->nobj && s->obj[f->o].key == f->key && (s->obj[f->o].in_dram || s->obj[f->o].in_ssd))
+		return f->o;
+	return f->o = kv_lookup(s, f->key);
+}
+
 static double value(const struct kvsim *s, const struct kv_obj *x)
 {
 	struct gstate *g = G(s);
@@ -208,7 +230,7 @@ static double value(const struct kvsim *s, const struct kv_obj *x)
 	if (s->cfg.model.linear_state_bytes && x->kind == OBJ_FULL && !x->nchild && x->last_req != s->req)
 		return 0; /* (the current request's chunks get their state when it completes) */
 	if (x->kind == OBJ_LINEAR) {
-		uint32_t f = g->fallback && g->fallback[o] != KV_NO_PARENT ? kv_lookup(s, g->fallback[o]) : KV_NONE;
+		uint32_t f = g->fallback ? fallback(s, &g->fallback[o]) : KV_NONE;
 		uint32_t fb = f != KV_NONE ? s->obj[f].end_tokens : 0;
 		if (x->end_tokens > fb && x->end_tokens - fb > tokens)
 			tokens = x->end_tokens - fb;
@@ -313,11 +335,32 @@ static void chain_del(struct kvsim *s, uint32_t o)
 	g->nchained--;
 }
 
-/* The DRAM object with this key left DRAM: its DRAM children may now be root-side. */
+/* o may have become an SSD-only leaf: an SSD victim candidate */
+static void swatch(struct kvsim *s, uint32_t o)
+{
+	struct gstate *g = G(s);
+	if (s->obj[o].pol_flag & ON_SWATCH)
+		return;
+	if (g->nswatch == g->swcap) {
+		size_t c = g->swcap ? 2 * g->swcap : 1024;
+		uint32_t *n = realloc(g->swatch, c * sizeof(*n));
+		if (!n)
+			return; /* a missed victim: build() falls back to the SSD LRU tail */
+		g->swatch = n;
+		g->swcap = c;
+	}
+	g->swatch[g->nswatch++] = o;
+	s->obj[o].pol_flag |= ON_SWATCH;
+}
+
+/* The DRAM object with this key left DRAM: it may be an SSD-only leaf now, and its DRAM children
+ * may be root-side. */
 static void departed(struct kvsim *s, uint64_t key)
 {
 	struct gstate *g = G(s);
-	uint32_t *head;
+	uint32_t *head, o = kv_lookup(s, key);
+	if (o != KV_NONE && s->obj[o].in_ssd)
+		swatch(s, o);
 	if (!g->nchain)
 		return;
 	head = chain_head(g, key);
@@ -369,6 +412,8 @@ static void candidate(struct kvsim *s, uint32_t o)
 		pheap_push(&g->move[x->kind], last_activity(s, x), o); /* longest waiting first */
 }
 
+static bool victim_ok(const struct kvsim *s, uint32_t o);
+
 static void build(struct kvsim *s)
 {
 	struct gstate *g = G(s);
@@ -400,55 +445,139 @@ static void build(struct kvsim *s)
 		for (size_t i = 0; i < n; i++)
 			candidate(s, g->watch[i].o);
 	}
-	g->nvict = g->vcur = 0;
-	uint32_t k = 0;
-	for (uint32_t o = s->stail; o != KV_NONE && k < WINDOW; o = s->obj[o].sprev, k++) {
-		if (s->obj[o].in_dram)
-			continue;
-		if (g->nvict == g->vcap) {
-			g->vcap = g->vcap ? 2 * g->vcap : 256;
-			g->victims = realloc(g->victims, g->vcap * sizeof(*g->victims));
-		}
-		/* on the drop scale: value per request the victim has waited */
-		g->victims[g->nvict++] = (struct pent){value(s, &s->obj[o]) / (double)idle(s, &s->obj[o]), o};
-	}
+	/* SSD victims are priced when this request first needs one (the SSD is full) */
+	g->vbuilt = false;
+}
 
+/* price SSD-only leaves swatch[from..] into their kind's victim heap */
+static void victims_push(struct kvsim *s, size_t from)
+{
+	struct gstate *g = G(s);
+	for (size_t i = from; i < g->nswatch; i++) {
+		uint32_t o = g->swatch[i];
+		struct kv_obj *x = &s->obj[o];
+		if (victim_ok(s, o))
+			pheap_push(&g->vq[x->kind].heap, value(s, x) / (double)idle(s, x), o);
+	}
+	g->npriced += g->nswatch - from;
+	g->swpriced = g->nswatch;
+}
+
+/* SSD victims: every SSD-only leaf, in a heap per kind (a slot is refilled from its own class),
+ * cheapest first on the drop scale (value per request waited); popped into vq[k].v in order as
+ * replacement() and ssd_victim() walk them. Leaves that appear during the request (a victim's
+ * parent) join the heap when the walk next moves on. */
+static void victims_build(struct kvsim *s)
+{
+	struct gstate *g = G(s);
+	g->vbuilt = true;
+	for (int k = 0; k < 2; k++)
+		g->vq[k].heap.n = g->vq[k].n = g->vq[k].cur = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < g->nswatch; i++) {
+		uint32_t o = g->swatch[i];
+		struct kv_obj *x = &s->obj[o];
+		if (!(x->pol_flag & KEPT) && victim_ok(s, o)) {
+			g->swatch[n++] = o;
+			x->pol_flag |= ON_SWATCH | KEPT;
+		} else if (!(x->pol_flag & KEPT)) {
+			x->pol_flag &= ~ON_SWATCH;
+		}
+	}
+	g->nswatch = n;
+	for (size_t i = 0; i < n; i++)
+		s->obj[g->swatch[i]].pol_flag &= ~KEPT;
+	g->nbuild++;
+	victims_push(s, 0);
+}
+
+/* the i-th cheapest victim of kind k in this request (i >= cur), or false when there is none */
+static bool victim_at(struct kvsim *s, int k, size_t i)
+{
+	struct gstate *g = G(s);
+	struct vq *q = &g->vq[k];
+	if (!g->vbuilt)
+		victims_build(s);
+	else if (g->swpriced < g->nswatch)
+		victims_push(s, g->swpriced);
+	while (q->n <= i) {
+		if (!q->heap.n)
+			return false;
+		if (q->n == q->cap) {
+			size_t c = q->cap ? 2 * q->cap : 256;
+			struct pent *v = realloc(q->v, c * sizeof(*v));
+			if (!v)
+				return false;
+			q->v = v;
+			q->cap = c;
+		}
+		q->v[q->n++] = pheap_pop(&q->heap);
+	}
+	return true;
 }
 
 static bool victim_ok(const struct kvsim *s, uint32_t o)
 {
-	return s->obj[o].in_ssd && !s->obj[o].in_dram;
+	return s->obj[o].in_ssd && !s->obj[o].in_dram && kv_is_leaf(s, o);
 }
 
-/* value lost by freeing `need` bytes of SSD, walking victims from the cheapest */
-static double replacement(const struct kvsim *s, uint64_t need)
+/*
+ * With a hybrid model an SSD chain ends in a state, so when no chunk on SSD is a leaf, a chunk
+ * slot is freed by evicting a state whose parent chunk is SSD-only and has no other child: the
+ * chunk is then an orphan leaf (worth nothing) and goes next. The state's value is the price.
+ */
+static uint32_t exposes_chunk(const struct kvsim *s, uint32_t state)
+{
+	uint32_t p = kv_lookup(s, s->obj[state].key & ~KV_LINEAR_BIT);
+	if (p == KV_NONE || s->obj[p].in_dram || !s->obj[p].in_ssd || s->obj[p].nchild != 1)
+		return KV_NONE;
+	return p;
+}
+
+/* value lost to make room on SSD for x: its kind's cheapest victims until x fits (for a chunk,
+ * then states that expose one) */
+static double replacement(struct kvsim *s, const struct kv_obj *x)
 {
 	struct gstate *g = G(s);
-	if (s->ssd_used + need <= s->cfg.ssd_bytes)
+	uint64_t need = kv_ssd_shortfall(s, x), freed = 0;
+	if (!need)
 		return 0;
-	uint64_t freed = s->cfg.ssd_bytes - s->ssd_used;
 	double cost = 0;
-	for (size_t i = g->vcur; i < g->nvict && freed < need; i++) {
-		uint32_t o = g->victims[i].o;
-		if (!victim_ok(s, o))
-			continue;
-		freed += kv_slot_bytes(&s->obj[o]);
-		cost += g->victims[i].key;
+	for (int k = x->kind, pass = 0; pass < 2 && freed < need; pass++, k = OBJ_LINEAR) {
+		if (pass && x->kind == OBJ_LINEAR)
+			break;
+		struct vq *q = &g->vq[k];
+		for (size_t i = q->cur; freed < need && victim_at(s, k, i); i++) {
+			uint32_t o = q->v[i].o;
+			if (!victim_ok(s, o) || (pass && exposes_chunk(s, o) == KV_NONE))
+				continue;
+			freed += kv_slot_bytes(pass ? x : &s->obj[o]);
+			cost += q->v[i].key;
+		}
 	}
 	if (freed < need)
-		G(s)->ninf++;
+		g->ninf++;
 	return freed >= need ? cost : INFINITY;
 }
 
 static uint32_t gandalf_ssd_victim(struct kvsim *s)
 {
 	struct gstate *g = G(s);
-	while (g->vcur < g->nvict) {
-		uint32_t o = g->victims[g->vcur++].o;
-		if (victim_ok(s, o))
+	int k = s->need_kind;
+	struct vq *q = &g->vq[k];
+	while (victim_at(s, k, q->cur)) {
+		uint32_t o = q->v[q->cur++].o;
+		if (victim_ok(s, o) && s->obj[o].kind == k)
 			return o;
 	}
-	return s->stail; /* nothing priced: plain LRU */
+	for (q = &g->vq[OBJ_LINEAR]; k == OBJ_FULL && victim_at(s, OBJ_LINEAR, q->cur);) {
+		uint32_t o = q->v[q->cur++].o, p;
+		if (victim_ok(s, o) && (p = exposes_chunk(s, o)) != KV_NONE) {
+			kv_evict_ssd(s, o);
+			return p;
+		}
+	}
+	return s->stail[k]; /* no leaf of the kind on SSD: plain LRU */
 }
 
 static double multiplier(const struct kvsim *s)
@@ -474,7 +603,9 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 	int rebuilt = 0;
 	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
 		/* cheapest valid drop */
-		while (g->drop.n && (!s->obj[g->drop.a[0].o].in_dram || !kv_is_leaf(s, g->drop.a[0].o)))
+		/* (the current request's own chunks are not dropped: its chain would break) */
+		while (g->drop.n && (!s->obj[g->drop.a[0].o].in_dram || !kv_is_leaf(s, g->drop.a[0].o) ||
+				     s->obj[g->drop.a[0].o].last_req == s->req))
 			(void)pheap_pop(&g->drop);
 		double dprice = g->drop.n ? g->drop.a[0].key : INFINITY;
 		/* best move among the first k candidates of each class */
@@ -494,7 +625,7 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 					continue;
 				keep[nk++] = top;
 				double price = g->lambda * m * g->fee / (double)idle(s, x) +
-					       replacement(s, (x->size + 4095) / 4096 * 4096) / (double)x->size;
+					       replacement(s, x) / (double)x->size;
 				if (price < mprice) {
 					mprice = price;
 					mo = o;
@@ -547,6 +678,8 @@ static void gandalf_removed(struct kvsim *s, uint32_t o)
 	uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
 	if (p != KV_NONE && s->obj[p].in_dram)
 		watch(s, p);
+	if (p != KV_NONE && s->obj[p].in_ssd)
+		swatch(s, p);
 }
 
 static void gandalf_admitted(struct kvsim *s, uint32_t o)
@@ -557,7 +690,7 @@ static void gandalf_admitted(struct kvsim *s, uint32_t o)
 			uint32_t c = g->fcap ? g->fcap : 1024;
 			while (c <= o)
 				c *= 2;
-			uint64_t *n = realloc(g->fallback, (size_t)c * sizeof(*n));
+			struct fb *n = realloc(g->fallback, (size_t)c * sizeof(*n));
 			if (n) {
 				memset(n + g->fcap, 0xff, (size_t)(c - g->fcap) * sizeof(*n)); /* KV_NO_PARENT */
 				g->fallback = n;
@@ -565,10 +698,10 @@ static void gandalf_admitted(struct kvsim *s, uint32_t o)
 			}
 		}
 		if (o < g->fcap) /* out of memory: no fallback known, priced by its own span */
-			g->fallback[o] = s->cur_hit_state;
+			g->fallback[o] = (struct fb){s->cur_hit_state, KV_NONE};
 	} else {
 		if (g->fallback && o < g->fcap)
-			g->fallback[o] = KV_NO_PARENT;
+			g->fallback[o] = (struct fb){KV_NO_PARENT, KV_NONE};
 		/* its parent may have become a branch point: its other chunks may now move */
 		uint64_t pk = s->obj[o].parent_key;
 		uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
@@ -626,17 +759,23 @@ static void gandalf_fini(struct kvsim *s)
 			g->again[1], g->again[0]);
 		for (int k = 0; k < 16; k++)
 			fprintf(stderr, " %.2f", g->p[k]);
-		fprintf(stderr, "\n  replacement impossible %llu times; victims %zu\n", (unsigned long long)g->ninf, g->nvict);
+		fprintf(stderr, "\n  replacement impossible %llu times; SSD victims priced %llu times, %.0f leaves each\n",
+			(unsigned long long)g->ninf, (unsigned long long)g->nbuild,
+			g->nbuild ? (double)g->npriced / (double)g->nbuild : 0.0);
 		fprintf(stderr, "  moves %llu/%llu drops %llu/%llu (full/linear)\n", (unsigned long long)g->nmove[0],
 			(unsigned long long)g->nmove[1], (unsigned long long)g->ndrop[0], (unsigned long long)g->ndrop[1]);
 	}
 	pheap_free(&g->drop);
 	pheap_free(&g->move[0]);
 	pheap_free(&g->move[1]);
-	free(g->victims);
+	for (int k = 0; k < 2; k++) {
+		pheap_free(&g->vq[k].heap);
+		free(g->vq[k].v);
+	}
 	free(g->fallback);
 	free(g->sess);
 	free(g->watch);
+	free(g->swatch);
 	free(g->chain);
 	free(g);
 	s->pol_state = NULL;

@@ -13,7 +13,7 @@
 
 struct hp {
 	double threshold;
-	struct pheap cold; /* SSD residents by use count */
+	struct pheap cold[2]; /* SSD residents by use count, per kind */
 };
 
 static int hp_init(struct kvsim *s, char *err, size_t errlen)
@@ -35,29 +35,31 @@ static int hp_init(struct kvsim *s, char *err, size_t errlen)
 static void hp_fini(struct kvsim *s)
 {
 	struct hp *h = s->pol_state;
-	if (h)
-		pheap_free(&h->cold);
+	if (h) {
+		pheap_free(&h->cold[0]);
+		pheap_free(&h->cold[1]);
+	}
 	free(h);
 	s->pol_state = NULL;
 }
 
-/* the least-used SSD resident (lazy: entries whose count changed are re-keyed) */
-static uint32_t coldest(struct kvsim *s, bool pop)
+/* the least-used SSD resident of a kind (lazy: entries whose count changed are re-keyed) */
+static uint32_t coldest(struct kvsim *s, int kind, bool pop)
 {
-	struct hp *h = s->pol_state;
-	while (h->cold.n) {
-		struct pent e = h->cold.a[0];
-		if (!s->obj[e.o].in_ssd) {
-			pheap_pop(&h->cold);
+	struct pheap *c = &((struct hp *)s->pol_state)->cold[kind];
+	while (c->n) {
+		struct pent e = c->a[0];
+		if (!s->obj[e.o].in_ssd || s->obj[e.o].kind != kind) {
+			pheap_pop(c);
 			continue;
 		}
 		if ((double)s->obj[e.o].refs != e.key) {
-			pheap_pop(&h->cold);
-			pheap_push(&h->cold, s->obj[e.o].refs, e.o);
+			pheap_pop(c);
+			pheap_push(c, s->obj[e.o].refs, e.o);
 			continue;
 		}
 		if (pop)
-			pheap_pop(&h->cold);
+			pheap_pop(c);
 		return e.o;
 	}
 	return KV_NONE;
@@ -69,20 +71,20 @@ static bool hp_spill(struct kvsim *s, uint32_t o)
 	struct kv_obj *x = &s->obj[o];
 	if (x->refs < h->threshold)
 		return false;
-	if (s->ssd_used + kv_slot_bytes(x) <= s->cfg.ssd_bytes)
+	if (!kv_ssd_shortfall(s, x))
 		goto admit;
-	uint32_t c = coldest(s, false);
+	uint32_t c = coldest(s, x->kind, false);
 	if (c != KV_NONE && s->obj[c].refs >= x->refs)
 		return false; /* not hotter than the coldest resident */
 admit:
-	pheap_push(&h->cold, x->refs, o);
+	pheap_push(&h->cold[x->kind], x->refs, o);
 	return true;
 }
 
 static uint32_t hp_ssd_victim(struct kvsim *s)
 {
-	uint32_t c = coldest(s, true);
-	return c != KV_NONE ? c : s->stail;
+	uint32_t c = coldest(s, s->need_kind, true);
+	return c != KV_NONE ? c : s->stail[s->need_kind];
 }
 
 const struct kv_policy kv_policy_hotprefix = {

@@ -36,7 +36,7 @@ static uint32_t lowest(struct kvsim *s, int tier)
 {
 	double alpha = ((struct mc *)s->pol_state)->alpha;
 	double f[WINDOW], t[WINDOW], fmin = INFINITY, fmax = -INFINITY, tmin = INFINITY, tmax = -INFINITY;
-	uint32_t os[WINDOW], tail = tier ? s->stail : s->dtail, best = tail;
+	uint32_t os[WINDOW], tail = tier ? s->stail[s->need_kind] : s->dtail, best = tail;
 	int n = 0;
 	for (uint32_t o = tail; o != KV_NONE && n < WINDOW; o = tier ? s->obj[o].sprev : s->obj[o].dprev, n++) {
 		os[n] = o;

@@ -45,7 +45,7 @@ struct ostate {
 	struct fut *f;
 	double gpu_per_token, fee;
 	struct pheap dram; /* max next use (stored negated: min-heap) */
-	struct pheap ssd;  /* min remaining uses */
+	struct pheap ssd[2]; /* min remaining uses, per kind (a slot class is refilled from itself) */
 	uint64_t *orphaned; /* keys of parents that lost a child: re-keyed before the next choice */
 	size_t norph, orphcap;
 };
@@ -324,13 +324,14 @@ static double ssd_key(struct kvsim *s, uint32_t o)
 	return (double)useful(s, o, &next);
 }
 
-/* Rebuild a lazy heap from the live objects when stale entries outnumber them. */
+/* Rebuild a lazy heap from the live objects when stale entries outnumber them (tier 1 + kind:
+ * the SSD heap of that kind). */
 static void compact(struct kvsim *s, int tier)
 {
 	struct ostate *g = s->pol_state;
-	struct pheap *h = tier ? &g->ssd : &g->dram;
+	struct pheap *h = tier ? &g->ssd[tier - 1] : &g->dram;
 	h->n = 0;
-	for (uint32_t o = tier ? s->shead : s->dhead; o != KV_NONE; o = tier ? s->obj[o].snext : s->obj[o].dnext)
+	for (uint32_t o = tier ? s->shead[tier - 1] : s->dhead; o != KV_NONE; o = tier ? s->obj[o].snext : s->obj[o].dnext)
 		pheap_push(h, tier ? ssd_key(s, o) : dram_key(s, o), o);
 }
 
@@ -339,12 +340,13 @@ static void requeue(struct kvsim *s, uint32_t o)
 	struct ostate *g = s->pol_state;
 	if (g->dram.n > 64 + 4 * (size_t)s->nobj)
 		compact(s, 0);
-	if (g->ssd.n > 64 + 4 * (size_t)s->nobj)
-		compact(s, 1);
+	for (int k = 0; k < 2; k++)
+		if (g->ssd[k].n > 64 + 4 * (size_t)s->nobj)
+			compact(s, 1 + k);
 	if (s->obj[o].in_dram)
 		pheap_push(&g->dram, dram_key(s, o), o);
 	if (s->obj[o].in_ssd)
-		pheap_push(&g->ssd, ssd_key(s, o), o);
+		pheap_push(&g->ssd[s->obj[o].kind], ssd_key(s, o), o);
 }
 
 static double worth(const struct kvsim *s, uint32_t o, uint64_t uses)
@@ -353,31 +355,32 @@ static double worth(const struct kvsim *s, uint32_t o, uint64_t uses)
 	return (double)uses * s->obj[o].recompute_tokens * g->gpu_per_token;
 }
 
-/* SSD victims with the fewest remaining uses until `need` bytes fit; their lost value */
-static double ssd_replacement(struct kvsim *s, uint64_t need, uint32_t *vict, size_t *nv, size_t maxv)
+/* SSD victims of x's kind with the fewest remaining uses until x fits; their lost value */
+static double ssd_replacement(struct kvsim *s, const struct kv_obj *x, uint32_t *vict, size_t *nv, size_t maxv)
 {
 	struct ostate *g = s->pol_state;
-	uint64_t free = s->cfg.ssd_bytes - s->ssd_used;
+	struct pheap *h = &g->ssd[x->kind];
+	uint64_t need = kv_ssd_shortfall(s, x), freed = 0;
 	double cost = 0;
 	struct pent held[4096];
 	size_t nh = 0;
 	*nv = 0;
-	while (free < need && g->ssd.n && nh < 4096 && *nv < maxv) {
-		struct pent e = pheap_pop(&g->ssd);
-		if (!s->obj[e.o].in_ssd)
+	while (freed < need && h->n && nh < 4096 && *nv < maxv) {
+		struct pent e = pheap_pop(h);
+		if (!s->obj[e.o].in_ssd || s->obj[e.o].kind != x->kind)
 			continue;
 		if (ssd_key(s, e.o) != e.key) { /* a use passed without a touch: re-key it */
-			pheap_push(&g->ssd, ssd_key(s, e.o), e.o);
+			pheap_push(h, ssd_key(s, e.o), e.o);
 			continue;
 		}
 		held[nh++] = e;
 		vict[(*nv)++] = e.o;
-		free += kv_slot_bytes(&s->obj[e.o]);
+		freed += kv_slot_bytes(&s->obj[e.o]);
 		cost += worth(s, e.o, (uint64_t)e.key);
 	}
 	for (size_t i = 0; i < nh; i++)
-		pheap_push(&g->ssd, held[i].key, held[i].o);
-	return free >= need ? cost : INFINITY;
+		pheap_push(h, held[i].key, held[i].o);
+	return freed >= need ? cost : INFINITY;
 }
 
 /* Parents that lost a child may have become orphans: queue them with their new keys (the
@@ -439,7 +442,7 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 		uint64_t sz = (s->obj[v].size + 4095) / 4096 * 4096;
 		uint32_t vict[1024];
 		size_t nv;
-		double repl = ssd_replacement(s, sz, vict, &nv, 1024);
+		double repl = ssd_replacement(s, &s->obj[v], vict, &nv, 1024);
 		if (worth(s, v, uses) > g->fee * (double)sz + repl) {
 			for (size_t i = 0; i < nv; i++)
 				kv_evict_ssd(s, vict[i]);
@@ -454,16 +457,17 @@ static uint32_t oracle_ssd_victim(struct kvsim *s)
 {
 	struct ostate *g = s->pol_state;
 	requeue_orphaned(s);
-	while (g->ssd.n) {
-		struct pent e = pheap_pop(&g->ssd);
-		if (!s->obj[e.o].in_ssd)
+	struct pheap *h = &g->ssd[s->need_kind];
+	while (h->n) {
+		struct pent e = pheap_pop(h);
+		if (!s->obj[e.o].in_ssd || s->obj[e.o].kind != s->need_kind)
 			continue;
 		double k = ssd_key(s, e.o);
 		if (k == e.key)
 			return e.o;
-		pheap_push(&g->ssd, k, e.o);
+		pheap_push(h, k, e.o);
 	}
-	return s->stail;
+	return s->stail[s->need_kind];
 }
 
 static void oracle_admitted(struct kvsim *s, uint32_t o)
@@ -503,7 +507,8 @@ static void oracle_fini(struct kvsim *s)
 	if (!g)
 		return;
 	pheap_free(&g->dram);
-	pheap_free(&g->ssd);
+	pheap_free(&g->ssd[0]);
+	pheap_free(&g->ssd[1]);
 	free(g->orphaned);
 	free(g);
 	s->pol_state = NULL;
