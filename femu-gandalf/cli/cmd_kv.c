@@ -214,9 +214,11 @@ static void print_json(const struct kv_run_opts *ro, const char *pol, const char
 	printf("  \"ssd_written_hit_share\": {\"full\": %.4f, \"linear\": %.4f},\n",
 	       st->ssd_writes[0] ? (double)st->ssd_written_hit[0] / st->ssd_writes[0] : 0,
 	       st->ssd_writes[1] ? (double)st->ssd_written_hit[1] / st->ssd_writes[1] : 0);
-	printf("  \"ssd_read_bytes\": %llu,\n  \"ssd_evictions\": %llu,\n  \"dram_drops\": %llu,\n",
+	printf("  \"ssd_read_bytes\": %llu,\n  \"ssd_evictions\": %llu,\n  \"dram_drops\": %llu,\n"
+	       "  \"unreachable_freed\": %llu,\n  \"not_admitted\": %llu,\n",
 	       (unsigned long long)st->ssd_read_bytes, (unsigned long long)st->ssd_evictions,
-	       (unsigned long long)st->dram_drops);
+	       (unsigned long long)st->dram_drops, (unsigned long long)st->unreachable,
+	       (unsigned long long)st->not_admitted);
 	printf("  \"trace_duration_s\": %.3f,\n  \"ssd_host_bytes_per_day\": %.6g,\n", r->duration, r->bpd);
 	if (r->have_ftl && r->fs.host_write_bytes)
 		printf("  \"waf\": %.4f,\n  \"waf_cumulative\": %.4f,\n  \"erases\": %llu,\n"

@@ -208,32 +208,70 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 	/* a state hangs off the chunk at its boundary; a chunk off the previous chunk */
 	uint64_t pk = kind == OBJ_LINEAR ? key & ~KV_LINEAR_BIT : parent_key;
 	uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
-	s->obj[o].parent = p;
-	if (p != KV_NONE)
-		s->obj[p].nchild++;
+	if (p == o)
+		p = KV_NONE; /* a block that repeats its predecessor's id (a malformed trace): a root */
+	x = &s->obj[o];
+	x->parent = p;
+	x->kid = x->sib[0] = x->sib[1] = KV_NONE;
+	if (p != KV_NONE) { /* the caller admits an object only below a cached parent */
+		struct kv_obj *y = &s->obj[p];
+		y->nchild++;
+		x->sib[1] = y->kid;
+		if (y->kid != KV_NONE)
+			s->obj[y->kid].sib[0] = o;
+		y->kid = o;
+	}
 	return o;
 }
 
-/* The parent object, found through the cached index when it is still the same object. */
 static uint32_t parent_of(const struct kvsim *s, const struct kv_obj *x)
 {
-	uint64_t pk = x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
-	if (pk == KV_NO_PARENT)
-		return KV_NONE;
-	if (x->parent != KV_NONE && x->parent < s->nobj && s->obj[x->parent].key == pk &&
-	    (s->obj[x->parent].in_dram || s->obj[x->parent].in_ssd))
-		return x->parent;
-	return kv_lookup(s, pk);
+	return x->parent;
+}
+
+static void obj_free(struct kvsim *s, uint32_t o);
+
+/*
+ * o is leaving the cache: its cached descendants can never be reached again (a hit walks from
+ * block 0), so they leave with it, deepest first - each one is a leaf when it goes, as if the
+ * policy had evicted it. This keeps the cache a tree: no object outlives its parent.
+ */
+static void free_descendants(struct kvsim *s, uint32_t o)
+{
+	uint32_t c = s->obj[o].kid;
+	while (c != KV_NONE) {
+		while (s->obj[c].kid != KV_NONE)
+			c = s->obj[c].kid;
+		uint32_t p = s->obj[c].parent;
+		struct kv_obj *x = &s->obj[c];
+		s->st.unreachable++;
+		if (x->in_dram)
+			kv_drop_dram(s, c); /* frees it unless it has an SSD copy */
+		if (x->in_ssd)
+			kv_evict_ssd(s, c);
+		c = p == o ? s->obj[o].kid : (s->obj[p].kid != KV_NONE ? s->obj[p].kid : p);
+	}
 }
 
 static void obj_free(struct kvsim *s, uint32_t o)
 {
 	struct kv_obj *x = &s->obj[o];
+	if (x->kid != KV_NONE)
+		free_descendants(s, o);
+	x = &s->obj[o];
 	if (s->pol->removed)
 		s->pol->removed(s, o);
-	uint32_t p = parent_of(s, x);
-	if (p != KV_NONE && s->obj[p].nchild)
-		s->obj[p].nchild--;
+	uint32_t p = x->parent;
+	if (p != KV_NONE) {
+		struct kv_obj *y = &s->obj[p];
+		y->nchild--;
+		if (x->sib[0] != KV_NONE)
+			s->obj[x->sib[0]].sib[1] = x->sib[1];
+		else
+			y->kid = x->sib[1];
+		if (x->sib[1] != KV_NONE)
+			s->obj[x->sib[1]].sib[0] = x->sib[0];
+	}
 	map_del(s, x->key);
 	x->in_dram = x->in_ssd = 0;
 	x->size = 0;
@@ -335,6 +373,8 @@ static bool log_alloc(struct kvsim *s, uint32_t o)
 		if (s->obj[e.o].in_ssd && s->obj[e.o].lba == e.pos % cap)
 			kv_evict_ssd(s, e.o);
 	}
+	if (!s->obj[o].in_dram)
+		return false; /* an object in the way was its ancestor: it left with it */
 	if (ring_push(s, s->head, o))
 		return false;
 	s->obj[o].lba = s->head % cap;
@@ -389,7 +429,7 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 	if (slot_size(x) > s->cfg.ssd_bytes)
 		return false;
 	if (s->cfg.alloc == KV_ALLOC_LOG && !log_alloc(s, o)) {
-		s->st.ssd_alloc_fail++;
+		s->st.ssd_alloc_fail += s->obj[o].in_dram;
 		return false;
 	}
 	while (s->cfg.alloc == KV_ALLOC_SLOTS) {
@@ -404,7 +444,11 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 			s->st.ssd_alloc_fail++;
 			return false;
 		}
+		uint64_t key = x->key;
 		kv_evict_ssd(s, v);
+		if (!s->obj[o].in_dram || s->obj[o].key != key)
+			return false; /* the victim was its ancestor: it left with it */
+		x = &s->obj[o];
 	}
 	x = &s->obj[o];
 	x->in_ssd = 1;
@@ -426,6 +470,8 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 
 bool kv_write_ssd(struct kvsim *s, uint32_t o)
 {
+	if (!s->obj[o].in_dram) /* only a DRAM object is written (one freed meanwhile is not) */
+		return s->obj[o].in_ssd;
 	return s->obj[o].in_ssd || ssd_put(s, o);
 }
 
@@ -563,8 +609,9 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 		return KV_NONE;
 	}
 	make_room(s, size);
-	if (s->dram_used + size > s->cfg.dram_bytes) {
-		s->st.not_admitted++;
+	uint64_t pk = kind == OBJ_LINEAR ? key & ~KV_LINEAR_BIT : parent_key;
+	if (s->dram_used + size > s->cfg.dram_bytes || (pk != KV_NO_PARENT && kv_lookup(s, pk) == KV_NONE)) {
+		s->st.not_admitted++; /* no room, or making room took its parent */
 		return KV_NONE;
 	}
 	uint32_t o = obj_new(s, key, parent_key, kind, size);
@@ -693,6 +740,9 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 
 	/* admit the recomputed blocks and the state at the boundary */
 	s->cur_hit_state = hybrid && b > 0 ? rq->blocks[b - 1] | KV_LINEAR_BIT : KV_NO_PARENT;
+	/* a chunk is admitted only below its cached parent: once one cannot be (no room, or the
+	 * admissions' evictions took its parent), the rest of the prefix stays out */
+	bool cut = false;
 	for (uint32_t i = b; i < n; i++) {
 		/* cached chunks past b stay where the first scan found them (admissions below only
 		 * evict other objects, which a later lookup must not trust) */
@@ -702,9 +752,10 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 			     : kv_lookup(s, rq->blocks[i]);
 		if (o != KV_NONE)
 			touch(s, o);
-		else
+		else if (!cut && (!i || kv_lookup(s, rq->blocks[i - 1]) != KV_NONE))
 			o = admit(s, rq->blocks[i], i ? rq->blocks[i - 1] : KV_NO_PARENT, OBJ_FULL, chunk, rq->session,
 				  rq->block_tokens, (i + 1) * rq->block_tokens);
+		cut |= o == KV_NONE;
 		s->idx[i] = o;
 	}
 	/* the state is kept at the last full block: a partial last block (Mooncake's ceil) has an id
@@ -712,7 +763,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : n;
 	if (bnd > n)
 		bnd = n;
-	if (hybrid && bnd > 0) {
+	if (hybrid && bnd > 0 && kv_lookup(s, rq->blocks[bnd - 1]) != KV_NONE) {
 		uint64_t key = rq->blocks[bnd - 1] | KV_LINEAR_BIT;
 		uint32_t o = kv_lookup(s, key);
 		if (o != KV_NONE) {

@@ -44,7 +44,8 @@ struct kv_obj {
 	uint64_t session;
 	double score;        /* policy scratch */
 	uint32_t nchild;     /* cached objects whose parent this is (chunks and the state here) */
-	uint32_t parent;     /* index of the parent when created (a hint: checked against parent_key) */
+	uint32_t parent;     /* index of the cached parent, KV_NONE for a root (a chunk at block 0) */
+	uint32_t kid, sib[2];/* first cached child; previous and next sibling */
 	uint32_t ssd_hits;   /* hits served from SSD since it was last written there */
 	uint32_t recompute_tokens; /* what losing it costs: a chunk's tokens; a state's span */
 	uint32_t end_tokens; /* prefix tokens up to its end: a chunk's last token, a state's boundary */
@@ -77,6 +78,7 @@ struct kv_stats {
 	uint64_t hits[2][2];           /* [tier: 0 DRAM, 1 SSD][kind] objects served */
 	uint64_t ssd_write_bytes[2], ssd_writes[2], ssd_written_hit[2]; /* by kind */
 	uint64_t ssd_read_bytes, ssd_evictions, dram_drops, not_admitted, ssd_alloc_fail;
+	uint64_t unreachable;          /* objects freed because an ancestor left the cache */
 	uint64_t dram_peak, ssd_peak;
 	double t_first, t_last;
 	double *lat;
