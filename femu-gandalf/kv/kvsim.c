@@ -739,7 +739,6 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	s->st.missed_tokens += tokens - hit_tokens;
 
 	/* admit the recomputed blocks and the state at the boundary */
-	s->cur_hit_state = hybrid && b > 0 ? rq->blocks[b - 1] | KV_LINEAR_BIT : KV_NO_PARENT;
 	/* a chunk is admitted only below its cached parent: once one cannot be (no room, or the
 	 * admissions' evictions took its parent), the rest of the prefix stays out */
 	bool cut = false;

@@ -135,7 +135,6 @@ struct kvsim {
 	/* the request being processed */
 	uint64_t req;
 	uint64_t cur_session;
-	uint64_t cur_hit_state; /* key of the state the current request's hit used, or KV_NO_PARENT */
 	double now_t;
 	struct kv_stats st;
 	uint32_t *idx;       /* object index of each prefix block of the current request */
