@@ -595,8 +595,10 @@ static struct kv_config cost_cfg(bool hybrid)
 static void test_random_invariants(void **state)
 {
 	(void)state;
-	make_trace(12345);
+	static const uint64_t seeds[] = {12345, 777, 4242};
+	for (int k = 0; k < 3; k++)
 	for (int hybrid = 0; hybrid < 4; hybrid++) {
+		make_trace(seeds[k]);
 		/* 0, 1: slots, dense and hybrid; 2, 3: the same with the log allocator */
 		bool log = hybrid >= 2;
 		double oracle_cost = 0, best_online = INFINITY;
@@ -612,7 +614,8 @@ static void test_random_invariants(void **state)
 							 s->st.hits[1][OBJ_LINEAR],
 						 0);
 			double c = total_cost(s);
-			printf("%s %s %-13s miss %.4f writes %6llu cost %.6g\n", log ? "log  " : "slots",
+			printf("seed %5llu %s %s %-13s miss %.4f writes %6llu cost %.6g\n",
+			       (unsigned long long)seeds[k], log ? "log  " : "slots",
 			       hybrid & 1 ? "hybrid" : "dense ",
 			       s->pol->name, 1 - (double)s->st.hit_blocks / s->st.prefix_blocks,
 			       (unsigned long long)(s->st.ssd_writes[0] + s->st.ssd_writes[1]), c);
@@ -622,11 +625,10 @@ static void test_random_invariants(void **state)
 				best_online = c;
 			free_any(s);
 		}
-		/* the oracle's total cost (recompute + wear) is no worse than any online policy's.
-		 * Only asserted for the dense model so far: the oracle prices objects one by one, and a
-		 * hybrid hit needs a whole chain plus a state, which it does not yet plan for (open in
-		 * issue 4; the hybrid figures are printed above). */
-		if (hybrid == 0) /* with the log the head, not the oracle, picks SSD victims */
+		/* the oracle's total cost (recompute + wear) is no worse than any online policy's, for
+		 * the dense and the hybrid model. With the log allocator the head, not the oracle, picks
+		 * SSD victims, so there it is no bound (printed, not asserted). */
+		if (!log)
 			assert_true(oracle_cost <= best_online * 1.0000001);
 	}
 }

@@ -840,6 +840,18 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 			return fail(err, errlen, "object %u not found under its key", o);
 		if (x->kind == OBJ_LINEAR && !s->cfg.model.linear_state_bytes)
 			return fail(err, errlen, "a dense model stores a linear state");
+		/* a tree: every object's parent is cached (a hit can reach it), and the child links
+		 * agree with the child count */
+		uint64_t pk = x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
+		uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
+		if (p != x->parent && !(p == o && x->parent == KV_NONE))
+			return fail(err, errlen, "object %u: its parent is %s", o, p == KV_NONE ? "not cached" : "another object");
+		uint32_t k = 0;
+		for (uint32_t c = x->kid; c != KV_NONE && k <= x->nchild; c = s->obj[c].sib[1], k++)
+			if (s->obj[c].parent != o || (!s->obj[c].in_dram && !s->obj[c].in_ssd))
+				return fail(err, errlen, "object %u: child %u is not its own or not cached", o, c);
+		if (k != x->nchild)
+			return fail(err, errlen, "object %u: %u children linked, %u counted", o, k, x->nchild);
 	}
 	if (live != s->mcount)
 		return fail(err, errlen, "%llu live objects, map holds %llu", (unsigned long long)live,
