@@ -561,6 +561,12 @@ static void touch(struct kvsim *s, uint32_t o)
 	}
 }
 
+/* Is object index o (remembered earlier in the request) still the cached object with this key? */
+static bool alive(const struct kvsim *s, uint32_t o, uint64_t key)
+{
+	return o != KV_NONE && o < s->nobj && s->obj[o].key == key && (s->obj[o].in_dram || s->obj[o].in_ssd);
+}
+
 /* Make o the most recent object of its tiers, without counting a use. */
 static void reposition(struct kvsim *s, uint32_t o)
 {
@@ -592,12 +598,9 @@ static void recency(struct kvsim *s, const struct kv_request *rq, uint32_t n, ui
 		if (bnd > 0)
 			reposition(s, kv_lookup(s, rq->blocks[bnd - 1] | KV_LINEAR_BIT));
 	}
-	for (uint32_t i = n; i-- > 0;) {
-		uint32_t o = s->idx[i];
-		if (o != KV_NONE && o < s->nobj && s->obj[o].key == rq->blocks[i] &&
-		    (s->obj[o].in_dram || s->obj[o].in_ssd))
-			reposition(s, o);
-	}
+	for (uint32_t i = n; i-- > 0;)
+		if (alive(s, s->idx[i], rq->blocks[i]))
+			reposition(s, s->idx[i]);
 }
 
 /* Admit a new object to DRAM (making room first). Returns its index or KV_NONE. */
@@ -743,15 +746,12 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	 * admissions' evictions took its parent), the rest of the prefix stays out */
 	bool cut = false;
 	for (uint32_t i = b; i < n; i++) {
-		/* cached chunks past b stay where the first scan found them (admissions below only
-		 * evict other objects, which a later lookup must not trust) */
-		uint32_t o = i < r && s->obj[s->idx[i]].key == rq->blocks[i] &&
-				     (s->obj[s->idx[i]].in_dram || s->obj[s->idx[i]].in_ssd)
-			     ? s->idx[i]
-			     : kv_lookup(s, rq->blocks[i]);
+		/* cached chunks past b are where the first scan found them, unless the admissions'
+		 * evictions took them */
+		uint32_t o = i < r && alive(s, s->idx[i], rq->blocks[i]) ? s->idx[i] : kv_lookup(s, rq->blocks[i]);
 		if (o != KV_NONE)
 			touch(s, o);
-		else if (!cut && (!i || kv_lookup(s, rq->blocks[i - 1]) != KV_NONE))
+		else if (!cut && (!i || alive(s, s->idx[i - 1], rq->blocks[i - 1])))
 			o = admit(s, rq->blocks[i], i ? rq->blocks[i - 1] : KV_NO_PARENT, OBJ_FULL, chunk, rq->session,
 				  rq->block_tokens, (i + 1) * rq->block_tokens);
 		cut |= o == KV_NONE;
