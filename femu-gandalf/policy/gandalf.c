@@ -6,24 +6,32 @@
  *       value(x) / (size(x) x w)
  *   the cheapest move to SSD: the longest-waiting *movable* DRAM object of each size class (full
  *   chunks, linear states), priced
- *       (lambda x m x fee x size(x) + replacement(size(x))) / (size(x) x w)
+ *       (lambda x m x fee x size(x) + replacement(x)) / (size(x) x w)
  * and do the cheaper. w is the requests the object's session (or, without sessions, the object)
  * has waited since it was last active (>= 1), so both prices are dollars per byte of DRAM per
  * request of waiting (the paper's third observation: an object idle for long is likely to stay
  * idle). fee = SSD price / rated TBW bytes; m = 1, or with --target-years the ratio of bytes
  * written to the budget for the elapsed time (grows when writes run ahead, shrinks when behind;
- * clamped to [1/16, 16]). replacement() = the value of the lowest-valued SSD leaves that must go
- * to make room (0 while the SSD has room); those are also the SSD victims.
+ * clamped to [1/16, 16]). replacement(x) = what the SSD victims that make room for x are worth (0
+ * while a slot of x's class is free): the SSD-only leaves of x's kind with the lowest value per
+ * request waited (a slot is refilled from its own class, docs/kv.md), and for a chunk, when no
+ * chunk on SSD is a leaf, a state whose SSD parent chunk has no other child (the chunk, then an
+ * orphan worth nothing, goes with it). Victims are leaves so that no cached object ever loses
+ * its parent. The current request's chunks are never dropped from DRAM (its chain would break;
+ * as SSD victims they may go: keeping the state its hit used, superseded and the cheapest
+ * victim, from eviction cost WEKA/200G 0.057 -> 0.243).
  *
  * value(x) = p(w) x recompute(x) x GPU $/token, where recompute(x) follows what a hit needs
  * (docs/kv.md: all chunks up to a boundary plus a state there):
  *   - a chunk: its tokens; but for a hybrid model a chunk that is a leaf (no cached chunk or state
  *     below it) can end no hit and lead to none, so it is worth 0 (except while its own request
  *     is being admitted: the state comes last);
- *   - a state: the tokens back to the state its request hit if that one is still cached, else
- *     back to the start of the prefix (where the session's next turn would fall back to); once
- *     used, a state's p is multiplied by p_again, the learned share of used states used again
- *     (the paper: "linear states are reused about once").
+ *   - a state: its whole prefix, back to the start. The paper's linear states are "reused about
+ *     once", so the state a request hit is superseded by the one it leaves and cannot be
+ *     counted on as a fallback (an earlier version priced a state by its span back to the state
+ *     its request hit: the new and the superseded state then each looked cheap, each assuming
+ *     the other stays, and gandalf lost both and the chain with them). Once used, a state's p is
+ *     multiplied by p_again, the learned share of used states used again.
  * Movable: the paper moves *root-side* objects (parent not in DRAM), so the SSD holds prefixes.
  * We add children of a DRAM parent that is a branch point (several cached chunks below it) or
  * has an SSD copy, since a hot prefix shared by every session (a system prompt) never leaves
@@ -44,9 +52,13 @@
  * admitted, when a child of it is freed (it may have become a leaf) and when its parent leaves
  * DRAM or becomes a branch point (it may have become movable; an index by parent key finds the
  * children); build() drops
- * the ones that no longer qualify. SSD victims come from the 4096 least recently used SSD
- * objects, since a victim's value falls as it waits and the SSD tier is large (the paper
- * maintains these sets incrementally instead).
+ * the ones that no longer qualify. SSD victims are kept the same way: a second watch list holds
+ * every SSD-only leaf (an object joins when it leaves DRAM for SSD and when an SSD object loses a
+ * child); the first time a request needs an SSD victim they are priced into one lazy heap per
+ * kind (about 800-5,000 of them on WEKA), and leaves that appear during the request join it.
+ * When nothing can be dropped or moved (DRAM holds only chains whose states sit on SSD), the
+ * cheapest such state is evicted so its parent becomes a droppable orphan; failing that, the
+ * least recently used DRAM object goes (the core frees what it leaves unreachable).
  * FG_GANDALF_DEBUG=1 prints the learned p(w), p_again and the move/drop counts at the end.
  * Parameters: lambda=1, move_candidates=1, scan=0 (1: find DRAM candidates by scanning all of DRAM,
  * as before the watch list; slow, same results - the tests compare the two).
@@ -89,7 +101,7 @@ struct gstate {
 	uint64_t budget_written;
 	/* of the states used once, how many were used again (again[0]: once, again[1]: twice) */
 	double again[2];
-	uint64_t nmove[2], ndrop[2], ninf, nbuild, npriced;
+	uint64_t nmove[2], ndrop[2], ninf, nbuild, npriced, nexpose, nlru;
 	/* the watch list (pol_flag bit 0: on it); seq is the DRAM LRU stamp, set when sorting */
 	struct went {
 		uint64_t seq;
@@ -563,6 +575,29 @@ static uint32_t gandalf_ssd_victim(struct kvsim *s)
 	return s->stail[k]; /* no leaf of the kind on SSD: plain LRU */
 }
 
+/*
+ * No DRAM leaf to drop and no move possible: DRAM holds chains whose states sit on SSD. Evict the
+ * cheapest such state from SSD; its DRAM parent becomes a leaf (an orphan, worth nothing) and is
+ * dropped next. false when there is none.
+ */
+static bool expose(struct kvsim *s)
+{
+	struct gstate *g = G(s);
+	for (size_t i = g->vq[OBJ_LINEAR].cur; victim_at(s, OBJ_LINEAR, i); i++) {
+		uint32_t o = g->vq[OBJ_LINEAR].v[i].o;
+		if (!victim_ok(s, o))
+			continue;
+		uint32_t p = s->obj[o].parent;
+		if (p == KV_NONE || !s->obj[p].in_dram || s->obj[p].nchild != 1 || s->obj[p].last_req == s->req)
+			continue;
+		kv_evict_ssd(s, o);
+		g->nexpose++;
+		pheap_push(&g->drop, drop_price(s, &s->obj[p]), p);
+		return true;
+	}
+	return false;
+}
+
 static double multiplier(const struct kvsim *s)
 {
 	struct gstate *g = G(s);
@@ -642,8 +677,9 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 			uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
 			if (p != KV_NONE && s->obj[p].in_dram && kv_is_leaf(s, p))
 				pheap_push(&g->drop, drop_price(s, &s->obj[p]), p);
-		} else {
+		} else if (!expose(s)) {
 			uint64_t key = s->obj[s->dtail].key;
+			g->nlru++;
 			kv_drop_dram(s, s->dtail); /* no priced candidate left: LRU */
 			departed(s, key);
 		}
@@ -731,6 +767,8 @@ static void gandalf_fini(struct kvsim *s)
 		fprintf(stderr, "\n  replacement impossible %llu times; SSD victims priced %llu times, %.0f leaves each\n",
 			(unsigned long long)g->ninf, (unsigned long long)g->nbuild,
 			g->nbuild ? (double)g->npriced / (double)g->nbuild : 0.0);
+		fprintf(stderr, "  states evicted to expose a DRAM orphan %llu; LRU drops %llu\n",
+			(unsigned long long)g->nexpose, (unsigned long long)g->nlru);
 		fprintf(stderr, "  moves %llu/%llu drops %llu/%llu (full/linear)\n", (unsigned long long)g->nmove[0],
 			(unsigned long long)g->nmove[1], (unsigned long long)g->ndrop[0], (unsigned long long)g->ndrop[1]);
 	}

@@ -8,9 +8,10 @@
  *   - DRAM evicts by Belady: the object whose next use is farthest away (never = infinitely far);
  *   - an object leaving DRAM is written to SSD only when its remaining uses pay for it:
  *       uses x recompute(x) > fee x size(x) + replacement,
- *     where replacement is the recompute value of the remaining uses of the SSD residents with
- *     the fewest remaining uses that must go to make room (0 while the SSD has room); otherwise
- *     it is dropped. Those residents are then the SSD victims.
+ *     where replacement is the recompute value of the remaining uses of the SSD residents of its
+ *     kind with the fewest remaining uses that must go to make room (0 while a slot of its class
+ *     is free; a slot is refilled from its own class, docs/kv.md); otherwise it is dropped.
+ *     Those residents are then the SSD victims.
  * Priority queues are lazy: an entry records the key it was pushed with and is skipped when the
  * object's current key differs. Future uses are counted in requests, so the oracle is exact
  * about *whether* an object is needed again, not about whether the hit would have used it (a
