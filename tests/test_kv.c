@@ -509,6 +509,47 @@ static void test_bad_params(void **state)
 	assert_null(kv_policy_find("nope"));
 }
 
+/* The cache is a tree: an object that leaves takes its unreachable descendants with it.
+ * write-through, dense, 16-byte chunks in 4 KiB slots, on a drive with TRIM on. Worked out:
+ *  r1 [1 2 3], r2 [1 2 4]: chunks 1 2 3 4 in DRAM and on SSD (4 writes, 16 KiB), 2 has children
+ *  3 and 4. Drop 2 from DRAM (its SSD copy stays), then evict it from SSD: 2 leaves the cache, and
+ *  3 and 4, which no hit can reach without 2, leave with it (from DRAM and SSD): 3 evictions,
+ *  12 KiB TRIMmed, 2 objects counted unreachable, chunk 1 left with no child.
+ *  r3 [1 2 3]: hits 1 only, re-admits 2 and 3 (2 writes). */
+static void test_tree_cascade(void **state)
+{
+	(void)state;
+	struct ftl *f = drive(64);
+	struct kvsim *s = sim_ftl("write-through", cfg(8, 16, false), f);
+	char err[256];
+	req(s, 0, 1, 3, 1, 2, 3);
+	req(s, 1, 1, 3, 1, 2, 4);
+	uint32_t o1 = kv_lookup(s, 1), o2 = kv_lookup(s, 2);
+	assert_int_equal(s->obj[o1].nchild, 1);
+	assert_int_equal(s->obj[o2].nchild, 2);
+	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 4);
+	kv_drop_dram(s, o2);
+	assert_true(s->obj[o2].in_ssd);
+	kv_evict_ssd(s, o2);
+	assert_int_equal(kv_lookup(s, 2), KV_NONE);
+	assert_int_equal(kv_lookup(s, 3), KV_NONE);
+	assert_int_equal(kv_lookup(s, 4), KV_NONE);
+	assert_int_equal(s->st.unreachable, 2);
+	assert_int_equal(s->st.ssd_evictions, 3);
+	assert_int_equal(s->obj[o1].nchild, 0);
+	assert_int_equal(s->dram_used, TOK);
+	assert_int_equal(s->ssd_used, 4096);
+	assert_int_equal(kvsim_check(s, err, sizeof(err)), 0);
+	struct ftl_stats fs;
+	ftl_get_stats(f, &fs);
+	assert_int_equal(fs.host_trim_bytes, 3 * 4096);
+	req(s, 2, 1, 3, 1, 2, 3);
+	assert_int_equal(s->st.hit_blocks, 0 + 2 + 1); /* r1 nothing, r2 [1 2], r3 [1] */
+	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 6);
+	done(s);
+	ftl_destroy(f);
+}
+
 /* ---- random traces: invariants for every policy ---- */
 
 static uint64_t rs = 12345;
@@ -768,6 +809,7 @@ int main(void)
 		cmocka_unit_test(test_meritkv),
 		cmocka_unit_test(test_oracle_hand),
 		cmocka_unit_test(test_bad_params),
+		cmocka_unit_test(test_tree_cascade),
 		cmocka_unit_test(test_random_invariants),
 		cmocka_unit_test(test_compulsory),
 		cmocka_unit_test(test_alloc_random),
