@@ -178,7 +178,9 @@ static void dram_push(struct kvsim *s, uint32_t o)
 
 /* ---- objects ---- */
 
-static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size)
+/* A new object under the cached parent p (KV_NONE: a root). */
+static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size,
+			uint32_t p)
 {
 	uint32_t o;
 	if (s->free_head != KV_NONE) {
@@ -205,15 +207,10 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 	x->pol_link[0] = x->pol_link[1] = KV_NONE;
 	if (map_put(s, key, o))
 		return KV_NONE;
-	/* a state hangs off the chunk at its boundary; a chunk off the previous chunk */
-	uint64_t pk = kind == OBJ_LINEAR ? key & ~KV_LINEAR_BIT : parent_key;
-	uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
-	if (p == o)
-		p = KV_NONE; /* a block that repeats its predecessor's id (a malformed trace): a root */
 	x = &s->obj[o];
 	x->parent = p;
 	x->kid = x->sib[0] = x->sib[1] = KV_NONE;
-	if (p != KV_NONE) { /* the caller admits an object only below a cached parent */
+	if (p != KV_NONE) {
 		struct kv_obj *y = &s->obj[p];
 		y->nchild++;
 		x->sib[1] = y->kid;
@@ -222,11 +219,6 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 		y->kid = o;
 	}
 	return o;
-}
-
-static uint32_t parent_of(const struct kvsim *s, const struct kv_obj *x)
-{
-	return x->parent;
 }
 
 static void obj_free(struct kvsim *s, uint32_t o);
@@ -289,7 +281,7 @@ bool kv_is_root_side(const struct kvsim *s, uint32_t o)
 	const struct kv_obj *x = &s->obj[o];
 	if (!x->in_dram)
 		return false;
-	uint32_t p = parent_of(s, x);
+	uint32_t p = x->parent;
 	return p == KV_NONE || !s->obj[p].in_dram;
 }
 
@@ -448,7 +440,6 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 		kv_evict_ssd(s, v);
 		if (!s->obj[o].in_dram || s->obj[o].key != key)
 			return false; /* the victim was its ancestor: it left with it */
-		x = &s->obj[o];
 	}
 	x = &s->obj[o];
 	x->in_ssd = 1;
@@ -612,12 +603,15 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 		return KV_NONE;
 	}
 	make_room(s, size);
-	uint64_t pk = kind == OBJ_LINEAR ? key & ~KV_LINEAR_BIT : parent_key;
-	if (s->dram_used + size > s->cfg.dram_bytes || (pk != KV_NO_PARENT && kv_lookup(s, pk) == KV_NONE)) {
+	/* a state hangs off the chunk at its boundary, a chunk off the previous chunk; a block that
+	 * repeats its predecessor's id (a malformed trace) is a root */
+	uint64_t pk = kv_parent_key(key, parent_key);
+	uint32_t p = pk == KV_NO_PARENT || pk == key ? KV_NONE : kv_lookup(s, pk);
+	if (s->dram_used + size > s->cfg.dram_bytes || (pk != KV_NO_PARENT && pk != key && p == KV_NONE)) {
 		s->st.not_admitted++; /* no room, or making room took its parent */
 		return KV_NONE;
 	}
-	uint32_t o = obj_new(s, key, parent_key, kind, size);
+	uint32_t o = obj_new(s, key, parent_key, kind, size, p);
 	if (o == KV_NONE)
 		return KV_NONE;
 	struct kv_obj *x = &s->obj[o];
@@ -818,13 +812,13 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 		dram += s->obj[o].size;
 	}
 	for (int c = 0; c < 2; c++)
-	for (uint32_t o = s->shead[c]; o != KV_NONE; o = s->obj[o].snext) {
-		if (!s->obj[o].in_ssd || s->obj[o].kind != c || ++ns > s->nobj)
-			return fail(err, errlen, "SSD list broken at %u", o);
-		ssd += slot_size(&s->obj[o]);
-		if (s->obj[o].lba + slot_size(&s->obj[o]) > s->cfg.ssd_bytes)
-			return fail(err, errlen, "SSD slot past the tier");
-	}
+		for (uint32_t o = s->shead[c]; o != KV_NONE; o = s->obj[o].snext) {
+			if (!s->obj[o].in_ssd || s->obj[o].kind != c || ++ns > s->nobj)
+				return fail(err, errlen, "SSD list broken at %u", o);
+			ssd += slot_size(&s->obj[o]);
+			if (s->obj[o].lba + slot_size(&s->obj[o]) > s->cfg.ssd_bytes)
+				return fail(err, errlen, "SSD slot past the tier");
+		}
 	if (check_extents(s, ns, err, errlen))
 		return -1;
 	if (dram != s->dram_used || ssd != s->ssd_used)
@@ -842,7 +836,7 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 			return fail(err, errlen, "a dense model stores a linear state");
 		/* a tree: every object's parent is cached (a hit can reach it), and the child links
 		 * agree with the child count */
-		uint64_t pk = x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
+		uint64_t pk = kv_parent_key(x->key, x->parent_key);
 		uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
 		if (p != x->parent && !(p == o && x->parent == KV_NONE))
 			return fail(err, errlen, "object %u: its parent is %s", o, p == KV_NONE ? "not cached" : "another object");

@@ -54,6 +54,13 @@ struct kv_obj {
 #define KV_NO_PARENT UINT64_MAX
 #define KV_LINEAR_BIT (1ull << 63)
 
+/* The key of an object's parent: a state hangs off the chunk at its boundary, a chunk off the
+ * previous block (parent_key, KV_NO_PARENT for block 0). */
+static inline uint64_t kv_parent_key(uint64_t key, uint64_t parent_key)
+{
+	return key & KV_LINEAR_BIT ? key & ~KV_LINEAR_BIT : parent_key;
+}
+
 /* How SSD objects get LBAs (docs/kv.md): fixed slots per size class with free-list reuse, or a
  * circular append log whose head evicts whatever it runs into. */
 enum kv_alloc { KV_ALLOC_SLOTS = 0, KV_ALLOC_LOG = 1 };

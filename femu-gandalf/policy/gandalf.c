@@ -50,7 +50,7 @@
  * objects of DRAM, pushed in DRAM LRU order. They are few (about 100 of 66,000 DRAM objects on the WEKA trace), so instead of
  * scanning DRAM the hooks keep a watch list that holds every one of them: an object joins it when
  * admitted, when a child of it is freed (it may have become a leaf) and when its parent leaves
- * DRAM or becomes a branch point (it may have become movable; an index by parent key finds the
+ * DRAM or becomes a branch point (it may have become movable; the core's child links find the
  * children); build() drops
  * the ones that no longer qualify. SSD victims are kept the same way: a second watch list holds
  * every SSD-only leaf (an object joins when it leaves DRAM for SSD and when an SSD object loses a
@@ -111,13 +111,9 @@ struct gstate {
 	/* the SSD watch list: every SSD-only leaf is on it (pol_flag ON_SWATCH), and some stale ones */
 	uint32_t *swatch;
 	size_t nswatch, swcap;
-	/* cached objects chained by parent key (pol_flag bit 1: chained; pol_link: next, prev) */
-	uint32_t *chain;
-	uint64_t nchain, nchained; /* nchain: a power of two */
-	bool scan_all;             /* scan=1, or out of memory for those: build() scans all of DRAM */
+	bool scan_all;             /* scan=1, or out of memory for the watch list: build() scans all of DRAM */
 };
 #define ON_WATCH 1
-#define CHAINED 2
 #define KEPT 4
 #define ON_SWATCH 8
 
@@ -262,74 +258,6 @@ static void watch(struct kvsim *s, uint32_t o)
 	s->obj[o].pol_flag |= ON_WATCH;
 }
 
-static uint64_t parent_key(const struct kv_obj *x)
-{
-	return x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
-}
-
-static uint32_t *chain_head(struct gstate *g, uint64_t pk)
-{
-	pk ^= pk >> 33; /* block ids are often structured (a file's namespace in the high bits) */
-	pk *= 0xff51afd7ed558ccdull;
-	pk ^= pk >> 33;
-	return &g->chain[pk & (g->nchain - 1)];
-}
-
-static void chain_add(struct kvsim *s, uint32_t o)
-{
-	struct gstate *g = G(s);
-	uint32_t *head;
-	if (g->nchained + 1 > g->nchain) { /* grow: rechain every chained object */
-		uint64_t n = g->nchain ? 2 * g->nchain : 4096;
-		uint32_t *c = malloc(n * sizeof(*c));
-		if (!c) {
-			g->scan_all = true;
-			return;
-		}
-		memset(c, 0xff, n * sizeof(*c));
-		free(g->chain);
-		g->chain = c;
-		g->nchain = n;
-		for (uint32_t i = 0; i < s->nobj; i++)
-			if (s->obj[i].pol_flag & CHAINED) {
-				struct kv_obj *x = &s->obj[i];
-				head = chain_head(g, parent_key(x));
-				x->pol_link[0] = *head;
-				x->pol_link[1] = KV_NONE;
-				if (*head != KV_NONE)
-					s->obj[*head].pol_link[1] = i;
-				*head = i;
-			}
-	}
-	struct kv_obj *x = &s->obj[o];
-	head = chain_head(g, parent_key(x));
-	x->pol_link[0] = *head;
-	x->pol_link[1] = KV_NONE;
-	if (*head != KV_NONE)
-		s->obj[*head].pol_link[1] = o;
-	*head = o;
-	x->pol_flag |= CHAINED;
-	g->nchained++;
-}
-
-static void chain_del(struct kvsim *s, uint32_t o)
-{
-	struct gstate *g = G(s);
-	struct kv_obj *x = &s->obj[o];
-	uint32_t *head;
-	if (!(x->pol_flag & CHAINED))
-		return;
-	head = chain_head(g, parent_key(x));
-	if (x->pol_link[1] != KV_NONE)
-		s->obj[x->pol_link[1]].pol_link[0] = x->pol_link[0];
-	else
-		*head = x->pol_link[0];
-	if (x->pol_link[0] != KV_NONE)
-		s->obj[x->pol_link[0]].pol_link[1] = x->pol_link[1];
-	x->pol_flag &= ~CHAINED;
-	g->nchained--;
-}
-
 /* o may have become an SSD-only leaf: an SSD victim candidate */
 static void swatch(struct kvsim *s, uint32_t o)
 {
@@ -348,19 +276,16 @@ static void swatch(struct kvsim *s, uint32_t o)
 	s->obj[o].pol_flag |= ON_SWATCH;
 }
 
-/* The DRAM object with this key left DRAM: it may be an SSD-only leaf now, and its DRAM children
- * may be root-side. */
-static void departed(struct kvsim *s, uint64_t key)
+/* Object o (key) left DRAM or became a branch point: if still cached it may be an SSD-only leaf
+ * now, and its DRAM children may be root-side (the core's child links find them). */
+static void departed(struct kvsim *s, uint32_t o, uint64_t key)
 {
-	struct gstate *g = G(s);
-	uint32_t *head, o = kv_lookup(s, key);
-	if (o != KV_NONE && s->obj[o].in_ssd)
+	if (s->obj[o].key != key || (!s->obj[o].in_dram && !s->obj[o].in_ssd))
+		return; /* it left the cache, and its descendants with it */
+	if (s->obj[o].in_ssd)
 		swatch(s, o);
-	if (!g->nchain)
-		return;
-	head = chain_head(g, key);
-	for (uint32_t c = *head; c != KV_NONE; c = s->obj[c].pol_link[0])
-		if (s->obj[c].in_dram && parent_key(&s->obj[c]) == key)
+	for (uint32_t c = s->obj[o].kid; c != KV_NONE; c = s->obj[c].sib[1])
+		if (s->obj[c].in_dram)
 			watch(s, c);
 }
 
@@ -380,10 +305,7 @@ static bool movable(const struct kvsim *s, uint32_t o)
 		return false;
 	if (x->kind == OBJ_LINEAR || kv_is_root_side(s, o))
 		return true;
-	uint32_t p = kv_lookup(s, parent_key(x));
-	if (p == KV_NONE) /* not reached: kv_is_root_side() saw a parent in DRAM */
-		return true;
-	const struct kv_obj *y = &s->obj[p];
+	const struct kv_obj *y = &s->obj[x->parent]; /* in DRAM: x is not root-side */
 	uint32_t chunks = y->nchild - (kv_lookup(s, y->key | KV_LINEAR_BIT) != KV_NONE);
 	return y->in_ssd || chunks > 1;
 }
@@ -523,7 +445,7 @@ static bool victim_ok(const struct kvsim *s, uint32_t o)
  */
 static uint32_t exposes_chunk(const struct kvsim *s, uint32_t state)
 {
-	uint32_t p = kv_lookup(s, s->obj[state].key & ~KV_LINEAR_BIT);
+	uint32_t p = s->obj[state].parent;
 	if (p == KV_NONE || s->obj[p].in_dram || !s->obj[p].in_ssd || s->obj[p].nchild != 1)
 		return KV_NONE;
 	return p;
@@ -665,23 +587,24 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 			}
 			g->nmove[s->obj[mo].kind]++;
 			kv_drop_dram(s, mo);
-			departed(s, key);
+			departed(s, mo, key);
 		} else if (g->drop.n) {
 			uint32_t o = g->drop.a[0].o;
 			(void)pheap_pop(&g->drop);
-			uint64_t pk = parent_key(&s->obj[o]), key = s->obj[o].key;
+			uint64_t key = s->obj[o].key;
+			uint32_t p = s->obj[o].parent;
 			g->ndrop[s->obj[o].kind]++;
 			kv_drop_dram(s, o);
-			departed(s, key);
+			departed(s, o, key);
 			/* dropping a leaf may expose its parent as a leaf */
-			uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
 			if (p != KV_NONE && s->obj[p].in_dram && kv_is_leaf(s, p))
 				pheap_push(&g->drop, drop_price(s, &s->obj[p]), p);
 		} else if (!expose(s)) {
-			uint64_t key = s->obj[s->dtail].key;
+			uint32_t o = s->dtail;
+			uint64_t key = s->obj[o].key;
 			g->nlru++;
-			kv_drop_dram(s, s->dtail); /* no priced candidate left: LRU */
-			departed(s, key);
+			kv_drop_dram(s, o); /* no priced candidate left: LRU */
+			departed(s, o, key);
 		}
 	}
 }
@@ -694,10 +617,8 @@ static void gandalf_removed(struct kvsim *s, uint32_t o)
 		return;
 	if (!g->sessions)
 		g->gone[bucket(s->req > s->obj[o].last_req ? s->req - s->obj[o].last_req : 1)] += 1;
-	chain_del(s, o);
 	/* its parent loses a child: it may have become a leaf */
-	uint64_t pk = parent_key(&s->obj[o]);
-	uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
+	uint32_t p = s->obj[o].parent;
 	if (p != KV_NONE && s->obj[p].in_dram)
 		watch(s, p);
 	if (p != KV_NONE && s->obj[p].in_ssd)
@@ -708,14 +629,11 @@ static void gandalf_admitted(struct kvsim *s, uint32_t o)
 {
 	if (s->obj[o].kind == OBJ_FULL) {
 		/* its parent may have become a branch point: its other chunks may now move */
-		uint64_t pk = s->obj[o].parent_key;
-		uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
+		uint32_t p = s->obj[o].parent;
 		if (p != KV_NONE && s->obj[p].in_dram && s->obj[p].nchild > 1)
-			departed(s, pk);
+			departed(s, p, s->obj[p].key);
 	}
 	watch(s, o);
-	if (parent_key(&s->obj[o]) != KV_NO_PARENT)
-		chain_add(s, o);
 }
 
 static void gandalf_touched(struct kvsim *s, uint32_t o)
@@ -782,7 +700,6 @@ static void gandalf_fini(struct kvsim *s)
 	free(g->sess);
 	free(g->watch);
 	free(g->swatch);
-	free(g->chain);
 	free(g);
 	s->pol_state = NULL;
 }

@@ -401,7 +401,7 @@ static void oracle_removed(struct kvsim *s, uint32_t o)
 {
 	struct ostate *g = s->pol_state;
 	const struct kv_obj *x = &s->obj[o];
-	uint64_t pk = x->kind == OBJ_LINEAR ? x->key & ~KV_LINEAR_BIT : x->parent_key;
+	uint64_t pk = kv_parent_key(x->key, x->parent_key);
 	if (!g || !s->cfg.model.linear_state_bytes || pk == KV_NO_PARENT)
 		return;
 	if (g->norph == g->orphcap) {
