@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <glib.h>
+#include <jansson.h>
 
 #include "trace.h"
 
@@ -398,6 +399,236 @@ static void test_weka_compaction(void **state)
 	expect_err(path, "a.json:1006:");
 }
 
+/*
+ * The hash_ids pre-scanner (kv.c) must never disagree with jansson. The reference: a full jansson
+ * parse of the record, whose top-level "hash_ids" is accepted when it is an array of non-negative
+ * integers, else the record is rejected. jansson decodes escaped keys and keeps the last of
+ * duplicate keys; the reader does as it does.
+ */
+static int jansson_ids(const char *rec, GArray *ids)
+{
+	json_error_t je;
+	json_t *o = json_loads(rec, 0, &je), *a = o ? json_object_get(o, "hash_ids") : NULL;
+	int ok = json_is_array(a);
+	g_array_set_size(ids, 0);
+	for (size_t i = 0; ok && i < json_array_size(a); i++) {
+		json_t *x = json_array_get(a, i);
+		uint64_t v = (uint64_t)json_integer_value(x);
+		ok = json_is_integer(x) && json_integer_value(x) >= 0;
+		g_array_append_val(ids, v);
+	}
+	json_decref(o);
+	return ok;
+}
+
+static void ids_str(const GArray *ids, char *s, size_t len)
+{
+	size_t o = 0;
+	s[0] = 0;
+	for (guint i = 0; i < ids->len && o < len; i++)
+		o += (size_t)snprintf(s + o, len - o, "%s%llu", i ? "," : "",
+				      (unsigned long long)g_array_index(ids, uint64_t, i));
+}
+
+/*
+ * One Mooncake record after a good one (so an error names line 2 of the file). A record not
+ * starting with '{' is the tail of {"timestamp":0,"input_length":1024,"output_length":1,...}.
+ * The reader must agree with jansson_ids() and give want_ids ("5,6"; "" for []) or, when
+ * want_err is set, fail with "FILE:2: want_err" (and, with skip_bad, skip just that record).
+ */
+static void hashids_case(const char *rec, const char *want_ids, const char *want_err)
+{
+	static int ncase;
+	char full[8192], name[64], got[4096], path[300], want_pos[400];
+	if (rec[0] == '{')
+		snprintf(full, sizeof(full), "%s", rec);
+	else
+		snprintf(full, sizeof(full), "{\"timestamp\":0,\"input_length\":1024,\"output_length\":1,%s}", rec);
+	GString *text = g_string_new("{\"timestamp\":0,\"input_length\":1,\"output_length\":1,\"hash_ids\":[42]}\n");
+	g_string_append_printf(text, "%s\n", full);
+	snprintf(name, sizeof(name), "hc%d.jsonl", ncase++);
+	snprintf(path, sizeof(path), "%s", put(name, text->str));
+	g_string_free(text, TRUE);
+	GArray *ref = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	int ref_ok = jansson_ids(full, ref);
+	if (ref_ok != !want_err)
+		fail_msg("%s: the case's expectation disagrees with jansson", full);
+	if (ref_ok) {
+		ids_str(ref, got, sizeof(got));
+		if (strcmp(got, want_ids))
+			fail_msg("%s: jansson gives [%s], the case says [%s]", full, got, want_ids);
+	}
+	g_array_free(ref, TRUE);
+
+	struct trace_opts o;
+	char err[5000];
+	trace_opts_default(&o);
+	for (int skip = 0; skip < 2; skip++) {
+		o.skip_bad = skip;
+		struct trace *t = trace_open(path, &o, err, sizeof(err));
+		if (!t)
+			fail_msg("trace_open(%s): %s", full, err);
+		struct kv_request rq;
+		int r, n = 0;
+		GArray *ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+		while ((r = trace_next_kv(t, &rq)) == 1)
+			if (++n == 2)
+				g_array_append_vals(ids, rq.blocks, rq.nblocks);
+		ids_str(ids, got, sizeof(got));
+		g_array_free(ids, TRUE);
+		snprintf(want_pos, sizeof(want_pos), "%s:2: %s", path, want_err ? want_err : "");
+		if (!want_err && (r != 0 || n != 2 || strcmp(got, want_ids)))
+			fail_msg("%s: expected [%s], got %d records, [%s], error '%s'", full, want_ids, n, got,
+				 r ? trace_error(t) : "");
+		if (want_err && !skip && (r != -1 || n != 1 || strncmp(trace_error(t), want_pos, strlen(want_pos))))
+			fail_msg("%s: expected '%s', got %d records, [%s], error '%s'", full, want_pos, n, got,
+				 r ? trace_error(t) : "");
+		if (want_err && skip && (r != 0 || n != 1 || trace_skipped(t) != 1))
+			fail_msg("%s: with skip_bad, expected 1 record and 1 skipped, got %d and %llu", full, n,
+				 (unsigned long long)trace_skipped(t));
+		trace_close(t);
+	}
+}
+
+#define NOT_ARRAY "'hash_ids' is not an array"
+#define NOT_UINT "'hash_ids' holds a value that is not a non-negative integer"
+
+/* Only the top-level member counts, whatever the nesting around it (the issue's record first). */
+static void test_hashids_nested(void **state)
+{
+	(void)state;
+	hashids_case("\"hash_ids\":0,\"x\":{\"hash_ids\":[5,6]}", NULL, NOT_ARRAY);
+	hashids_case("\"hash_ids\":0", NULL, NOT_ARRAY);
+	hashids_case("\"x\":{\"hash_ids\":[5,6]},\"hash_ids\":0", NULL, NOT_ARRAY);
+	hashids_case("\"x\":[{\"y\":[[{\"hash_ids\":[5,6]}]]}],\"hash_ids\":0", NULL, NOT_ARRAY);
+	hashids_case("\"hash_ids\":0,\"x\":[[5,6],{\"hash_ids\":[]}]", NULL, NOT_ARRAY);
+	hashids_case("\"hash_ids\":null,\"x\":{\"hash_ids\":[5,6]}", NULL, NOT_ARRAY);
+	hashids_case("\"hash_ids\":\"[5,6]\"", NULL, NOT_ARRAY);
+	hashids_case("\"hash_ids\":{\"hash_ids\":[5,6]}", NULL, NOT_ARRAY);
+	hashids_case("\"hash_ids\":[{\"hash_ids\":[5,6]}]", NULL, NOT_UINT);
+	hashids_case("\"hash_ids\":[1,[5,6]]", NULL, NOT_UINT);
+	hashids_case("\"x\":{\"hash_ids\":[5,6]}", NULL, "missing 'hash_ids'");
+	/* a valid top-level array beside nested ones, before or after them */
+	hashids_case("\"hash_ids\":[1,2],\"x\":[{\"hash_ids\":[5,6,7]}]", "1,2", NULL);
+	hashids_case("\"x\":{\"hash_ids\":[5,6,7]},\"y\":{\"hash_ids\":[8]},\"hash_ids\":[1,2]", "1,2", NULL);
+	hashids_case("\"x\":{\"hash_ids\":0},\"hash_ids\":[1,2]", "1,2", NULL);
+	/* deeper than the scanner follows (512): jansson parses the record alone, same answer */
+	GString *deep = g_string_new("\"x\":");
+	for (int i = 0; i < 600; i++)
+		g_string_append(deep, i % 2 ? "{\"a\":" : "[");
+	g_string_append(deep, "{\"hash_ids\":[5,6]}");
+	for (int i = 599; i >= 0; i--)
+		g_string_append(deep, i % 2 ? "}" : "]");
+	GString *g = g_string_new(deep->str);
+	g_string_append(g, ",\"hash_ids\":[3,4]");
+	hashids_case(g->str, "3,4", NULL);
+	g_string_assign(g, deep->str);
+	g_string_append(g, ",\"hash_ids\":0");
+	hashids_case(g->str, NULL, NOT_ARRAY);
+	g_string_free(g, TRUE);
+	g_string_free(deep, TRUE);
+	/* not JSON: an unbalanced bracket or an unclosed string after a good array, a number right
+	 * after one (array 1 + "0" must not become index 10, y's last array) */
+	hashids_case("\"hash_ids\":[1,2]]", NULL, "invalid JSON");
+	hashids_case("\"x\":{\"hash_ids\":[9]},\"hash_ids\":[1,2]0,\"y\":[{\"hash_ids\":[]},{\"hash_ids\":[]},"
+		     "{\"hash_ids\":[]},{\"hash_ids\":[]},{\"hash_ids\":[]},{\"hash_ids\":[]},{\"hash_ids\":[]},"
+		     "{\"hash_ids\":[]},{\"hash_ids\":[5,6]}]", NULL, "invalid JSON");
+	hashids_case("\"hash_ids\":[1,2]true", NULL, "invalid JSON");
+	hashids_case("\"hash_ids\":[1,2],\"s\":\"abc", NULL, "invalid JSON");
+}
+
+/* "hash_ids" inside strings, after escaped quotes and backslashes: a string is never a key. */
+static void test_hashids_strings(void **state)
+{
+	(void)state;
+	hashids_case("\"note\":\"\\\"hash_ids\\\": [5, 6]\",\"hash_ids\":0", NULL, NOT_ARRAY);
+	hashids_case("\"x\\\"hash_ids\":[5,6],\"hash_ids\":0", NULL, NOT_ARRAY); /* key x"hash_ids */
+	hashids_case("\"s\":\"a\\\\\",\"hash_ids\":[1,2]", "1,2", NULL);          /* "a\\" ends there */
+	hashids_case("\"s\":\"a\\\\\\\",\\\"hash_ids\\\":[9]\",\"hash_ids\":[1]", "1", NULL);
+	hashids_case("\"s\":\"\\\\\\\\\",\"hash_ids\":[7]", "7", NULL);
+	hashids_case("\"s\":\"{\\\"hash_ids\\\":[5,6]}\",\"hash_ids\":0", NULL, NOT_ARRAY);
+	hashids_case("\"x\":[\"hash_ids\",[5,6]],\"hash_ids\":0", NULL, NOT_ARRAY);  /* a value, not a key */
+	hashids_case("\"x\":{\"a\":\"hash_ids\",\"b\":[5,6]},\"hash_ids\":[1]", "1", NULL);
+	hashids_case("\"hash_ids \":[5,6],\"hash_ids\":[1]", "1", NULL);
+	hashids_case("\"hash_ids\":[1],\"x\":\"[\",\"y\":\"{\"", "1", NULL); /* brackets in strings */
+}
+
+/* A key spelled with escapes is the key it decodes to, as jansson reads it. */
+static void test_hashids_escaped_key(void **state)
+{
+	(void)state;
+	hashids_case("\"\\u0068ash_ids\":[5,6]", "5,6", NULL);
+	hashids_case("\"hash\\u005fids\":[7]", "7", NULL);
+	hashids_case("\"hash_ids\":0,\"x\":{\"\\u0068ash_ids\":[5,6]}", NULL, NOT_ARRAY);
+	hashids_case("\"\\u0068ash_ids\":0,\"x\":{\"hash_ids\":[5,6]}", NULL, NOT_ARRAY);
+	hashids_case("\"hash_ids\":[1],\"\\u0068ash_ids\":[2,3]", "2,3", NULL);
+	hashids_case("\"hash_ids\":[1],\"\\u0068ash_ids\":0", NULL, NOT_ARRAY);
+	hashids_case("\"\\u0068ash_ids\":[1],\"hash_ids\":[2,3]", "2,3", NULL);
+	hashids_case("\"hash_ids\\u0020\":[5,6],\"hash_ids\":[1]", "1", NULL);
+}
+
+/* Duplicate top-level keys: the last one wins, as in jansson. */
+static void test_hashids_duplicate_keys(void **state)
+{
+	(void)state;
+	hashids_case("\"hash_ids\":[1],\"hash_ids\":[2,3]", "2,3", NULL);
+	hashids_case("\"hash_ids\":[1],\"hash_ids\":7", NULL, NOT_ARRAY);
+	hashids_case("\"hash_ids\":7,\"hash_ids\":[1]", "1", NULL);
+	hashids_case("\"hash_ids\":[1,2],\"hash_ids\":[-1]", NULL, NOT_UINT);
+	hashids_case("\"hash_ids\":[-1],\"hash_ids\":[1,2]", "1,2", NULL);
+	hashids_case("\"hash_ids\":[],\"x\":{\"hash_ids\":[5]},\"hash_ids\":[]", "", NULL);
+}
+
+/* Whitespace anywhere JSON allows it, and numbers as jansson reads them. */
+static void test_hashids_whitespace_numbers(void **state)
+{
+	(void)state;
+	hashids_case("{ \"timestamp\" : 0 , \"input_length\" : 1024 , \"output_length\" : 1 , \"hash_ids\" :\t[ 1 ,\t2\r]\t}",
+		     "1,2", NULL);
+	hashids_case("{\"timestamp\":0,\"input_length\":1024,\"output_length\":1,\"hash_ids\"\r:\r[\r]\r}", "", NULL);
+	hashids_case("{\t\"hash_ids\" : 0 , \"x\" : { \"hash_ids\" : [ 5 , 6 ] } , \"timestamp\":0,\"input_length\":1024,\"output_length\":1}",
+		     NULL, NOT_ARRAY);
+	hashids_case("\"hash_ids\":[0]", "0", NULL);
+	hashids_case("\"hash_ids\":[-0]", "0", NULL);
+	hashids_case("\"hash_ids\":[9223372036854775807]", "9223372036854775807", NULL);
+	hashids_case("\"hash_ids\":[9223372036854775808]", NULL, "invalid JSON");
+	hashids_case("\"hash_ids\":[18446744073709551616]", NULL, "invalid JSON");
+	hashids_case("\"hash_ids\":[01]", NULL, "invalid JSON");
+	hashids_case("\"hash_ids\":[0,00]", NULL, "invalid JSON");
+	hashids_case("\"hash_ids\":[1.0]", NULL, NOT_UINT);
+	hashids_case("\"hash_ids\":[1e2]", NULL, NOT_UINT);
+	hashids_case("\"hash_ids\":[1,]", NULL, "invalid JSON");
+	hashids_case("\"hash_ids\":[1 2]", NULL, "invalid JSON");
+	hashids_case("\"hash_ids\":[true]", NULL, NOT_UINT);
+}
+
+/* WEKA requests: the hash_ids of the request object itself, not of anything inside it. */
+static void test_hashids_weka(void **state)
+{
+	(void)state;
+	put("wn/c.json", "{\"block_size\": 64, \"requests\": [{\"t\": 0, \"in\": 64, \"out\": 1, \"hash_ids\": [3],"
+			 " \"meta\": {\"hash_ids\": [8, 9]}}, {\"t\": 1, \"in\": 128, \"out\": 1,"
+			 " \"meta\": {\"hash_ids\": [5, 6]}, \"hash_ids\": 0}]}");
+	char path[128];
+	snprintf(path, sizeof(path), "%s/wn", dir);
+	expect_err(path, "c.json: requests[1]: " NOT_ARRAY);
+	uint64_t n, sk;
+	assert_string_equal(read_err(path, true, &n, &sk), "");
+	assert_int_equal(n, 1);
+	assert_int_equal(sk, 1);
+	put("wn/c.json", "{\"block_size\": 64, \"requests\": [{\"t\": 0, \"in\": 64, \"out\": 1, \"x\\\"hash_ids\": [5, 6],"
+			 " \"hash_ids\": 0}]}");
+	expect_err(path, "c.json: requests[0]: " NOT_ARRAY);
+	put("wn/c.json", "{\"block_size\": 64, \"requests\": [{\"t\": 0, \"in\": 64, \"out\": 1, \"\\u0068ash_ids\": [5, 6]}]}");
+	struct trace *t = open_ok(path, TF_WEKA);
+	struct kv_request rq;
+	assert_int_equal(trace_next_kv(t, &rq), 1);
+	assert_int_equal(rq.nblocks, 2);
+	assert_int_equal(rq.blocks[1] & ((1ULL << 40) - 1), 6);
+	assert_int_equal(trace_next_kv(t, &rq), 0);
+	trace_close(t);
+}
+
 static void test_zstd_and_detection(void **state)
 {
 	(void)state;
@@ -427,7 +658,58 @@ static void test_zstd_and_detection(void **state)
 	assert_non_null(strstr(err, "No such file"));
 }
 
-/* Inputs that once crashed a reader under the fuzzer (tests/fuzz/regress/FORMAT-what.ext). */
+/* A regress file of Mooncake records whose only question is their hash_ids: line by line, the
+ * reader must give jansson's answer (jansson_ids()), the ids or an error at FILE:LINE. */
+static void regress_hashids(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	GArray *want = g_array_new(FALSE, FALSE, sizeof(uint64_t)), *ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	char line[8192], first_bad[300] = "";
+	uint64_t lineno = 0, nbad = 0, ngood = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (jansson_ids(line, ids)) {
+			g_array_append_vals(want, ids->data, ids->len);
+			ngood++;
+		} else if (!nbad++) {
+			snprintf(first_bad, sizeof(first_bad), "%s:%llu: ", path, (unsigned long long)lineno);
+		}
+	}
+	fclose(f);
+	struct trace_opts o;
+	char err[5000];
+	trace_opts_default(&o);
+	o.force = TF_MOONCAKE;
+	for (int skip = 0; skip < 2; skip++) {
+		o.skip_bad = skip;
+		struct trace *t = trace_open(path, &o, err, sizeof(err));
+		if (!t)
+			fail_msg("trace_open(%s): %s", path, err);
+		struct kv_request rq;
+		int r;
+		uint64_t n = 0;
+		g_array_set_size(ids, 0);
+		while ((r = trace_next_kv(t, &rq)) == 1) {
+			g_array_append_vals(ids, rq.blocks, rq.nblocks);
+			n++;
+		}
+		if (!skip && nbad && (r != -1 || strncmp(trace_error(t), first_bad, strlen(first_bad))))
+			fail_msg("%s: expected an error at '%s', got '%s'", path, first_bad, r ? trace_error(t) : "");
+		if ((skip || !nbad) && (r || n != ngood || trace_skipped(t) != nbad || ids->len != want->len ||
+					memcmp(ids->data, want->data, ids->len * sizeof(uint64_t))))
+			fail_msg("%s: the reader disagrees with jansson (%llu records, %llu skipped; jansson: %llu, %llu)",
+				 path, (unsigned long long)n, (unsigned long long)trace_skipped(t),
+				 (unsigned long long)ngood, (unsigned long long)nbad);
+		trace_close(t);
+	}
+	g_array_free(want, TRUE);
+	g_array_free(ids, TRUE);
+}
+
+/* Inputs that once crashed a reader under the fuzzer (tests/fuzz/regress/FORMAT-what.ext), read
+ * to the end without a crash; mooncake-hashids-* files must also agree with jansson, record by
+ * record (regress_hashids()). */
 static void test_fuzz_regressions(void **state)
 {
 	(void)state;
@@ -474,6 +756,8 @@ static void test_fuzz_regressions(void **state)
 			}
 			trace_close(t);
 		}
+		if (!strncmp(name, "mooncake-hashids-", 17))
+			regress_hashids(path);
 		n++;
 	}
 	if (p)
@@ -605,6 +889,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_aiperf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_weka, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_weka_compaction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hashids_nested, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hashids_strings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hashids_escaped_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hashids_duplicate_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hashids_whitespace_numbers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hashids_weka, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zstd_and_detection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fuzz_regressions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_in_memory, setup, teardown),

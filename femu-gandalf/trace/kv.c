@@ -58,12 +58,26 @@ struct sess {
  * time allocating one node per integer. So before jansson sees a record, each
  * "hash_ids": [ints] is parsed here into a side table and, in a compacted copy of the text,
  * replaced by the table index (plus the newlines the array spanned, so jansson's line numbers
- * stay right); the record then parses in a fraction of the time. An array this scanner does not
- * accept (a negative or non-integer element) is left alone for jansson. The original text is
- * not modified: on a parse error the caller parses it again for jansson's exact position.
+ * stay right); the record then parses in a fraction of the time. The original text is not
+ * modified: on a parse error the caller parses it again for jansson's exact position.
+ *
+ * An index is an integer like any other, so the scanner must see the document exactly as jansson
+ * will, or a value of the record's own would be read as a table index (a scalar "hash_ids": 0
+ * beside a nested {"hash_ids": [5, 6]} once read as the nested array). It therefore tokenizes:
+ * a string is skipped whole (its quote is escaped when an odd run of backslashes precedes it),
+ * and only a string in key position of an object (after '{' or ',') is a key, at any depth.
+ * Where it cannot be sure of agreeing with jansson it compacts nothing and jansson parses the
+ * original text: a key written with escapes (jansson decodes "\u0068ash_ids" to hash_ids),
+ * a "hash_ids" member whose value is not an array, nesting deeper than SCAN_DEPTH, text that is
+ * not JSON. So in a compacted document every "hash_ids" member is an index written here or an
+ * array left for jansson (an element that is not a non-negative int64 as jansson would read it:
+ * negative, fractional, too big, a leading zero), and get_blocks() takes an integer for an index
+ * only then. Duplicate keys resolve as jansson resolves them, the last one winning, on both paths.
  */
+#define SCAN_DEPTH 512 /* jansson's own limit is 2048; real traces nest about 10 deep */
+
 struct idtab {
-	uint64_t *pool;
+	uint64_t *pool; /* every value <= INT64_MAX, as jansson would have read it */
 	size_t npool, cap;
 	struct {
 		size_t off, n;
@@ -73,127 +87,208 @@ struct idtab {
 	size_t txtcap;
 };
 
-static struct idtab ids; /* readers are single-threaded; one table serves the record at hand */
+static struct idtab table; /* readers are single-threaded; one table serves the record at hand */
 
-static int idtab_push(uint64_t v)
+/* The scans stop at the NUL that ends the text (see hashids_extract()), not at a bound. */
+static inline const char *skip_ws(const char *q)
 {
-	if (ids.npool == ids.cap) {
-		size_t c = ids.cap ? 2 * ids.cap : 4096;
-		uint64_t *n = realloc(ids.pool, c * sizeof(*n));
+	while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+		q++;
+	return q;
+}
+
+static inline bool is_digit(char c)
+{
+	return (unsigned char)(c - '0') < 10;
+}
+
+/* The closing quote of the string opening at s, or NULL. No escape sequence ends in a backslash,
+ * so the backslashes right before a quote pair up from the first: an odd run escapes it. */
+static const char *string_end(const char *s, const char *end)
+{
+	const char *q = s + 1;
+	while ((q = memchr(q, '"', (size_t)(end - q)))) {
+		const char *b = q;
+		while (b[-1] == '\\') /* stops at s at the latest */
+			b--;
+		if (!((q - b) & 1))
+			return q;
+		q++;
+	}
+	return NULL;
+}
+
+/* Whether the container at depth d (0 = the outermost) is an object (hashids_extract()'s bits). */
+static inline bool in_object(const uint64_t *bits, int d)
+{
+	return bits[d / 64] >> d % 64 & 1;
+}
+
+static int idtab_push(struct idtab *ids, uint64_t v)
+{
+	if (ids->npool == ids->cap) {
+		size_t c = ids->cap ? 2 * ids->cap : 4096;
+		uint64_t *n = realloc(ids->pool, c * sizeof(*n));
 		if (!n)
 			return -1;
-		ids.pool = n;
-		ids.cap = c;
+		ids->pool = n;
+		ids->cap = c;
 	}
-	ids.pool[ids.npool++] = v;
+	ids->pool[ids->npool++] = v;
 	return 0;
 }
 
-/* Returns the text to parse (the compacted copy, or s itself when nothing was extracted or
- * memory ran out) and its length in *outlen. */
-static const char *hashids_extract(const char *s, size_t len, size_t *outlen)
+/* The array opening at a, when all its elements are integers jansson reads as non-negative int64
+ * (in the pool from npool on): returns its ']'. Else NULL, the pool unchanged. Most of a trace's
+ * bytes pass through this loop. */
+static const char *parse_ids(struct idtab *ids, const char *a)
 {
-	static const char key[] = "\"hash_ids\"";
-	const char *p = s, *end = s + len, *r = s; /* r: first byte not yet copied */
-	char *w = NULL;
-	ids.npool = ids.nent = 0;
-	*outlen = len;
-	while ((p = memmem(p, (size_t)(end - p), key, sizeof(key) - 1))) {
-		const char *q = p + sizeof(key) - 1;
-		p = q;
-		while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
-			q++;
-		if (q == end || *q != ':')
-			continue;
-		q++;
-		while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
-			q++;
-		if (q == end || *q != '[')
-			continue;
-		const char *a = q++;
-		size_t start = ids.npool;
-		bool ok = false;
-		for (;;) {
-			while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
-				q++;
-			if (q < end && *q == ']' && ids.npool == start) {
-				ok = true;
-				break;
-			}
-			if (q == end || *q < '0' || *q > '9')
-				break;
-			uint64_t v = 0;
-			int digits = 0;
-			while (q < end && *q >= '0' && *q <= '9' && digits < 19) {
-				v = v * 10 + (uint64_t)(*q++ - '0');
-				digits++;
-			}
-			if ((q < end && *q >= '0' && *q <= '9') || (q < end && (*q == '.' || *q == 'e' || *q == 'E')))
-				break; /* too long or not an integer: leave it to jansson */
-			if (idtab_push(v))
-				break;
-			while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
-				q++;
-			if (q < end && *q == ',') {
-				q++;
-				continue;
-			}
-			if (q < end && *q == ']')
-				ok = true;
+	const char *q = skip_ws(a + 1);
+	size_t start = ids->npool;
+	if (*q == ']')
+		return q;
+	for (;;) {
+		const char *d = q;
+		uint64_t v = 0;
+		while (is_digit(*q))
+			v = v * 10 + (uint64_t)(*q++ - '0'); /* past 19 digits it wraps, and is refused */
+		size_t nd = (size_t)(q - d);
+		/* jansson rejects a leading zero and a value past INT64_MAX, and reads 1.0 or 1e3 as a
+		 * real: none of them is ours to accept (nor a sign, or anything but a number) */
+		if (!nd || nd > 19 || v > (uint64_t)INT64_MAX || (*d == '0' && nd > 1) ||
+		    *q == '.' || *q == 'e' || *q == 'E')
 			break;
-		}
-		if (!ok) {
-			ids.npool = start;
+		if (idtab_push(ids, v))
+			break; /* out of memory: jansson can still parse it */
+		q = skip_ws(q);
+		if (*q == ',') {
+			q = skip_ws(q + 1);
 			continue;
 		}
+		if (*q == ']')
+			return q;
+		break;
+	}
+	ids->npool = start;
+	return NULL;
+}
+
+/* Returns the text to parse (the compacted copy, or s itself when nothing was extracted or the
+ * scanner gave up) and its length in *outlen. s[len] must be a NUL, as it is in the callers' texts
+ * (a lineio line, a g_file_get_contents() buffer): the scans stop at it. */
+static const char *hashids_extract(struct idtab *ids, const char *s, size_t len, size_t *outlen)
+{
+	const char *q = s, *end = s + len, *r = s; /* r: first byte not yet copied */
+	char *w = NULL;
+	uint64_t inobj[SCAN_DEPTH / 64]; /* bit d: the container at depth d is an object */
+	int depth = 0;
+	bool want_key = false; /* the next string is a key: just after '{' or an object's ',' */
+	ids->npool = ids->nent = 0;
+	*outlen = len;
+	while (q < end) {
+		switch (*q) {
+		case '{':
+		case '[':
+			if (depth == SCAN_DEPTH)
+				goto whole;
+			if (*q == '{')
+				inobj[depth / 64] |= 1ull << depth % 64;
+			else
+				inobj[depth / 64] &= ~(1ull << depth % 64);
+			depth++;
+			want_key = *q++ == '{';
+			continue;
+		case '}':
+		case ']':
+			if (!depth || in_object(inobj, depth - 1) != (*q == '}'))
+				goto whole; /* unbalanced: not JSON, jansson will say where */
+			depth--;
+			want_key = false;
+			q++;
+			continue;
+		case ',':
+			want_key = depth && in_object(inobj, depth - 1);
+			q++;
+			continue;
+		case '"':
+			break;
+		default:
+			q++; /* numbers, literals, ':' and whitespace: nothing to track */
+			continue;
+		}
+		const char *e = string_end(q, end);
+		if (!e)
+			goto whole;
+		if (!want_key) {
+			q = e + 1;
+			continue;
+		}
+		want_key = false;
+		size_t klen = (size_t)(e - q - 1);
+		if (memchr(q + 1, '\\', klen))
+			goto whole; /* the key jansson sees is the decoded one: let it decode */
+		bool ours = klen == 8 && !memcmp(q + 1, "hash_ids", 8);
+		q = skip_ws(e + 1);
+		if (*q != ':')
+			goto whole;
+		q = skip_ws(q + 1);
+		if (!ours)
+			continue;
+		if (*q != '[')
+			goto whole; /* get_blocks() must see this value as jansson does, not as an index */
+		size_t start = ids->npool;
+		const char *a = q, *z = parse_ids(ids, a);
+		if (!z)
+			continue; /* left for jansson; the scan goes on inside it */
+		if (z[1] && !strchr(" \t\r\n,}]", z[1]))
+			goto whole; /* not JSON, but "[1]0" as index 1 would read as the number 10 */
 		/* room for the text so far, the index (an empty "[]" can be shorter than it) and the rest */
-		size_t used = w ? (size_t)(w - ids.txt) : 0, need = used + (size_t)(end - r) + 24;
-		if (need > ids.txtcap) {
-			size_t c = need > 2 * ids.txtcap ? need : 2 * ids.txtcap;
-			char *n = realloc(ids.txt, c);
-			if (!n) {
-				ids.npool = ids.nent = 0; /* no side table: jansson parses the original */
-				return s;
-			}
-			ids.txt = n;
-			ids.txtcap = c;
+		size_t used = w ? (size_t)(w - ids->txt) : 0, need = used + (size_t)(end - r) + 24;
+		if (need > ids->txtcap) {
+			size_t c = need > 2 * ids->txtcap ? need : 2 * ids->txtcap;
+			char *n = realloc(ids->txt, c);
+			if (!n)
+				goto whole;
+			ids->txt = n;
+			ids->txtcap = c;
 		}
-		w = ids.txt + used;
-		if (ids.nent == ids.entcap) {
-			size_t c = ids.entcap ? 2 * ids.entcap : 256;
-			void *n = realloc(ids.ent, c * sizeof(*ids.ent));
-			if (!n) {
-				ids.npool = start;
-				continue;
-			}
-			ids.ent = n;
-			ids.entcap = c;
+		if (ids->nent == ids->entcap) {
+			size_t c = ids->entcap ? 2 * ids->entcap : 256;
+			void *n = realloc(ids->ent, c * sizeof(*ids->ent));
+			if (!n)
+				goto whole;
+			ids->ent = n;
+			ids->entcap = c;
 		}
+		w = ids->txt + used;
 		memcpy(w, r, (size_t)(a - r));
 		w += a - r;
-		w += sprintf(w, "%zu", ids.nent);
-		for (const char *c = a; c <= q; c++)
+		w += sprintf(w, "%zu", ids->nent);
+		for (const char *c = a; c <= z; c++)
 			if (*c == '\n')
 				*w++ = '\n';
-		ids.ent[ids.nent].off = start;
-		ids.ent[ids.nent].n = ids.npool - start;
-		ids.nent++;
-		r = p = q + 1;
+		ids->ent[ids->nent].off = start;
+		ids->ent[ids->nent].n = ids->npool - start;
+		ids->nent++;
+		r = q = z + 1;
 	}
 	if (!w)
 		return s;
 	memcpy(w, r, (size_t)(end - r));
 	w += end - r;
-	*outlen = (size_t)(w - ids.txt);
-	return ids.txt;
+	*outlen = (size_t)(w - ids->txt);
+	return ids->txt;
+whole:
+	ids->npool = ids->nent = 0; /* no side table: jansson parses the original */
+	return s;
 }
 
 void kv_free(struct trace *t)
 {
-	ids.npool = ids.nent = 0;
-	free(ids.txt);
-	ids.txt = NULL;
-	ids.txtcap = 0;
+	table.npool = table.nent = 0;
+	free(table.txt);
+	table.txt = NULL;
+	table.txtcap = 0;
 	if (t->buf) {
 		free(t->buf->it);
 		free(t->buf->blk);
@@ -250,22 +345,22 @@ static int get_num(json_t *o, const char *k, double *v)
 static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t *n)
 {
 	json_t *a = json_object_get(o, "hash_ids");
+	const struct idtab *ids = &table;
 	if (t->buf)
 		t->buf->share = 0;
 	if (!a)
 		return "missing 'hash_ids'";
-	if (json_is_integer(a) && (size_t)json_integer_value(a) < ids.nent) {
-		/* pre-parsed by hashids_extract() */
-		size_t e = (size_t)json_integer_value(a), len = ids.ent[e].n;
-		const uint64_t *v = len ? ids.pool + ids.ent[e].off : NULL;
+	if (json_is_integer(a) && (uint64_t)json_integer_value(a) < ids->nent) {
+		/* pre-parsed by hashids_extract(): in a compacted document, every integer here is ours */
+		size_t e = (size_t)json_integer_value(a), len = ids->ent[e].n;
+		const uint64_t *v = len ? ids->pool + ids->ent[e].off : NULL;
 		struct kv_buffered *b = t->buf;
 		size_t sh = 0;
 		if (b && t->fmt == TF_WEKA && b->n && len <= UINT32_MAX) {
 			const struct kv_item *p = &b->it[b->n - 1];
 			if (p->session == b->session && p->boff + p->nblocks == b->nblk && p->nblocks <= len) {
 				const uint64_t *old = b->blk + p->boff;
-				while (sh < p->nblocks && old[sh] == (ns | v[sh]) && !(ns && v[sh] >> NS_SHIFT) &&
-				       v[sh] <= (uint64_t)INT64_MAX)
+				while (sh < p->nblocks && old[sh] == (ns | v[sh]) && !(ns && v[sh] >> NS_SHIFT))
 					sh++;
 				if (sh < p->nblocks)
 					sh = 0;
@@ -280,8 +375,6 @@ static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t 
 		for (size_t i = sh; i < len; i++) {
 			if (ns && v[i] >> NS_SHIFT)
 				return "hash id >= 2^40 cannot be namespaced per file";
-			if (v[i] > (uint64_t)INT64_MAX)
-				return "'hash_ids' holds a value that is not a non-negative integer";
 			dst[i] = ns | v[i];
 		}
 		*n = (uint32_t)len;
@@ -469,7 +562,7 @@ static int weka_load(struct trace *t)
 		json_t *root = NULL;
 		if (g_file_get_contents(path, &text, &tlen, NULL)) {
 			size_t clen;
-			const char *ctext = hashids_extract(text, tlen, &clen);
+			const char *ctext = hashids_extract(&table, text, tlen, &clen);
 			root = json_loadb(ctext, clen, 0, &je);
 			if (!root && ctext != text)
 				json_decref(json_loadb(text, tlen, 0, &je)); /* the error's position in the file */
@@ -537,7 +630,7 @@ static int jsonl_record(struct trace *t, char *line, size_t len, struct kv_reque
 {
 	json_error_t je;
 	size_t clen;
-	const char *ctext = hashids_extract(line, len, &clen);
+	const char *ctext = hashids_extract(&table, line, len, &clen);
 	json_t *o = json_loadb(ctext, clen, 0, &je);
 	int rc = 0;
 	uint64_t in, out;
