@@ -3,6 +3,7 @@
 # Usage: test_cli.sh path/to/femu-gandalf
 set -u
 FG=${1:?usage: test_cli.sh FEMU_GANDALF}
+unset FEMU_GANDALF_PRESETS FEMU_GANDALF_MODELS # the binary's own lookup (docs/install.md)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0
@@ -34,7 +35,8 @@ expect 0 "ent-tlc-1t" "presets lists presets" -- presets
 expect 0 "pages_per_block" "config-keys lists keys" -- config-keys
 
 # bad input: clear message, exit 2, never a crash
-expect 2 "unknown preset 'nope'" "unknown preset" -- ssd --preset nope
+expect 2 "unknown preset 'nope' (no nope.ini in [^,]*/hw/ftl/presets); try" "unknown preset" -- ssd --preset nope
+expect 0 "(build tree" "presets --help: the build tree's binary reads the source tree" -- presets --help
 expect 2 "pages_per_block=0: must be > 0" "zero pages_per_block" -- ssd --preset tiny --set pages_per_block=0
 expect 2 "bogus: unknown config key" "unknown key" -- ssd --preset tiny --set bogus=1
 expect 2 "expected key=value" "malformed --set" -- ssd --preset tiny --set pages_per_block
@@ -53,9 +55,16 @@ expect 2 "spare_factor=0.01: only" "impossible spare" -- ssd --preset tiny --set
 printf '[ssd]\nchannels=1\nblocks_per_plane=64\n' >"$T/nospare.ini"
 expect 2 "set op_percent or spare_factor" "preset without spare" -- ssd --preset "$T/nospare.ini"
 printf '[ssd]\nchannels=two\nspare_factor=0.2\n' >"$T/badval.ini"
-expect 2 "channels=two: not a number" "preset bad value" -- ssd --preset "$T/badval.ini"
+expect 2 "badval.ini:2: channels=two: not a number" "preset bad value" -- ssd --preset "$T/badval.ini"
 printf 'not an ini file\n' >"$T/garbage.ini"
-expect 2 "garbage.ini" "garbage preset" -- ssd --preset "$T/garbage.ini"
+expect 2 "garbage.ini:1: expected \[group\] or key=value" "garbage preset" -- ssd --preset "$T/garbage.ini"
+printf '# no group yet\nchannels=1\n[ssd]\n' >"$T/nogroup.ini"
+expect 2 "nogroup.ini:2: channels= before any \[group\]" "preset key outside a group" -- ssd --preset "$T/nogroup.ini"
+printf '[about]\ndescription=x\n' >"$T/nossd.ini"
+expect 2 "nossd.ini: no \[ssd\] group" "preset without [ssd]" -- ssd --preset "$T/nossd.ini"
+expect 2 "$T/absent.ini: No such file" "missing preset file" -- ssd --preset "$T/absent.ini"
+printf '[ssd]\n  channels = 1 \r\nspare_factor=0.2\n[other]\nx=y\n' >"$T/spaces.ini"
+expect 0 '"preset": "spaces"' "preset: trimmed keys and values, CRLF, other groups ignored" -- ssd --preset "$T/spaces.ini" --writes 0 --json
 printf 'FGFTLSNP garbage' >"$T/bad.snap"
 expect 2 "too short" "corrupt snapshot" -- ssd --load-snapshot "$T/bad.snap"
 expect 2 "cannot open" "missing snapshot" -- ssd --load-snapshot "$T/none.snap"

@@ -12,8 +12,8 @@ PLUGIN=$(realpath "${1:?usage: test_nbdkit.sh PLUGIN.so}")
 HERE=$(cd "$(dirname "$0")" && pwd)
 CLIENT=$HERE/nbdkit/client.py
 PY=/usr/bin/python3 # Debian's python3-libnbd is for the system interpreter
-export FEMU_GANDALF_PRESETS=${FEMU_GANDALF_PRESETS:-$HERE/../hw/ftl/presets}
-TINY=$FEMU_GANDALF_PRESETS/tiny.ini
+# not exported: the build tree's plugin finds the source tree's presets by itself
+TINY=${FEMU_GANDALF_PRESETS:-$HERE/../hw/ftl/presets}/tiny.ini
 
 if ! command -v nbdkit >/dev/null || ! $PY -c 'import nbd' 2>/dev/null; then
 	echo "SKIP: needs nbdkit and python3-libnbd (apt-get install nbdkit python3-libnbd)"
@@ -175,6 +175,15 @@ expect_fail()
 }
 expect_fail "unknown key" "unknown parameter 'foo'" preset=tiny foo=bar
 expect_fail "preset=nope" "preset=nope" preset=nope
+if [ -z "${FEMU_GANDALF_PRESETS:-}" ]; then
+	expect_fail "preset=nope names the directory searched (the source tree's)" \
+		"unknown preset 'nope' (no nope.ini in [^,]*/hw/ftl/presets)" preset=nope
+	dump=$(nbdkit --dump-plugin "$PLUGIN" 2>&1)
+	grep -q "^femu_gandalf_preset_path=[^:]*/hw/ftl/presets$" <<<"$dump" &&
+		grep -qx "femu_gandalf_preset_path_origin=build tree" <<<"$dump" &&
+		ok "--dump-plugin: the build tree's plugin reads the source tree's presets" ||
+		bad "--dump-plugin: $dump"
+fi
 expect_fail "set=pages_per_block=0" "pages_per_block=0" preset=tiny set=pages_per_block=0
 expect_fail "set=nokey=1" "set=nokey=1" preset=tiny set=nokey=1
 expect_fail "missing preset" "preset= is required" data=ram

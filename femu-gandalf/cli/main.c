@@ -15,18 +15,22 @@
 
 static int cmd_presets(int argc, char **argv)
 {
+	const struct ftl_search_path *sp = fg_preset_search();
+
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("Usage: femu-gandalf presets\n\nList drive presets (INI files in %s).\n"
-		       "Example:\n  femu-gandalf presets\n",
-		       fg_preset_dir());
+		printf("Usage: femu-gandalf presets\n\nList drive presets: the NAME.ini files that "
+		       "--preset NAME finds, looked up in\n(%s; docs/install.md):\n", sp->origin);
+		for (int i = 0; sp->dir[i]; i++)
+			printf("  %s\n", sp->dir[i]);
+		printf("FEMU_GANDALF_PRESETS=DIR replaces these; --preset FILE.ini reads any file.\n"
+		       "Example:\n  femu-gandalf presets\n");
 		return 0;
 	}
 	if (argc > 1) {
 		fprintf(stderr, "femu-gandalf presets: unexpected argument '%s'\n", argv[1]);
 		return EXIT_USAGE;
 	}
-	fg_preset_list(stdout);
-	return 0;
+	return fg_preset_list(stdout) ? 1 : 0;
 }
 
 static int cmd_config_keys(int argc, char **argv)

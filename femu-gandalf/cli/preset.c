@@ -1,82 +1,46 @@
 /*
- * preset.c - load drive presets from INI files (GLib GKeyFile) into an ftl_config.
- *
- * A preset file has a [ssd] group of hw/ftl config keys and an [about] group (description,
- * sources). Every key goes through ftl_config_set(), so the key table in hw/ftl/config.c stays
- * the single place where keys are defined and checked; errors name the file and the key.
+ * preset.c - the CLI's side of drive presets. hw/ftl reads them (ftl_preset_load, ftl.h) and
+ * builds the search path; this file says where the femu-gandalf binary looks (docs/install.md:
+ * $FEMU_GANDALF_PRESETS, the source tree for the uninstalled build/femu-gandalf, else the
+ * installed datadir found relative to the binary), prints the errors, lists the presets and
+ * applies --set overrides.
  */
 #include <errno.h>
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fg_paths.h"
 #include "preset.h"
 
-const char *fg_preset_dir(void)
+const struct ftl_search_path *fg_preset_search(void)
 {
-	const char *env = getenv("FEMU_GANDALF_PRESETS");
-	return env && *env ? env : FG_PRESET_DIR;
-}
+	static struct ftl_search_path sp;
+	static bool done;
+	const struct ftl_search_spec spec = {
+		.env = "FEMU_GANDALF_PRESETS",
+		.build_dir = FG_BUILD_ROOT,
+		.src_dir = FG_SOURCE_ROOT "/hw/ftl/presets",
+		.install_dir = FG_BINDIR,
+		.data_dir = FG_PKGDATADIR "/presets",
+	};
 
-static char *preset_path(const char *name)
-{
-	if (strchr(name, '/') || g_str_has_suffix(name, ".ini"))
-		return g_strdup(name);
-	return g_strdup_printf("%s/%s.ini", fg_preset_dir(), name);
+	if (!done)
+		ftl_search_path(&sp, &spec);
+	done = true;
+	return &sp;
 }
 
 int fg_preset_load(struct ftl_config *cfg, const char *name)
 {
-	GKeyFile *kf = g_key_file_new();
-	GError *gerr = NULL;
-	char *path = preset_path(name);
-	gchar **keys = NULL;
-	int rc = -1;
+	char err[1024];
+	int rc = ftl_preset_load(cfg, name, fg_preset_search()->dir, NULL, err, sizeof(err));
 
-	ftl_config_default(cfg);
-	if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &gerr)) {
-		if (g_error_matches(gerr, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-			fprintf(stderr, "femu-gandalf: unknown preset '%s' (no file %s); try 'femu-gandalf presets'\n",
-				name, path);
-		else
-			fprintf(stderr, "femu-gandalf: %s: %s\n", path, gerr->message);
-		goto out;
-	}
-	keys = g_key_file_get_keys(kf, "ssd", NULL, &gerr);
-	if (!keys) {
-		fprintf(stderr, "femu-gandalf: %s: no [ssd] group\n", path);
-		goto out;
-	}
-	/* op_percent and spare_factor are alternatives: a preset names one of them */
-	cfg->op_percent = cfg->spare_factor = -1;
-	char *base = g_path_get_basename(path);
-	if (g_str_has_suffix(base, ".ini"))
-		base[strlen(base) - 4] = 0;
-	strncpy(cfg->name, base, sizeof(cfg->name) - 1);
-	g_free(base);
-	for (gchar **k = keys; *k; k++) {
-		gchar *v = g_key_file_get_string(kf, "ssd", *k, NULL);
-		char err[256];
-		g_strstrip(v);
-		if (ftl_config_set(cfg, *k, v, err, sizeof(err))) {
-			fprintf(stderr, "femu-gandalf: %s: %s\n", path, err);
-			g_free(v);
-			goto out;
-		}
-		g_free(v);
-	}
-	if (cfg->op_percent < 0 && cfg->spare_factor < 0) {
-		fprintf(stderr, "femu-gandalf: %s: set op_percent or spare_factor\n", path);
-		goto out;
-	}
-	rc = 0;
-out:
-	if (gerr)
-		g_error_free(gerr);
-	g_strfreev(keys);
-	g_key_file_free(kf);
-	g_free(path);
-	return rc;
+	if (rc == FTL_E_NOENT)
+		fprintf(stderr, "femu-gandalf: %s; try 'femu-gandalf presets'\n", err);
+	else if (rc)
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+	return rc ? -1 : 0;
 }
 
 int fg_preset_set(struct ftl_config *cfg, const char *kv)
@@ -102,34 +66,61 @@ static gint cmp_names(gconstpointer a, gconstpointer b)
 	return g_ascii_strcasecmp(*(char *const *)a, *(char *const *)b);
 }
 
-void fg_preset_list(FILE *out)
+/* Every NAME.ini on the search path, the first directory's copy of a name winning (as in
+ * ftl_preset_load), sorted by name, with its description. */
+int fg_preset_list(FILE *out)
 {
-	GDir *d = g_dir_open(fg_preset_dir(), 0, NULL);
+	const struct ftl_search_path *sp = fg_preset_search();
 	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	const char *e;
-	if (!d) {
-		fprintf(stderr, "femu-gandalf: cannot open preset directory %s\n", fg_preset_dir());
-		g_ptr_array_free(names, TRUE);
-		return;
+	GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+	bool opened = false;
+	int rc = 0;
+
+	for (int i = 0; sp->dir[i]; i++) {
+		GDir *d = g_dir_open(sp->dir[i], 0, NULL);
+		const char *e;
+
+		if (!d)
+			continue;
+		opened = true;
+		while ((e = g_dir_read_name(d))) {
+			char *n;
+
+			if (!g_str_has_suffix(e, ".ini"))
+				continue;
+			n = g_strndup(e, strlen(e) - 4);
+			if (g_hash_table_contains(seen, n)) {
+				g_free(n);
+				continue;
+			}
+			g_ptr_array_add(names, n);
+			g_hash_table_add(seen, n);
+		}
+		g_dir_close(d);
 	}
-	while ((e = g_dir_read_name(d)))
-		if (g_str_has_suffix(e, ".ini"))
-			g_ptr_array_add(names, g_strndup(e, strlen(e) - 4));
-	g_dir_close(d);
+	if (!opened) {
+		char dirs[2048];
+		fprintf(stderr, "femu-gandalf: no preset directory: %s (%s)\n",
+			ftl_search_path_str(sp->dir, dirs, sizeof(dirs)), sp->origin);
+		rc = -1;
+		goto out;
+	}
 	g_ptr_array_sort(names, cmp_names);
 	for (guint i = 0; i < names->len; i++) {
-		const char *n = *(const char **)&names->pdata[i];
-		char *path = preset_path(n);
-		GKeyFile *kf = g_key_file_new();
-		char *desc = NULL;
-		if (g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, NULL))
-			desc = g_key_file_get_string(kf, "about", "description", NULL);
-		fprintf(out, "%-16s %s\n", n, desc ? desc : "");
-		g_free(desc);
-		g_key_file_free(kf);
-		g_free(path);
+		const char *n = g_ptr_array_index(names, i);
+		struct ftl_preset_info info;
+		struct ftl_config cfg;
+		char err[1024];
+
+		if (ftl_preset_load(&cfg, n, sp->dir, &info, err, sizeof(err)))
+			fprintf(out, "%-16s (broken: %s)\n", n, err);
+		else
+			fprintf(out, "%-16s %s\n", n, info.description);
 	}
+out:
+	g_hash_table_destroy(seen);
 	g_ptr_array_free(names, TRUE);
+	return rc;
 }
 
 bool fg_parse_size(const char *s, unsigned long long *out)

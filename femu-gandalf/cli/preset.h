@@ -1,4 +1,4 @@
-/* preset.h - drive presets (INI files) and --set overrides, on top of hw/ftl's config table. */
+/* preset.h - the CLI's drive presets: where they are, errors on stderr, --set; hw/ftl reads them. */
 #ifndef FG_PRESET_H
 #define FG_PRESET_H
 
@@ -7,15 +7,16 @@
 
 #include "ftl.h"
 
-/* Load preset NAME (from the preset directory) or FILE (a path containing '/' or ending in .ini)
- * into cfg, starting from the defaults. On error prints "femu-gandalf: ..." to stderr. */
+/* Load preset NAME (looked up on fg_preset_search()) or FILE (a path containing '/' or ending
+ * in .ini) into cfg, starting from the defaults (ftl_preset_load). On error prints
+ * "femu-gandalf: ..." to stderr and returns -1. */
 int fg_preset_load(struct ftl_config *cfg, const char *name_or_file);
 /* Apply one "key=value" override. */
 int fg_preset_set(struct ftl_config *cfg, const char *kv);
-/* Preset directory: $FEMU_GANDALF_PRESETS, else the source tree's hw/ftl/presets. */
-const char *fg_preset_dir(void);
-/* Print the available presets with their one-line descriptions. */
-void fg_preset_list(FILE *out);
+/* The binary's preset search path (docs/install.md), built on first use. */
+const struct ftl_search_path *fg_preset_search(void);
+/* Print the available presets with their one-line descriptions; -1 when no directory opens. */
+int fg_preset_list(FILE *out);
 /* Parse a size such as 4k, 128KiB, 100G, 1T, 4096 (binary suffixes). Returns false if bad. */
 bool fg_parse_size(const char *s, unsigned long long *out);
 

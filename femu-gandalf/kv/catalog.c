@@ -1,32 +1,70 @@
 /*
- * catalog.c - the model catalog (femu-gandalf/kv/models.ini): bytes of full-attention KV per
- * token and of one linear-state snapshot, per model. Read with GLib's GKeyFile; one group per
- * model. docs/models.md shows how each figure follows from the model's config.
+ * catalog.c - the model catalog (femu-gandalf/kv/models.ini, installed in the datadir): bytes of
+ * full-attention KV per token and of one linear-state snapshot, per model. Read with GLib's
+ * GKeyFile; one group per model. docs/models.md shows how each figure follows from the model's
+ * config; the file is found on hw/ftl's search path (ftl_search_path).
  */
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fg_paths.h"
 #include "kvsim.h"
 
+/* Where models.ini is looked for, as for the presets (docs/install.md): $FEMU_GANDALF_MODELS,
+ * the source tree for the uninstalled binary, else the installed datadir. */
+static const struct ftl_search_path *model_search(void)
+{
+	static struct ftl_search_path sp;
+	static bool done;
+	const struct ftl_search_spec spec = {
+		.env = "FEMU_GANDALF_MODELS",
+		.build_dir = FG_BUILD_ROOT,
+		.src_dir = FG_SOURCE_ROOT "/femu-gandalf/kv",
+		.install_dir = FG_BINDIR,
+		.data_dir = FG_PKGDATADIR,
+	};
+
+	if (!done)
+		ftl_search_path(&sp, &spec);
+	done = true;
+	return &sp;
+}
+
+/* The directory whose models.ini is read (the first on the path that has one, else the first). */
 const char *kv_model_dir(void)
 {
-	const char *env = getenv("FEMU_GANDALF_MODELS");
-	return env && *env ? env : FG_MODEL_DIR;
+	const struct ftl_search_path *sp = model_search();
+	char path[FTL_PATH_MAX];
+
+	for (int i = 0; sp->dir[i]; i++) {
+		const char *one[] = {sp->dir[i], NULL};
+		if (!ftl_search_find(one, "models.ini", path, sizeof(path)))
+			return sp->dir[i];
+	}
+	return sp->dir[0] ? sp->dir[0] : "(none)";
 }
 
 static GKeyFile *load(char *err, size_t errlen)
 {
-	GKeyFile *kf = g_key_file_new();
+	const struct ftl_search_path *sp = model_search();
+	GKeyFile *kf;
 	GError *e = NULL;
-	char *path = g_strdup_printf("%s/models.ini", kv_model_dir());
+	char path[FTL_PATH_MAX], dirs[2048];
+
+	if (ftl_search_find(sp->dir, "models.ini", path, sizeof(path))) {
+		snprintf(err, errlen,
+			 "no model catalog: no models.ini in %s (%s; FEMU_GANDALF_MODELS=DIR overrides)",
+			 ftl_search_path_str(sp->dir, dirs, sizeof(dirs)), sp->origin);
+		return NULL;
+	}
+	kf = g_key_file_new();
 	if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &e)) {
 		snprintf(err, errlen, "%s: %s", path, e->message);
 		g_error_free(e);
 		g_key_file_free(kf);
 		kf = NULL;
 	}
-	g_free(path);
 	return kf;
 }
 

@@ -24,6 +24,7 @@ const char *ftl_strerror(int s)
 	case FTL_E_NOMEM: return "out of memory";
 	case FTL_E_IO: return "I/O error";
 	case FTL_E_CORRUPT: return "snapshot corrupted, truncated or incompatible";
+	case FTL_E_NOENT: return "no such preset";
 	}
 	return "unknown error";
 }

@@ -31,8 +31,9 @@ enum ftl_status {
 	FTL_E_FULL = -3,    /* no reclaimable space: the device is full of valid data */
 	FTL_E_WORN = -4,    /* end of life: the device is read-only */
 	FTL_E_NOMEM = -5,   /* allocation failed */
-	FTL_E_IO = -6,      /* snapshot file I/O failed */
+	FTL_E_IO = -6,      /* snapshot or preset file I/O failed */
 	FTL_E_CORRUPT = -7, /* snapshot truncated, corrupted or of another version */
+	FTL_E_NOENT = -8,   /* no such preset on the search path */
 };
 const char *ftl_strerror(int status);
 
@@ -80,6 +81,75 @@ int ftl_config_validate(const struct ftl_config *cfg, char *err, size_t errlen);
 size_t ftl_config_format(const struct ftl_config *cfg, char *buf, size_t len);
 /* Iterate the key table: returns NULL past the end. help gets a one-line description. */
 const char *ftl_config_key(size_t i, const char **help);
+
+/*
+ * Presets and where they are found (docs/install.md).
+ *
+ * A preset is an INI file: an [ssd] group of the config keys above, each applied with
+ * ftl_config_set() in file order, and an [about] group whose description= is reported. Lines
+ * starting with '#' are comments; keys and values are trimmed and otherwise taken literally; a
+ * key given twice keeps the last value; other groups are ignored. [ssd] must set op_percent or
+ * spare_factor.
+ *
+ * Which directories a preset NAME is looked up in is the caller's decision, passed as a
+ * NULL-terminated list. ftl_search_path() builds the project's standard list for any data
+ * directory (presets, the model catalog) from where the running binary is.
+ */
+#define FTL_PATH_MAX 4096
+#define FTL_SEARCH_MAX 2
+
+struct ftl_search_spec {
+	const char *env;         /* override variable, e.g. "FEMU_GANDALF_PRESETS" */
+	const char *self;        /* the running executable or shared object; NULL: /proc/self/exe */
+	const char *build_dir;   /* where the uninstalled binaries are built */
+	const char *src_dir;     /* the source tree's copy, read only by those binaries */
+	const char *install_dir; /* where self is installed (absolute, as configured) */
+	const char *data_dir;    /* where the data is installed (absolute, as configured) */
+};
+
+struct ftl_search_path {
+	const char *dir[FTL_SEARCH_MAX + 1]; /* lookup order, NULL-terminated */
+	const char *origin; /* why: spec->env's name, "build tree" or "installed" */
+	char buf[FTL_SEARCH_MAX][FTL_PATH_MAX];
+};
+
+/*
+ * Fill sp, first rule that applies:
+ *   1. $env set and not empty: that directory alone;
+ *   2. self's directory is build_dir: src_dir alone (an uninstalled binary reads the source
+ *      tree; an installed or copied one never does);
+ *   3. dirname(self) plus the relative path from install_dir to data_dir, then data_dir itself
+ *      unless it is the same directory. The first finds a tree installed with DESTDIR or moved
+ *      as a whole, the second the data of a binary copied away from its tree.
+ * Never fails: a directory that cannot be derived is left out, so sp->dir may be empty.
+ */
+void ftl_search_path(struct ftl_search_path *sp, const struct ftl_search_spec *spec);
+/* The directories as "A, B" for messages ("(none)" when empty); returns buf. */
+const char *ftl_search_path_str(const char *const *dirs, char *buf, size_t len);
+/* First dirs[i]/file that exists, into path. FTL_OK, or FTL_E_NOENT (path unchanged). */
+int ftl_search_find(const char *const *dirs, const char *file, char *path, size_t pathlen);
+
+struct ftl_preset_info {
+	char path[FTL_PATH_MAX]; /* the file that was read */
+	char description[256];   /* [about] description=, "" when absent */
+};
+
+/*
+ * Load a preset into cfg, starting from ftl_config_default(). name_or_file is a file when it
+ * contains '/' or ends in ".ini"; otherwise NAME.ini is taken from the first of dirs that has
+ * it. The name becomes cfg->name (the file's base name without .ini) unless [ssd] sets name=.
+ * info may be NULL. The whole config is not validated: callers apply their overrides, then call
+ * ftl_config_validate(). Returns FTL_OK, or writes one line into err and returns
+ *   FTL_E_NOENT  "unknown preset 'nope' (no nope.ini in DIR1, DIR2)"
+ *   FTL_E_IO     "FILE: No such file or directory" (a FILE that cannot be read)
+ *   FTL_E_INVAL  "FILE:LINE: channels=two: not a number" (ftl_config_set's error),
+ *                "FILE:LINE: expected [group] or key=value",
+ *                "FILE:LINE: channels= before any [group]", "FILE: no [ssd] group",
+ *                "FILE: set op_percent or spare_factor"
+ *   FTL_E_NOMEM  "FILE: Cannot allocate memory" (a line that does not fit in memory)
+ */
+int ftl_preset_load(struct ftl_config *cfg, const char *name_or_file, const char *const *dirs,
+		    struct ftl_preset_info *info, char *err, size_t errlen);
 
 /* Derived geometry. "GC unit" is a block or a superblock (same block index on every plane). */
 struct ftl_geometry {

@@ -31,7 +31,8 @@
  * the FTL's accounting (reads, writes) or narrowed (TRIM), while the store moves exactly the
  * requested bytes.
  *
- * Lifecycle: config/config_complete parse the parameters, load the preset (or the snapshot)
+ * Lifecycle: load finds the preset search path (hw/ftl's ftl_search_path, anchored at this .so),
+ * config/config_complete parse the parameters, load the preset (or the snapshot)
  * and open the store, so a bad parameter makes nbdkit exit non-zero before it serves anything.
  * after_fork starts the clock and the stats thread. cleanup (at exit) stops the thread, saves
  * the snapshot and writes the final stats; it saves nothing if serving never started, so a
@@ -41,6 +42,7 @@
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 #include <nbdkit-plugin.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -54,8 +56,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fg_paths.h"
 #include "ftl.h"
-#include "preset.h"
 #include "store.h"
 
 #define MAX_SETS 256
@@ -84,6 +86,7 @@ static struct {
 	double stats_interval;
 
 	/* state */
+	struct ftl_search_path presets; /* where preset=NAME is looked up */
 	struct ftl *ftl;
 	pthread_mutex_t lock; /* every FTL call */
 	struct store store;
@@ -369,31 +372,41 @@ static int fg_config(const char *key, const char *value)
 	return -1;
 }
 
-/* Run fg_preset_load with stderr captured, so its message becomes one nbdkit_error. nbdkit
- * calls config_complete before it starts any thread, so swapping stderr (a plain variable in
- * glibc) is safe here. */
+/*
+ * The preset search path (docs/install.md), anchored at this shared object rather than at
+ * nbdkit's executable: build/nbdkit-femu-gandalf-plugin.so reads the source tree's presets,
+ * the installed plugin (in nbdkit's plugin directory) the installed ones. Built at load, right
+ * after dlopen: the .so's path may be relative, and nbdkit may chdir later.
+ */
+static void fg_load(void)
+{
+	struct ftl_search_spec spec = {
+	        .env = "FEMU_GANDALF_PRESETS",
+	        .build_dir = FG_BUILD_ROOT,
+	        .src_dir = FG_SOURCE_ROOT "/hw/ftl/presets",
+	        .install_dir = FG_NBDKIT_PLUGINDIR,
+	        .data_dir = FG_PKGDATADIR "/presets",
+	};
+	Dl_info di;
+
+	if (dladdr(&g, &di) && di.dli_fname && strchr(di.dli_fname, '/'))
+		spec.self = di.dli_fname;
+	else
+		spec.install_dir = spec.build_dir = NULL; /* only the configured datadir is known */
+	ftl_search_path(&g.presets, &spec);
+}
+
 static int load_preset(struct ftl_config *cfg)
 {
-	char *msg = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&msg, &len), *saved = stderr;
-	int rc;
+	char err[1024];
+	int rc = ftl_preset_load(cfg, g.preset, g.presets.dir, NULL, err, sizeof(err));
 
-	if (mem)
-		stderr = mem;
-	rc = fg_preset_load(cfg, g.preset);
-	stderr = saved;
-	if (mem)
-		fclose(mem);
-	if (rc) {
-		char *m = msg ? msg : "cannot load it";
-		if (!strncmp(m, "femu-gandalf: ", 14))
-			m += 14;
-		m[strcspn(m, "\n")] = 0;
-		nbdkit_error("preset=%s: %s", g.preset, m);
-	}
-	free(msg);
-	return rc;
+	if (rc)
+		nbdkit_error("preset=%s: %s%s", g.preset, err,
+		             rc == FTL_E_NOENT
+		                     ? "; FEMU_GANDALF_PRESETS=DIR replaces the search path"
+		                     : "");
+	return rc ? -1 : 0;
 }
 
 /* First config key whose value differs (ignoring the informational name), or NULL. */
@@ -435,10 +448,11 @@ static int fg_config_complete(void)
 	struct stat st;
 
 	if (!g.preset) {
+		char dirs[2048];
 		nbdkit_error(
 		        "preset= is required: a name from %s (femu-gandalf presets) or an .ini "
 		        "file",
-		        fg_preset_dir());
+		        ftl_search_path_str(g.presets.dir, dirs, sizeof(dirs)));
 		return -1;
 	}
 	if (load_preset(&cfg))
@@ -717,9 +731,13 @@ static void fg_unload(void)
 	free(g.stats);
 }
 
+/* The search path in lookup order, ':'-separated like $PATH, and why it is that one. */
 static void fg_dump_plugin(void)
 {
-	printf("femu_gandalf_preset_dir=%s\n", fg_preset_dir());
+	printf("femu_gandalf_preset_path=");
+	for (int i = 0; g.presets.dir[i]; i++)
+		printf("%s%s", i ? ":" : "", g.presets.dir[i]);
+	printf("\nfemu_gandalf_preset_path_origin=%s\n", g.presets.origin);
 }
 
 /* ---- connections and requests --------------------------------------------------------------- */
@@ -888,7 +906,7 @@ static int fg_zero(void *h, uint32_t count, uint64_t off, uint32_t flags)
 }
 
 #define CONFIG_HELP                                                                                \
-	"preset=NAME|FILE       (required) preset name (hw/ftl/presets) or .ini file\n"            \
+	"preset=NAME|FILE       (required) preset name (docs/install.md) or .ini file\n"           \
 	"set=KEY=VALUE          override one preset key (repeatable; femu-gandalf config-keys)\n"  \
 	"data=ram|none|file:P   user data store (default ram; none: reads return zeroes)\n"        \
 	"snapshot=PATH          load the drive state at start if PATH exists, save it at exit\n"   \
@@ -903,6 +921,7 @@ static struct nbdkit_plugin plugin = {
         .version = "0.1.0",
         .description = "Serves hw/ftl, the femu-gandalf NAND + FTL model, plus a data store",
         .magic_config_key = "preset",
+        .load = fg_load,
         .config = fg_config,
         .config_complete = fg_config_complete,
         .config_help = CONFIG_HELP,
