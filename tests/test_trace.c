@@ -600,6 +600,15 @@ static void test_hashids_whitespace_numbers(void **state)
 	hashids_case("\"hash_ids\":[1,]", NULL, "invalid JSON");
 	hashids_case("\"hash_ids\":[1 2]", NULL, "invalid JSON");
 	hashids_case("\"hash_ids\":[true]", NULL, NOT_UINT);
+	/* a NUL right after the array: jansson stops there, and would read "0\0}" as 0 and '}' */
+	char path[300];
+	snprintf(path, sizeof(path), "%s/nul.jsonl", dir);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	static const char rec[] = "{\"timestamp\":0,\"input_length\":1,\"output_length\":1,\"hash_ids\":[1,2]\0}\n";
+	fwrite(rec, 1, sizeof(rec) - 1, f);
+	fclose(f);
+	expect_err(path, "nul.jsonl:1: invalid JSON");
 }
 
 /* WEKA requests: the hash_ids of the request object itself, not of anything inside it. */

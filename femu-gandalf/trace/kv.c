@@ -240,8 +240,9 @@ static const char *hashids_extract(struct idtab *ids, const char *s, size_t len,
 		const char *a = q, *z = parse_ids(ids, a);
 		if (!z)
 			continue; /* left for jansson; the scan goes on inside it */
-		if (z[1] && !strchr(" \t\r\n,}]", z[1]))
-			goto whole; /* not JSON, but "[1]0" as index 1 would read as the number 10 */
+		if (z + 1 < end && !memchr(" \t\r\n,}]", z[1], 7))
+			goto whole; /* not JSON, but "[1]0" as index 1 would read as the number 10 (and
+				     * jansson reads a NUL after a number as nothing at all) */
 		/* room for the text so far, the index (an empty "[]" can be shorter than it) and the rest */
 		size_t used = w ? (size_t)(w - ids->txt) : 0, need = used + (size_t)(end - r) + 24;
 		if (need > ids->txtcap) {
