@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "ftl.h"
+#include "json.h"
 #include "trace.h"
 
 /* exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 invariant violated */
@@ -61,6 +62,15 @@ bool fg_is_steady(const double *w, int n, double *mean);
 const char *fg_human(double bytes, char *buf);
 /* v as a JSON number (%.6g), or null when it is not finite (JSON has no NaN). buf: 32 bytes. */
 const char *fg_jnum(double v, char *buf);
+/* End a JSON document written with common/json.h to stdout: 0, or 1 after saying why on stderr
+ * (a write error, or a bug in the document's construction). */
+static inline int fg_json_finish(struct json_out *j)
+{
+	int e = jout_finish(j);
+	if (e)
+		fprintf(stderr, "femu-gandalf: JSON output: %s\n", jout_strerror(e));
+	return e ? 1 : 0;
+}
 /* WAF, erases, SMART and the lifetimes as text (the erase-count line unless erase_line is false). */
 void fg_report_text(const struct ftl *f, double bytes_per_day, bool erase_line);
 

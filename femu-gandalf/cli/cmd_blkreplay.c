@@ -155,20 +155,33 @@ static int replay_target(const char *path, const struct trace_opts *to, const ch
 	struct aio_target_stats st;
 	aio_target_stats(a, &st);
 	if (!rc) {
-		if (json)
-			printf("{\n  \"trace\": \"%s\",\n  \"target\": \"%s\",\n  \"ios\": %llu,\n  \"read_bytes\": %llu,\n"
-			       "  \"write_bytes\": %llu,\n  \"discard_bytes\": %llu,\n  \"flushes\": %llu,\n"
-			       "  \"seconds\": %.6f,\n  \"iops\": %.1f,\n  \"mb_per_s\": %.2f,\n"
-			       "  \"latency_us\": {\"mean\": %.2f, \"p99\": %.2f}\n}\n",
-			       path, target, (unsigned long long)st.ios, (unsigned long long)st.read_bytes,
-			       (unsigned long long)st.write_bytes, (unsigned long long)st.discard_bytes,
-			       (unsigned long long)st.flushes, st.seconds, st.iops, st.mbps, st.lat_mean_us, st.lat_p99_us);
-		else
+		if (json) {
+			struct json_out j;
+			jout_init(&j, stdout);
+			jout_object(&j, NULL, JOUT_BLOCK);
+			jout_str(&j, "trace", path);
+			jout_str(&j, "target", target);
+			jout_u64(&j, "ios", st.ios);
+			jout_u64(&j, "read_bytes", st.read_bytes);
+			jout_u64(&j, "write_bytes", st.write_bytes);
+			jout_u64(&j, "discard_bytes", st.discard_bytes);
+			jout_u64(&j, "flushes", st.flushes);
+			jout_num(&j, "seconds", "%.6f", st.seconds);
+			jout_num(&j, "iops", "%.1f", st.iops);
+			jout_num(&j, "mb_per_s", "%.2f", st.mbps);
+			jout_object(&j, "latency_us", JOUT_INLINE);
+			jout_num(&j, "mean", "%.2f", st.lat_mean_us);
+			jout_num(&j, "p99", "%.2f", st.lat_p99_us);
+			jout_end(&j);
+			jout_end(&j);
+			rc = fg_json_finish(&j);
+		} else {
 			printf("%s -> %s: %llu I/Os in %.3f s (%.0f IOPS, %.1f MB/s); wrote %llu bytes, read %llu, "
 			       "discarded %llu; latency mean %.1f us, p99 %.1f us\n",
 			       path, target, (unsigned long long)st.ios, st.seconds, st.iops, st.mbps,
 			       (unsigned long long)st.write_bytes, (unsigned long long)st.read_bytes,
 			       (unsigned long long)st.discard_bytes, st.lat_mean_us, st.lat_p99_us);
+		}
 	}
 	aio_target_close(a);
 	trace_close(t);
@@ -313,19 +326,30 @@ int cmd_blkreplay(int argc, char **argv)
 		goto out;
 	}
 	if (json) {
-		char jb[32];
-		printf("{\n  \"trace\": \"%s\",\n  \"passes\": %d,\n  \"ios_per_pass\": %llu,\n", argv[1], npass,
-		       (unsigned long long)pr.ios);
-		printf("  \"trace_duration_s\": %.6f,\n  \"write_bytes_per_pass\": %llu,\n", dur,
-		       (unsigned long long)pr.write_bytes);
-		printf("  \"replay_ios_per_s\": %.0f,\n", total_ios / (wall > 0 ? wall : 1e-9));
-		printf("  \"steady\": {\"requested\": %s, \"reached\": %s, \"waf\": %s, \"pass_waf\": [",
-		       steady ? "true" : "false", reached ? "true" : "false", fg_jnum(reached ? steady_waf : NAN, jb));
+		struct json_out j;
+		jout_init(&j, stdout);
+		jout_object(&j, NULL, JOUT_BLOCK);
+		jout_str(&j, "trace", argv[1]);
+		jout_i64(&j, "passes", npass);
+		jout_u64(&j, "ios_per_pass", pr.ios);
+		jout_num(&j, "trace_duration_s", "%.6f", dur);
+		jout_u64(&j, "write_bytes_per_pass", pr.write_bytes);
+		jout_num(&j, "replay_ios_per_s", "%.0f", total_ios / (wall > 0 ? wall : 1e-9));
+		jout_object(&j, "steady", JOUT_INLINE);
+		jout_bool(&j, "requested", steady);
+		jout_bool(&j, "reached", reached);
+		jout_num(&j, "waf", "%.6g", reached ? steady_waf : NAN);
+		jout_array(&j, "pass_waf", JOUT_INLINE);
 		for (int i = 0; i < npass; i++)
-			printf("%s%.4f", i ? ", " : "", isfinite(wpass[i]) ? wpass[i] : 0.0);
-		printf("]},\n");
-		ftl_json_members(f, bpd, stdout);
-		printf("}\n");
+			jout_num(&j, NULL, "%.4f", isfinite(wpass[i]) ? wpass[i] : 0.0);
+		jout_end(&j);
+		jout_end(&j);
+		ftl_json_members(f, bpd, &j);
+		jout_end(&j);
+		if (fg_json_finish(&j)) {
+			rc = 1;
+			goto out;
+		}
 	} else {
 		char b1[32];
 		printf("trace        %s: %llu I/Os, %.1f s, %s written per pass; %d pass%s (%.0f I/Os per s)\n",

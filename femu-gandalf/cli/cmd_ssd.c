@@ -242,23 +242,38 @@ int cmd_ssd(int argc, char **argv)
 			extrap_days = early.erase_days;
 	}
 	if (json) {
-		char jb[32];
-		printf("{\n  \"workload\": \"%s\",\n  \"bs\": %llu,\n  \"precondition\": %s,\n", workload, bs,
-		       precondition ? "true" : "false");
-		printf("  \"dwpd\": %.6g,\n", dwpd);
+		struct json_out j;
+		jout_init(&j, stdout);
+		jout_object(&j, NULL, JOUT_BLOCK);
+		jout_str(&j, "workload", workload);
+		jout_u64(&j, "bs", bs);
+		jout_bool(&j, "precondition", precondition);
+		jout_num(&j, "dwpd", "%.6g", dwpd);
 		if (steady) {
-			printf("  \"steady\": {\"reached\": %s, \"rounds\": %d, \"waf\": %s, \"round_waf\": [",
-			       reached ? "true" : "false", nround, fg_jnum(reached ? steady_waf : NAN, jb));
+			jout_object(&j, "steady", JOUT_INLINE);
+			jout_bool(&j, "reached", reached);
+			jout_i64(&j, "rounds", nround);
+			jout_num(&j, "waf", "%.6g", reached ? steady_waf : NAN);
+			jout_array(&j, "round_waf", JOUT_INLINE);
 			for (int i = 0; i < nround; i++)
-				printf("%s%.4f", i ? ", " : "", wround[i]);
-			printf("]},\n");
+				jout_num(&j, NULL, "%.4f", wround[i]);
+			jout_end(&j);
+			jout_end(&j);
 		}
-		if (accel)
-			printf("  \"accelerated\": {\"factor\": %.6g, \"pe_cycles\": %u, \"eol_days\": %.6g, "
-			       "\"extrapolated_days\": %.6g},\n",
-			       accel, cfg.pe_cycles, acc_days, extrap_days);
-		ftl_json_members(r.f, bpd, stdout);
-		printf("}\n");
+		if (accel) {
+			jout_object(&j, "accelerated", JOUT_INLINE);
+			jout_num(&j, "factor", "%.6g", accel);
+			jout_u64(&j, "pe_cycles", cfg.pe_cycles);
+			jout_num(&j, "eol_days", "%.6g", acc_days);
+			jout_num(&j, "extrapolated_days", "%.6g", extrap_days);
+			jout_end(&j);
+		}
+		ftl_json_members(r.f, bpd, &j);
+		jout_end(&j);
+		if (fg_json_finish(&j)) {
+			rc = 1;
+			goto out;
+		}
 	} else {
 		char b1[32], b2[32];
 		printf("drive        %s: %s user, %s physical, %u units per GC unit\n", cfg.name,

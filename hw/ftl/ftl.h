@@ -241,10 +241,12 @@ void ftl_lifetime(const struct ftl *ftl, double host_bytes_per_day, struct ftl_l
 void ftl_lifetime_scaled(const struct ftl *ftl, double host_bytes_per_day, double pe_scale,
 			 struct ftl_lifetime *lt);
 
-/* Write stats, geometry and lifetimes as JSON members (no braces) at the given indent. */
-void ftl_json_members(const struct ftl *ftl, double host_bytes_per_day, FILE *out);
-/* A whole JSON object: {"config":..., members...}. */
-void ftl_json(const struct ftl *ftl, double host_bytes_per_day, FILE *out);
+/* Stats, geometry and lifetimes as members of the JSON object open in out (common/json.h; the
+ * keys are in docs/output.md). */
+struct json_out;
+void ftl_json_members(const struct ftl *ftl, double host_bytes_per_day, struct json_out *out);
+/* The same as one JSON object on out. Returns 0 or a JOUT_E_* error. */
+int ftl_json(const struct ftl *ftl, double host_bytes_per_day, FILE *out);
 
 /* Verify every invariant. Returns 0, or -1 with a description in err. Cost O(metadata). */
 int ftl_check(const struct ftl *ftl, char *err, size_t errlen);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ftl_int.h"
+#include "json.h"
 
 #define SMART_UNIT 512000ull
 
@@ -201,84 +202,84 @@ void ftl_lifetime_scaled(const struct ftl *f, double bytes_per_day, double pe_sc
 	lt->erase_days = lt->elapsed_days + to_go / erases_per_day;
 }
 
-static void jd(FILE *o, const char *k, double v, bool comma)
-{
-	if (isfinite(v))
-		fprintf(o, "  \"%s\": %.10g%s\n", k, v, comma ? "," : "");
-	else
-		fprintf(o, "  \"%s\": null%s\n", k, comma ? "," : "");
-}
-
-static void ju(FILE *o, const char *k, uint64_t v)
-{
-	fprintf(o, "  \"%s\": %" PRIu64 ",\n", k, v);
-}
-
-void ftl_json_members(const struct ftl *f, double bytes_per_day, FILE *o)
+void ftl_json_members(const struct ftl *f, double bytes_per_day, struct json_out *j)
 {
 	struct ftl_stats st;
 	struct ftl_lifetime lt;
 	ftl_get_stats(f, &st);
 	ftl_lifetime(f, bytes_per_day, &lt);
-	fprintf(o, "  \"preset\": \"%s\",\n", f->cfg.name);
-	ju(o, "user_bytes", f->g.user_bytes);
-	ju(o, "physical_bytes", f->g.phys_bytes);
-	jd(o, "waf", st.waf_window, true);
-	jd(o, "waf_cumulative", st.waf_cumulative, true);
-	ju(o, "host_write_bytes", st.host_write_bytes);
-	ju(o, "host_read_bytes", st.host_read_bytes);
-	ju(o, "host_trim_bytes", st.host_trim_bytes);
-	ju(o, "nand_write_bytes", st.nand_write_bytes);
-	ju(o, "host_program_bytes", st.host_prog_bytes);
-	ju(o, "gc_write_bytes", st.gc_prog_bytes);
-	ju(o, "wl_write_bytes", st.wl_prog_bytes);
-	ju(o, "pad_write_bytes", st.pad_prog_bytes);
-	ju(o, "nand_read_bytes", st.nand_read_bytes);
-	ju(o, "window_host_bytes", st.window_host_bytes);
-	ju(o, "window_nand_bytes", st.window_nand_bytes);
-	ju(o, "erases", st.erases);
-	ju(o, "gc_victims", st.gc_victims);
-	ju(o, "wl_victims", st.wl_victims);
-	ju(o, "retired_blocks", st.retired_blocks);
-	ju(o, "rmw_units", st.rmw_units);
-	ju(o, "trim_units", st.trim_units);
-	ju(o, "trim_partial_units", st.trim_partial_units);
-	ju(o, "valid_units", st.valid_units);
-	fprintf(o, "  \"erase_count\": {\"min\": %u, \"mean\": %.4f, \"max\": %u},\n", st.erase_min,
-		st.erase_mean, st.erase_max);
+	jout_str(j, "preset", f->cfg.name);
+	jout_u64(j, "user_bytes", f->g.user_bytes);
+	jout_u64(j, "physical_bytes", f->g.phys_bytes);
+	jout_num(j, "waf", "%.10g", st.waf_window);
+	jout_num(j, "waf_cumulative", "%.10g", st.waf_cumulative);
+	jout_u64(j, "host_write_bytes", st.host_write_bytes);
+	jout_u64(j, "host_read_bytes", st.host_read_bytes);
+	jout_u64(j, "host_trim_bytes", st.host_trim_bytes);
+	jout_u64(j, "nand_write_bytes", st.nand_write_bytes);
+	jout_u64(j, "host_program_bytes", st.host_prog_bytes);
+	jout_u64(j, "gc_write_bytes", st.gc_prog_bytes);
+	jout_u64(j, "wl_write_bytes", st.wl_prog_bytes);
+	jout_u64(j, "pad_write_bytes", st.pad_prog_bytes);
+	jout_u64(j, "nand_read_bytes", st.nand_read_bytes);
+	jout_u64(j, "window_host_bytes", st.window_host_bytes);
+	jout_u64(j, "window_nand_bytes", st.window_nand_bytes);
+	jout_u64(j, "erases", st.erases);
+	jout_u64(j, "gc_victims", st.gc_victims);
+	jout_u64(j, "wl_victims", st.wl_victims);
+	jout_u64(j, "retired_blocks", st.retired_blocks);
+	jout_u64(j, "rmw_units", st.rmw_units);
+	jout_u64(j, "trim_units", st.trim_units);
+	jout_u64(j, "trim_partial_units", st.trim_partial_units);
+	jout_u64(j, "valid_units", st.valid_units);
+	jout_object(j, "erase_count", JOUT_INLINE);
+	jout_u64(j, "min", st.erase_min);
+	jout_num(j, "mean", "%.4f", st.erase_mean);
+	jout_u64(j, "max", st.erase_max);
+	jout_end(j);
 	uint64_t bins[16];
 	uint32_t w;
 	ftl_erase_histogram(f, bins, 16, &w);
-	fprintf(o, "  \"erase_histogram\": {\"bin_width\": %u, \"counts\": [", w);
+	jout_object(j, "erase_histogram", JOUT_INLINE);
+	jout_u64(j, "bin_width", w);
+	jout_array(j, "counts", JOUT_INLINE);
 	for (int i = 0; i < 16; i++)
-		fprintf(o, "%s%" PRIu64, i ? ", " : "", bins[i]);
-	fprintf(o, "]},\n");
-	jd(o, "effective_spare_factor", st.effective_spare_factor, true);
-	ju(o, "pages_per_gc_unit", (uint64_t)f->ppb * f->bpg);
-	ju(o, "units_per_gc_unit", f->upg);
-	jd(o, "host_bytes_per_day", bytes_per_day, true);
-	fprintf(o, "  \"lifetime_days\": {");
-	fprintf(o, "\"tbw\": %.6g, \"naive_pe\": %.6g, \"erase\": %.6g", lt.tbw_days, lt.naive_pe_days,
-		lt.erase_days);
-	fprintf(o, ", \"elapsed\": %.6g, \"eol_reason\": \"%s\", \"basis\": \"%s\"},\n",
-		lt.elapsed_days, lt.eol_reason, lt.basis);
-	fprintf(o,
-		"  \"smart\": {\"percentage_used\": %u, \"available_spare\": %u, "
-		"\"available_spare_threshold\": %u, \"data_units_written\": %" PRIu64
-		", \"data_units_read\": %" PRIu64 ", \"media_units_written\": %" PRIu64
-		", \"critical_warning\": %u},\n",
-		st.percentage_used, st.available_spare, st.available_spare_threshold,
-		st.data_units_written, st.data_units_read, st.media_units_written,
-		(st.available_spare < st.available_spare_threshold ? 1u : 0u) |
-			(st.percentage_used >= 100 ? 4u : 0u) | (st.read_only ? 8u : 0u));
-	fprintf(o, "  \"read_only\": %s,\n", st.read_only ? "true" : "false");
-	ju(o, "metadata_bytes", ftl_metadata_bytes(f));
-	fprintf(o, "  \"virtual_time_ns\": %" PRIu64 "\n", st.clock_ns);
+		jout_u64(j, NULL, bins[i]);
+	jout_end(j);
+	jout_end(j);
+	jout_num(j, "effective_spare_factor", "%.10g", st.effective_spare_factor);
+	jout_u64(j, "pages_per_gc_unit", (uint64_t)f->ppb * f->bpg);
+	jout_u64(j, "units_per_gc_unit", f->upg);
+	jout_num(j, "host_bytes_per_day", "%.10g", bytes_per_day);
+	jout_object(j, "lifetime_days", JOUT_INLINE);
+	jout_num(j, "tbw", "%.6g", lt.tbw_days);
+	jout_num(j, "naive_pe", "%.6g", lt.naive_pe_days);
+	jout_num(j, "erase", "%.6g", lt.erase_days);
+	jout_num(j, "elapsed", "%.6g", lt.elapsed_days);
+	jout_str(j, "eol_reason", lt.eol_reason);
+	jout_str(j, "basis", lt.basis);
+	jout_end(j);
+	jout_object(j, "smart", JOUT_INLINE);
+	jout_u64(j, "percentage_used", st.percentage_used);
+	jout_u64(j, "available_spare", st.available_spare);
+	jout_u64(j, "available_spare_threshold", st.available_spare_threshold);
+	jout_u64(j, "data_units_written", st.data_units_written);
+	jout_u64(j, "data_units_read", st.data_units_read);
+	jout_u64(j, "media_units_written", st.media_units_written);
+	jout_u64(j, "critical_warning", (st.available_spare < st.available_spare_threshold ? 1u : 0u) |
+						 (st.percentage_used >= 100 ? 4u : 0u) | (st.read_only ? 8u : 0u));
+	jout_end(j);
+	jout_bool(j, "read_only", st.read_only);
+	jout_u64(j, "metadata_bytes", ftl_metadata_bytes(f));
+	jout_u64(j, "virtual_time_ns", st.clock_ns);
 }
 
-void ftl_json(const struct ftl *f, double bytes_per_day, FILE *o)
+int ftl_json(const struct ftl *f, double bytes_per_day, FILE *o)
 {
-	fprintf(o, "{\n");
-	ftl_json_members(f, bytes_per_day, o);
-	fprintf(o, "}\n");
+	struct json_out j;
+	jout_init(&j, o);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	ftl_json_members(f, bytes_per_day, &j);
+	jout_end(&j);
+	return jout_finish(&j);
 }

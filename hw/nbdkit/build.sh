@@ -27,8 +27,8 @@ EOH
 # shellcheck disable=SC2046
 ${CC:-gcc} -std=gnu11 -O2 -g ${EXTRA_CFLAGS:-} -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
-	-I"$gen" -I"$root/hw/ftl" -I"$root/hw/nbdkit" \
+	-I"$gen" -I"$root/hw/ftl" -I"$root/common" -I"$root/hw/nbdkit" \
 	$(pkg-config --cflags nbdkit) \
-	"$root"/hw/nbdkit/plugin.c "$root"/hw/nbdkit/store.c "$root"/hw/ftl/*.c \
+	"$root"/hw/nbdkit/plugin.c "$root"/hw/nbdkit/store.c "$root"/hw/ftl/*.c "$root"/common/json.c \
 	-lpthread -lm -ldl \
 	-o "$out/nbdkit-femu-gandalf-plugin.so"

@@ -58,6 +58,7 @@
 
 #include "fg_paths.h"
 #include "ftl.h"
+#include "json.h"
 #include "store.h"
 
 #define MAX_SETS 256
@@ -527,21 +528,6 @@ static int fg_config_complete(void)
 
 /* ---- stats -------------------------------------------------------------------------------- */
 
-static void json_str(FILE *o, const char *s)
-{
-	fputc('"', o);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
-	}
-	fputc('"', o);
-}
-
 static void write_stats(bool final)
 {
 	static bool warned;
@@ -556,47 +542,59 @@ static void write_stats(bool final)
 
 	if (!g.stats || !(o = open_memstream(&buf, &len)))
 		return;
-	fprintf(o, "{\n  \"nbdkit\": {\"uptime_s\": %.3f, \"final\": %s, \"data\": ",
-	        (double)(now - g.t0) / 1e9, final ? "true" : "false");
-	json_str(o, g.data_spec ? g.data_spec : "ram");
-	fprintf(o, ", \"data_allocated_bytes\": %" PRIu64 ", \"snapshot\": ",
-	        store_allocated(&g.store));
-	if (g.snapshot)
-		json_str(o, g.snapshot);
-	else
-		fprintf(o, "null");
-	fprintf(o, ", \"snapshot_loaded\": %s, \"virtual_time_base_ns\": %" PRIu64 ",\n",
-	        g.loaded ? "true" : "false", g.base);
-	fprintf(o, "    \"latency\": \"%s\", \"flush\": \"%s\", \"fua_writes\": %" PRIu64,
-	        lat_names[g.latency], g.flush_pad ? "pad" : "ignore",
-	        (uint64_t)atomic_load(&g.fua));
+	struct json_out j;
+	jout_init(&j, o);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	jout_object(&j, "nbdkit", JOUT_INLINE);
+	jout_num(&j, "uptime_s", "%.3f", (double)(now - g.t0) / 1e9);
+	jout_bool(&j, "final", final);
+	jout_str(&j, "data", g.data_spec ? g.data_spec : "ram");
+	jout_u64(&j, "data_allocated_bytes", store_allocated(&g.store));
+	jout_str(&j, "snapshot", g.snapshot); /* null without one */
+	jout_bool(&j, "snapshot_loaded", g.loaded);
+	jout_u64(&j, "virtual_time_base_ns", g.base);
+	jout_break(&j);
+	jout_str(&j, "latency", lat_names[g.latency]);
+	jout_str(&j, "flush", g.flush_pad ? "pad" : "ignore");
+	jout_u64(&j, "fua_writes", atomic_load(&g.fua));
 	uint64_t held = atomic_load(&g.held);
-	fprintf(o,
-	        ", \"held\": %" PRIu64 ", \"release_late_ns_mean\": %.0f, \"sleeps\": %" PRIu64
-	        ", \"sleep_late_ns_mean\": %.0f, \"sleep_late_ns_ewma\": %" PRIu64
-	        ",\n    \"requests\": {",
-	        held, held ? (double)atomic_load(&g.over_ns) / (double)held : 0.0, sleeps,
-	        sleeps ? (double)atomic_load(&g.late_ns) / (double)sleeps : 0.0,
-	        (uint64_t)atomic_load(&g.late_ewma_ns));
+	jout_u64(&j, "held", held);
+	jout_num(&j, "release_late_ns_mean", "%.0f",
+	         held ? (double)atomic_load(&g.over_ns) / (double)held : 0.0);
+	jout_u64(&j, "sleeps", sleeps);
+	jout_num(&j, "sleep_late_ns_mean", "%.0f",
+	         sleeps ? (double)atomic_load(&g.late_ns) / (double)sleeps : 0.0);
+	jout_u64(&j, "sleep_late_ns_ewma", atomic_load(&g.late_ewma_ns));
+	jout_break(&j);
+	jout_object(&j, "requests", JOUT_BLOCK);
 	for (int i = 0; i < OP_N; i++) {
 		struct op_stats *s = &g.ops[i];
 		uint64_t n = atomic_load(&s->n);
-		fprintf(o,
-		        "%s\n      \"%s\": {\"n\": %" PRIu64 ", \"bytes\": %" PRIu64
-		        ", \"errors\": %" PRIu64
-		        ", \"model_ns_mean\": %.0f, \"wall_ns_mean\": %.0f}",
-		        i ? "," : "", op_names[i], n, (uint64_t)atomic_load(&s->bytes),
-		        (uint64_t)atomic_load(&s->errors),
-		        n ? (double)atomic_load(&s->model_ns) / (double)n : 0.0,
-		        n ? (double)atomic_load(&s->wall_ns) / (double)n : 0.0);
+		jout_object(&j, op_names[i], JOUT_INLINE);
+		jout_u64(&j, "n", n);
+		jout_u64(&j, "bytes", atomic_load(&s->bytes));
+		jout_u64(&j, "errors", atomic_load(&s->errors));
+		jout_num(&j, "model_ns_mean", "%.0f", n ? (double)atomic_load(&s->model_ns) / (double)n : 0.0);
+		jout_num(&j, "wall_ns_mean", "%.0f", n ? (double)atomic_load(&s->wall_ns) / (double)n : 0.0);
+		jout_end(&j);
 	}
-	fprintf(o, "\n    }\n  },\n");
+	jout_end(&j);
+	jout_break(&j);
+	jout_end(&j);
 	pthread_mutex_lock(&g.lock);
-	ftl_json_members(g.ftl, bpd, o);
+	ftl_json_members(g.ftl, bpd, &j);
 	pthread_mutex_unlock(&g.lock);
-	fprintf(o, "}\n");
+	jout_end(&j);
+	int jerr = jout_finish(&j);
 	if (fclose(o) || !buf)
 		goto fail;
+	if (jerr) { /* cannot happen short of a bug here: keep the last good file */
+		if (!warned)
+			nbdkit_error("stats=%s: %s", g.stats, jout_strerror(jerr));
+		warned = true;
+		free(buf);
+		return;
+	}
 
 	size_t n = strlen(g.stats) + 16;
 	tmp = malloc(n);
