@@ -638,6 +638,194 @@ static void test_hashids_weka(void **state)
 	trace_close(t);
 }
 
+/* Everything a KV trace gives, record by record, in one array (to compare two reads). */
+static void fingerprint_add(GArray *fp, const struct kv_request *rq)
+{
+	uint64_t t;
+	memcpy(&t, &rq->t, sizeof(t));
+	uint64_t h[] = {t, rq->session, rq->parent, rq->block_tokens, rq->input_tokens, rq->output_tokens, rq->nblocks};
+	g_array_append_vals(fp, h, G_N_ELEMENTS(h));
+	g_array_append_vals(fp, rq->blocks, rq->nblocks);
+}
+
+/* A whole trace read alone; NULL when it cannot be opened or fails. */
+static GArray *fingerprint(const char *path, uint64_t *records)
+{
+	struct trace_opts o;
+	char err[5000];
+	trace_opts_default(&o);
+	struct trace *t = trace_open(path, &o, err, sizeof(err));
+	if (!t)
+		return NULL;
+	GArray *fp = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	struct kv_request rq;
+	int r;
+	*records = 0;
+	while ((r = trace_next_kv(t, &rq)) == 1) {
+		fingerprint_add(fp, &rq);
+		(*records)++;
+	}
+	trace_close(t);
+	if (r) {
+		g_array_free(fp, TRUE);
+		return NULL;
+	}
+	return fp;
+}
+
+static void assert_same(GArray *a, GArray *b, const char *what)
+{
+	if (a->len != b->len || memcmp(a->data, b->data, a->len * sizeof(uint64_t)))
+		fail_msg("%s: read side by side, it differs from the same trace read alone", what);
+}
+
+/* Small traces of every KV format, and a Mooncake one big enough to grow the side table. */
+static void kv_traces(const char *paths[5])
+{
+	GString *g = g_string_new("");
+	for (int i = 0; i < 3000; i++) {
+		g_string_append_printf(g, "{\"timestamp\": %d, \"input_length\": 100, \"output_length\": 1, \"x\": {\"hash_ids\": [%d]}, \"hash_ids\": [", i, i);
+		for (int k = 0; k < 1 + (i * 7919) % 700; k++)
+			g_string_append_printf(g, "%s%d", k ? ", " : "", i * 3 + k);
+		g_string_append(g, "]}\n");
+	}
+	static char p[5][256];
+	snprintf(p[0], sizeof(p[0]), "%s", put("big.jsonl", g->str));
+	g_string_free(g, TRUE);
+	snprintf(p[1], sizeof(p[1]), "%s", put("m.jsonl",
+		"{\"timestamp\": 0, \"input_length\": 1025, \"output_length\": 5, \"hash_ids\": [0, 1, 2]}\n"
+		"{\"timestamp\": 10, \"input_length\": 0, \"output_length\": 1, \"hash_ids\": []}\n"
+		"{\"timestamp\": 20, \"input_length\": 512, \"output_length\": 2, \"hash_ids\": [9, 8]}\n"));
+	snprintf(p[2], sizeof(p[2]), "%s", put("b.jsonl",
+		"{\"chat_id\": 10, \"parent_chat_id\": -1, \"timestamp\": 0.5, \"input_length\": 40, \"output_length\": 3, \"hash_ids\": [1, 2, 3]}\n"
+		"{\"chat_id\": 11, \"parent_chat_id\": -1, \"timestamp\": 0.5, \"input_length\": 16, \"output_length\": 3, \"hash_ids\": [9]}\n"
+		"{\"chat_id\": 12, \"parent_chat_id\": 10, \"timestamp\": 2.0, \"input_length\": 60, \"output_length\": 3, \"hash_ids\": [1, 2, 3, 4]}\n"));
+	snprintf(p[3], sizeof(p[3]), "%s", put("ai.jsonl",
+		"{\"session_id\": \"a\", \"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1, 2]}\n"
+		"{\"session_id\": \"a\", \"delay\": 5000, \"input_length\": 1100, \"output_length\": 1, \"hash_ids\": [1, 2, 3]}\n"
+		"{\"session_id\": \"b\", \"timestamp\": 1000, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [7]}\n"));
+	put("w/c1.json", "{\"block_size\": 64, \"requests\": [{\"t\": 0, \"in\": 130, \"out\": 5, \"hash_ids\": [1, 2]},"
+			 "{\"t\": 10, \"type\": \"subagent\", \"requests\": [{\"t\": 0, \"in\": 64, \"out\": 1, \"hash_ids\": [7]}]},"
+			 "{\"t\": 20, \"in\": 200, \"out\": 5, \"hash_ids\": [1, 2, 3]}]}\n");
+	put("w/c2.json", "{\"block_size\": 64, \"requests\": [{\"t\": 0, \"in\": 64, \"out\": 1, \"hash_ids\": [1]}]}");
+	snprintf(p[4], sizeof(p[4]), "%s/w", dir);
+	for (int i = 0; i < 5; i++)
+		paths[i] = p[i];
+}
+
+/*
+ * Every reader keeps its state to itself: five traces (each KV format, and the real ones when
+ * they are here) open at once and read a record of each in turn give what each gives alone,
+ * and a record's blocks stay valid while the other traces are read.
+ */
+static void test_two_traces_interleaved(void **state)
+{
+	(void)state;
+	const char *paths[7];
+	char real[2][512];
+	int np = 5;
+	kv_traces(paths);
+	const char *root = getenv("FG_SHARED_TRACES");
+	snprintf(real[0], sizeof(real[0]), "%s/mooncake/conversation_trace.jsonl", root ? root : "../shared/traces");
+	snprintf(real[1], sizeof(real[1]), "%s/weka-claude-code", root ? root : "../shared/traces");
+	for (int i = 0; i < 2; i++)
+		if (!access(real[i], R_OK))
+			paths[np++] = real[i];
+	struct trace *t[7];
+	GArray *alone[7], *side[7];
+	uint64_t n_alone[7], n_side[7];
+	struct kv_request rq[7];
+	bool live[7];
+	for (int i = 0; i < np; i++) {
+		alone[i] = fingerprint(paths[i], &n_alone[i]);
+		if (!alone[i])
+			fail_msg("%s: does not read cleanly alone", paths[i]);
+		struct trace_opts o;
+		char err[5000];
+		trace_opts_default(&o);
+		t[i] = trace_open(paths[i], &o, err, sizeof(err));
+		if (!t[i])
+			fail_msg("trace_open(%s): %s", paths[i], err);
+		side[i] = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+		n_side[i] = 0;
+		live[i] = true;
+	}
+	for (int left = np; left;) {
+		for (int i = 0; i < np; i++) {
+			if (!live[i])
+				continue;
+			int r = trace_next_kv(t[i], &rq[i]);
+			if (r < 0)
+				fail_msg("%s: %s", paths[i], trace_error(t[i]));
+			if (!r) {
+				live[i] = false;
+				left--;
+				continue;
+			}
+			n_side[i]++;
+			fingerprint_add(side[i], &rq[i]);
+		}
+		/* the last record of each, after all the others moved on: still what it was */
+		for (int i = 0; i < np; i++)
+			if (live[i] && rq[i].nblocks)
+				assert_memory_equal(rq[i].blocks,
+						    &g_array_index(side[i], uint64_t, side[i]->len - rq[i].nblocks),
+						    rq[i].nblocks * sizeof(uint64_t));
+	}
+	for (int i = 0; i < np; i++) {
+		assert_int_equal(n_side[i], n_alone[i]);
+		assert_true(n_alone[i] > 0);
+		assert_same(side[i], alone[i], paths[i]);
+		trace_close(t[i]);
+		g_array_free(alone[i], TRUE);
+		g_array_free(side[i], TRUE);
+	}
+}
+
+struct reader_job {
+	const char *path;
+	GArray *want;
+	int passes, bad;
+};
+
+static gpointer reader_thread(gpointer p)
+{
+	struct reader_job *j = p;
+	for (int k = 0; k < j->passes; k++) {
+		uint64_t n;
+		GArray *fp = fingerprint(j->path, &n);
+		if (!fp || fp->len != j->want->len || memcmp(fp->data, j->want->data, fp->len * sizeof(uint64_t)))
+			j->bad++;
+		if (fp)
+			g_array_free(fp, TRUE);
+	}
+	return NULL;
+}
+
+/* The same in threads: readers of different traces running at once share nothing. */
+static void test_two_traces_threads(void **state)
+{
+	(void)state;
+	const char *paths[5];
+	kv_traces(paths);
+	struct reader_job job[5];
+	GThread *th[5];
+	for (int i = 0; i < 5; i++) {
+		uint64_t n;
+		job[i] = (struct reader_job){.path = paths[i], .want = fingerprint(paths[i], &n), .passes = i ? 200 : 10};
+		assert_non_null(job[i].want);
+	}
+	for (int i = 0; i < 5; i++)
+		th[i] = g_thread_new("reader", reader_thread, &job[i]);
+	for (int i = 0; i < 5; i++) {
+		g_thread_join(th[i]);
+		if (job[i].bad)
+			fail_msg("%s: %d of %d passes in a thread differ from the trace read alone", paths[i],
+				 job[i].bad, job[i].passes);
+		g_array_free(job[i].want, TRUE);
+	}
+}
+
 static void test_zstd_and_detection(void **state)
 {
 	(void)state;
@@ -904,6 +1092,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hashids_duplicate_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hashids_whitespace_numbers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hashids_weka, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_traces_interleaved, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_traces_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zstd_and_detection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fuzz_regressions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_in_memory, setup, teardown),

@@ -16,7 +16,8 @@
  *             offsets are Poisson arrivals at --session-rate (seeded) or a fixed --stagger.
  *             Loaded and sorted (ties keep file order).
  * Ties in timestamps keep file order. A record that goes back in time in a streamed format is
- * an error (or skipped with --skip-bad).
+ * an error (or skipped with --skip-bad). A reader keeps all its state in its struct trace (none
+ * is static), so several traces can be open and read at once.
  */
 #include <dirent.h>
 #include <glib.h>
@@ -73,6 +74,9 @@ struct sess {
  * array left for jansson (an element that is not a non-negative int64 as jansson would read it:
  * negative, fractional, too big, a leading zero), and get_blocks() takes an integer for an index
  * only then. Duplicate keys resolve as jansson resolves them, the last one winning, on both paths.
+ *
+ * The table belongs to its reader (struct trace), so traces can be read side by side; it holds
+ * the ids of the record at hand only.
  */
 #define SCAN_DEPTH 512 /* jansson's own limit is 2048; real traces nest about 10 deep */
 
@@ -86,8 +90,6 @@ struct idtab {
 	char *txt; /* the compacted copy */
 	size_t txtcap;
 };
-
-static struct idtab table; /* readers are single-threaded; one table serves the record at hand */
 
 /* The scans stop at the NUL that ends the text (see hashids_extract()), not at a bound. */
 static inline const char *skip_ws(const char *q)
@@ -286,10 +288,12 @@ whole:
 
 void kv_free(struct trace *t)
 {
-	table.npool = table.nent = 0;
-	free(table.txt);
-	table.txt = NULL;
-	table.txtcap = 0;
+	if (t->ids) {
+		free(t->ids->pool);
+		free(t->ids->ent);
+		free(t->ids->txt);
+		free(t->ids);
+	}
 	if (t->buf) {
 		free(t->buf->it);
 		free(t->buf->blk);
@@ -346,7 +350,7 @@ static int get_num(json_t *o, const char *k, double *v)
 static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t *n)
 {
 	json_t *a = json_object_get(o, "hash_ids");
-	const struct idtab *ids = &table;
+	const struct idtab *ids = t->ids;
 	if (t->buf)
 		t->buf->share = 0;
 	if (!a)
@@ -404,14 +408,14 @@ static const char *get_blocks(struct trace *t, json_t *o, uint64_t ns, uint32_t 
 
 /*
  * Where get_blocks() puts ids: straight at the end of the buffered pool when the format is
- * loaded and sorted (no second copy of what can be hundreds of MB), else in t->blocks.
+ * loaded and sorted (no second copy of what can be hundreds of MB), else in t->blocks. Room for
+ * one id at least, so that even an empty array gets a pointer, never NULL (+ 0).
  */
 static uint64_t *reserve_blocks(struct trace *t, size_t n)
 {
-	static uint64_t none[1];
 	struct kv_buffered *b = t->buf;
 	if (!n)
-		return none; /* nothing to store; never NULL + 0 */
+		n = 1;
 	if (!b || t->fmt != TF_WEKA)
 		return grow_blocks(t, n) ? NULL : t->blocks;
 	if (b->nblk + n > b->blkcap) {
@@ -563,7 +567,7 @@ static int weka_load(struct trace *t)
 		json_t *root = NULL;
 		if (g_file_get_contents(path, &text, &tlen, NULL)) {
 			size_t clen;
-			const char *ctext = hashids_extract(&table, text, tlen, &clen);
+			const char *ctext = hashids_extract(t->ids, text, tlen, &clen);
 			root = json_loadb(ctext, clen, 0, &je);
 			if (!root && ctext != text)
 				json_decref(json_loadb(text, tlen, 0, &je)); /* the error's position in the file */
@@ -631,7 +635,7 @@ static int jsonl_record(struct trace *t, char *line, size_t len, struct kv_reque
 {
 	json_error_t je;
 	size_t clen;
-	const char *ctext = hashids_extract(&table, line, len, &clen);
+	const char *ctext = hashids_extract(t->ids, line, len, &clen);
 	json_t *o = json_loadb(ctext, clen, 0, &je);
 	int rc = 0;
 	uint64_t in, out;
@@ -774,14 +778,21 @@ static int next_jsonl(struct trace *t, struct kv_request *rq)
 
 int kv_open(struct trace *t)
 {
+	t->ids = calloc(1, sizeof(*t->ids));
+	if (!t->ids) {
+		snprintf(t->err, sizeof(t->err), "out of memory");
+		return -1;
+	}
 	if (t->fmt == TF_BAILIAN)
 		t->sessions = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	else
 		t->sessions = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	if (t->fmt == TF_WEKA || t->fmt == TF_AIPERF) {
 		t->buf = calloc(1, sizeof(*t->buf));
-		if (!t->buf)
+		if (!t->buf) {
+			snprintf(t->err, sizeof(t->err), "out of memory");
 			return -1;
+		}
 	}
 	if (t->fmt == TF_WEKA) {
 		if (weka_load(t))

@@ -8,6 +8,7 @@
 #include "trace.h"
 
 struct kv_buffered; /* kv.c: requests loaded and sorted up front (WEKA, AIPerf) */
+struct idtab;       /* kv.c: the hash_ids side table of the record being parsed */
 
 struct trace {
 	enum trace_format fmt;
@@ -29,6 +30,7 @@ struct trace {
 	void *sessions;    /* GHashTable: session key -> dense id + last time */
 	uint64_t nsessions;
 	struct kv_buffered *buf;
+	struct idtab *ids;
 };
 
 int trace_bad(struct trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
