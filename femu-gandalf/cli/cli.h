@@ -60,8 +60,6 @@ double now_seconds(void);
 bool fg_is_steady(const double *w, int n, double *mean);
 /* "1.50 GiB" into buf (>= 32 bytes). */
 const char *fg_human(double bytes, char *buf);
-/* v as a JSON number (%.6g), or null when it is not finite (JSON has no NaN). buf: 32 bytes. */
-const char *fg_jnum(double v, char *buf);
 /* End a JSON document written with common/json.h to stdout: 0, or 1 after saying why on stderr
  * (a write error, or a bug in the document's construction). */
 static inline int fg_json_finish(struct json_out *j)

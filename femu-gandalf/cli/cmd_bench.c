@@ -83,7 +83,10 @@ static struct ftl *make(const char *preset, char **sets)
 
 static int bench_parse(char **paths)
 {
-	printf("{\n  \"parse\": [\n");
+	struct json_out j;
+	jout_init(&j, stdout);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	jout_array(&j, "parse", JOUT_BLOCK);
 	for (int i = 0; paths[i]; i++) {
 		struct trace_opts o;
 		char err[8192];
@@ -113,15 +116,21 @@ static int bench_parse(char **paths)
 			trace_close(t);
 			return EXIT_USAGE;
 		}
-		printf("    {\"path\": \"%s\", \"format\": \"%s\", \"records\": %llu, \"blocks\": %llu, "
-		       "\"input_bytes\": %llu, \"seconds\": %.4f, \"mb_per_s\": %.1f, \"records_per_s\": %.0f}%s\n",
-		       paths[i], trace_format_name(trace_format(t)), (unsigned long long)n, (unsigned long long)blocks,
-		       (unsigned long long)trace_bytes_read(t), secs, trace_bytes_read(t) / 1e6 / secs, n / secs,
-		       paths[i + 1] ? "," : "");
+		jout_object(&j, NULL, JOUT_INLINE);
+		jout_str(&j, "path", paths[i]);
+		jout_str(&j, "format", trace_format_name(trace_format(t)));
+		jout_u64(&j, "records", n);
+		jout_u64(&j, "blocks", blocks);
+		jout_u64(&j, "input_bytes", trace_bytes_read(t));
+		jout_num(&j, "seconds", "%.4f", secs);
+		jout_num(&j, "mb_per_s", "%.1f", trace_bytes_read(t) / 1e6 / secs);
+		jout_num(&j, "records_per_s", "%.0f", n / secs);
+		jout_end(&j);
 		trace_close(t);
 	}
-	printf("  ]\n}\n");
-	return 0;
+	jout_end(&j);
+	jout_end(&j);
+	return fg_json_finish(&j);
 }
 
 static int bench_kv(const char *path, const char *policy)
@@ -151,10 +160,17 @@ static int bench_kv(const char *path, const char *policy)
 		return EXIT_USAGE;
 	}
 	double load = now_seconds() - t0;
-	printf("{\n  \"kv\": {\"path\": \"%s\", \"requests\": %llu, \"block_ids\": %llu, \"block_ids_stored\": %llu, "
-	       "\"load_seconds\": %.3f,\n",
-	       path, (unsigned long long)kt.n, (unsigned long long)kt.nids, (unsigned long long)kt.stored, load);
-	printf("    \"policies\": [\n");
+	struct json_out j;
+	jout_init(&j, stdout);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	jout_object(&j, "kv", JOUT_INLINE);
+	jout_str(&j, "path", path);
+	jout_u64(&j, "requests", kt.n);
+	jout_u64(&j, "block_ids", kt.nids);
+	jout_u64(&j, "block_ids_stored", kt.stored);
+	jout_num(&j, "load_seconds", "%.3f", load);
+	jout_break(&j);
+	jout_array(&j, "policies", JOUT_BLOCK);
 	total = load;
 	for (int i = 0; kv_policies[i]; i++) {
 		const struct kv_policy *p = kv_policies[i];
@@ -186,15 +202,23 @@ static int bench_kv(const char *path, const char *policy)
 		kvsim_finish(&s);
 		double secs = now_seconds() - t0;
 		total += prep + secs;
-		printf("      {\"policy\": \"%s\", \"seconds\": %.3f, \"prepare_seconds\": %.3f, "
-		       "\"block_accesses_per_s\": %.0f, \"miss_ratio\": %.6f}%s\n",
-		       p->name, secs, prep, s.st.prefix_blocks / secs,
-		       1 - (double)s.st.hit_blocks / (s.st.prefix_blocks ? s.st.prefix_blocks : 1),
-		       strcmp(policy, "all") || !kv_policies[i + 1] ? "" : ",");
+		jout_object(&j, NULL, JOUT_INLINE);
+		jout_str(&j, "policy", p->name);
+		jout_num(&j, "seconds", "%.3f", secs);
+		jout_num(&j, "prepare_seconds", "%.3f", prep);
+		jout_num(&j, "block_accesses_per_s", "%.0f", s.st.prefix_blocks / secs);
+		jout_num(&j, "miss_ratio", "%.6f",
+			 1 - (double)s.st.hit_blocks / (s.st.prefix_blocks ? s.st.prefix_blocks : 1));
+		jout_end(&j);
 		kvsim_free(&s);
 	}
-	printf("    ],\n    \"total_seconds\": %.3f, \"peak_rss_kib\": %ld}\n}\n", total, rss_kib("VmHWM:"));
-	rc = 0;
+	jout_end(&j);
+	jout_break(&j);
+	jout_num(&j, "total_seconds", "%.3f", total);
+	jout_i64(&j, "peak_rss_kib", rss_kib("VmHWM:"));
+	jout_end(&j);
+	jout_end(&j);
+	rc = fg_json_finish(&j);
 out:
 	kv_oracle_free(fut);
 	kv_trace_free(&kt);
@@ -295,12 +319,25 @@ int cmd_bench(int argc, char **argv)
 	ftl_get_stats(f, &st);
 	double c_waf = st.waf_window;
 
-	printf("{\n  \"a_random_4k_steady\": {\"user_bytes\": %llu, \"host_writes_per_s\": %.0f, \"waf\": %.4f, "
-	       "\"effective_spare_factor\": %.4f, \"metadata_bytes_per_user_unit\": %.3f, "
-	       "\"metadata_bytes_per_physical_unit\": %.3f},\n",
-	       (unsigned long long)g->user_bytes, a_rate, a_waf, a_eff, meta / g->user_units, meta / g->phys_units);
-	printf("  \"b_seq_1m\": {\"units_per_s\": %.0f, \"waf\": %.4f},\n", b_rate, b_waf);
-	printf("  \"c_kv_objects\": {\"units_per_s\": %.0f, \"waf\": %.4f},\n", c_rate, c_waf);
+	struct json_out j;
+	jout_init(&j, stdout);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	jout_object(&j, "a_random_4k_steady", JOUT_INLINE);
+	jout_u64(&j, "user_bytes", g->user_bytes);
+	jout_num(&j, "host_writes_per_s", "%.0f", a_rate);
+	jout_num(&j, "waf", "%.4f", a_waf);
+	jout_num(&j, "effective_spare_factor", "%.4f", a_eff);
+	jout_num(&j, "metadata_bytes_per_user_unit", "%.3f", meta / g->user_units);
+	jout_num(&j, "metadata_bytes_per_physical_unit", "%.3f", meta / g->phys_units);
+	jout_end(&j);
+	jout_object(&j, "b_seq_1m", JOUT_INLINE);
+	jout_num(&j, "units_per_s", "%.0f", b_rate);
+	jout_num(&j, "waf", "%.4f", b_waf);
+	jout_end(&j);
+	jout_object(&j, "c_kv_objects", JOUT_INLINE);
+	jout_num(&j, "units_per_s", "%.0f", c_rate);
+	jout_num(&j, "waf", "%.4f", c_waf);
+	jout_end(&j);
 	ftl_destroy(f);
 	f = NULL;
 
@@ -318,15 +355,19 @@ int cmd_bench(int argc, char **argv)
 		if ((rc = rand_4k(f, 4000000, &rng)))
 			goto fail;
 		double r_rate = 4000000 / (now_seconds() - t0);
-		printf("  \"d_ent_tlc_4t\": {\"user_bytes\": %llu, \"fill_seconds\": %.1f, \"random_4k_per_s\": %.0f, "
-		       "\"metadata_bytes\": %llu, \"peak_rss_kib\": %ld},\n",
-		       (unsigned long long)g->user_bytes, fill_s, r_rate,
-		       (unsigned long long)ftl_metadata_bytes(f), rss_kib("VmHWM:"));
+		jout_object(&j, "d_ent_tlc_4t", JOUT_INLINE);
+		jout_u64(&j, "user_bytes", g->user_bytes);
+		jout_num(&j, "fill_seconds", "%.1f", fill_s);
+		jout_num(&j, "random_4k_per_s", "%.0f", r_rate);
+		jout_u64(&j, "metadata_bytes", ftl_metadata_bytes(f));
+		jout_i64(&j, "peak_rss_kib", rss_kib("VmHWM:"));
+		jout_end(&j);
 		ftl_destroy(f);
 		f = NULL;
 	}
-	printf("  \"peak_rss_kib\": %ld\n}\n", rss_kib("VmHWM:"));
-	return 0;
+	jout_i64(&j, "peak_rss_kib", rss_kib("VmHWM:"));
+	jout_end(&j);
+	return fg_json_finish(&j);
 fail:
 	fprintf(stderr, "femu-gandalf bench: write failed: %s\n", ftl_strerror(rc));
 	ftl_destroy(f);

@@ -189,63 +189,94 @@ static double miss_ratio(const struct kv_stats *st)
 	return st->prefix_blocks ? 1 - (double)st->hit_blocks / st->prefix_blocks : 0;
 }
 
-static void print_json(const struct kv_run_opts *ro, const char *pol, const char *params, const struct kv_result *r)
+static int print_json(const struct kv_run_opts *ro, const char *pol, const char *params, const struct kv_result *r)
 {
 	const struct kv_stats *st = &r->st;
 	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
-	printf("{\n  \"trace\": \"%s\",\n  \"model\": \"%s\",\n  \"policy\": \"%s\",\n  \"params\": \"%s\",\n", ro->trace,
-	       ro->cfg.model.name, pol, params);
-	printf("  \"device\": \"%s\",\n  \"dram_bytes\": %llu,\n  \"ssd_bytes\": %llu,\n  \"alloc\": \"%s\",\n"
-	       "  \"trim\": %s,\n  \"streams\": \"%s\",\n",
-	       ro->device, (unsigned long long)ro->cfg.dram_bytes, (unsigned long long)r->ssd_bytes,
-	       ro->cfg.alloc == KV_ALLOC_LOG ? "log" : "slots", ro->cfg.trim ? "true" : "false",
-	       ro->cfg.streams_by_kind ? "kind" : "none");
-	printf("  \"requests\": %llu,\n  \"miss_ratio\": %.6f,\n  \"token_miss_ratio\": %.6f,\n",
-	       (unsigned long long)st->requests, miss_ratio(st),
-	       st->prefix_tokens ? (double)st->missed_tokens / st->prefix_tokens : 0);
-	printf("  \"hits\": {\"dram_full\": %llu, \"dram_linear\": %llu, \"ssd_full\": %llu, \"ssd_linear\": %llu},\n",
-	       (unsigned long long)st->hits[0][0], (unsigned long long)st->hits[0][1],
-	       (unsigned long long)st->hits[1][0], (unsigned long long)st->hits[1][1]);
-	printf("  \"ssd_write_bytes\": %llu,\n  \"ssd_write_bytes_by_kind\": {\"full\": %llu, \"linear\": %llu},\n",
-	       (unsigned long long)host, (unsigned long long)st->ssd_write_bytes[0],
-	       (unsigned long long)st->ssd_write_bytes[1]);
-	printf("  \"ssd_objects_written\": {\"full\": %llu, \"linear\": %llu},\n", (unsigned long long)st->ssd_writes[0],
-	       (unsigned long long)st->ssd_writes[1]);
-	printf("  \"ssd_written_hit_share\": {\"full\": %.4f, \"linear\": %.4f},\n",
-	       st->ssd_writes[0] ? (double)st->ssd_written_hit[0] / st->ssd_writes[0] : 0,
-	       st->ssd_writes[1] ? (double)st->ssd_written_hit[1] / st->ssd_writes[1] : 0);
-	printf("  \"ssd_read_bytes\": %llu,\n  \"ssd_evictions\": %llu,\n  \"dram_drops\": %llu,\n"
-	       "  \"unreachable_freed\": %llu,\n  \"not_admitted\": %llu,\n",
-	       (unsigned long long)st->ssd_read_bytes, (unsigned long long)st->ssd_evictions,
-	       (unsigned long long)st->dram_drops, (unsigned long long)st->unreachable,
-	       (unsigned long long)st->not_admitted);
-	printf("  \"trace_duration_s\": %.3f,\n  \"ssd_host_bytes_per_day\": %.6g,\n", r->duration, r->bpd);
-	if (r->have_ftl && r->fs.host_write_bytes)
-		printf("  \"waf\": %.4f,\n  \"waf_cumulative\": %.4f,\n  \"erases\": %llu,\n"
-		       "  \"drive_writes\": %.4f,\n  \"steady\": %s,\n",
-		       r->fs.waf_window, r->fs.waf_cumulative, (unsigned long long)r->fs.erases, r->drive_writes,
-		       r->drive_writes >= STEADY_DRIVE_WRITES ? "true" : "false");
-	else if (r->have_ftl) /* nothing written: WAF is undefined */
-		printf("  \"waf\": null,\n  \"waf_cumulative\": null,\n  \"erases\": %llu,\n",
-		       (unsigned long long)r->fs.erases);
-	else
-		printf("  \"waf\": null,\n");
-	char j1[32], j2[32], j3[32]; /* no SSD writes: infinite lifetimes, null in JSON */
-	if (r->have_ftl)
-		printf("  \"lifetime_days\": {\"tbw\": %s, \"naive_pe\": %s, \"erase\": %s, "
-		       "\"eol_reason\": \"%s\", \"basis\": \"%s\"},\n",
-		       fg_jnum(r->tbw_days, j1), fg_jnum(r->lt.naive_pe_days, j2), fg_jnum(r->lt.erase_days, j3),
-		       r->lt.eol_reason, r->lt.basis);
-	else
-		printf("  \"lifetime_days\": {\"tbw\": %s, \"naive_pe\": null, \"erase\": null},\n",
-		       fg_jnum(r->tbw_days, j1));
-	printf("  \"ssd_read_timing\": \"%s\",\n", r->have_ftl ? "emulated-ssd" : "bandwidth-model");
-	printf("  \"load_latency_s\": {\"mean\": %.6g, \"p99\": %.6g},\n", r->lat_mean, r->lat_p99);
+	struct json_out j;
+	jout_init(&j, stdout);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	jout_str(&j, "trace", ro->trace);
+	jout_str(&j, "model", ro->cfg.model.name);
+	jout_str(&j, "policy", pol);
+	jout_str(&j, "params", params);
+	jout_str(&j, "device", ro->device);
+	jout_u64(&j, "dram_bytes", ro->cfg.dram_bytes);
+	jout_u64(&j, "ssd_bytes", r->ssd_bytes);
+	jout_str(&j, "alloc", ro->cfg.alloc == KV_ALLOC_LOG ? "log" : "slots");
+	jout_bool(&j, "trim", ro->cfg.trim);
+	jout_str(&j, "streams", ro->cfg.streams_by_kind ? "kind" : "none");
+	jout_u64(&j, "requests", st->requests);
+	jout_num(&j, "miss_ratio", "%.6f", miss_ratio(st));
+	jout_num(&j, "token_miss_ratio", "%.6f", st->prefix_tokens ? (double)st->missed_tokens / st->prefix_tokens : 0);
+	jout_object(&j, "hits", JOUT_INLINE);
+	jout_u64(&j, "dram_full", st->hits[0][0]);
+	jout_u64(&j, "dram_linear", st->hits[0][1]);
+	jout_u64(&j, "ssd_full", st->hits[1][0]);
+	jout_u64(&j, "ssd_linear", st->hits[1][1]);
+	jout_end(&j);
+	jout_u64(&j, "ssd_write_bytes", host);
+	jout_object(&j, "ssd_write_bytes_by_kind", JOUT_INLINE);
+	jout_u64(&j, "full", st->ssd_write_bytes[0]);
+	jout_u64(&j, "linear", st->ssd_write_bytes[1]);
+	jout_end(&j);
+	jout_object(&j, "ssd_objects_written", JOUT_INLINE);
+	jout_u64(&j, "full", st->ssd_writes[0]);
+	jout_u64(&j, "linear", st->ssd_writes[1]);
+	jout_end(&j);
+	jout_object(&j, "ssd_written_hit_share", JOUT_INLINE);
+	jout_num(&j, "full", "%.4f", st->ssd_writes[0] ? (double)st->ssd_written_hit[0] / st->ssd_writes[0] : 0);
+	jout_num(&j, "linear", "%.4f", st->ssd_writes[1] ? (double)st->ssd_written_hit[1] / st->ssd_writes[1] : 0);
+	jout_end(&j);
+	jout_u64(&j, "ssd_read_bytes", st->ssd_read_bytes);
+	jout_u64(&j, "ssd_evictions", st->ssd_evictions);
+	jout_u64(&j, "dram_drops", st->dram_drops);
+	jout_u64(&j, "unreachable_freed", st->unreachable);
+	jout_u64(&j, "not_admitted", st->not_admitted);
+	jout_num(&j, "trace_duration_s", "%.3f", r->duration);
+	jout_num(&j, "ssd_host_bytes_per_day", "%.6g", r->bpd);
+	if (r->have_ftl && r->fs.host_write_bytes) {
+		jout_num(&j, "waf", "%.4f", r->fs.waf_window);
+		jout_num(&j, "waf_cumulative", "%.4f", r->fs.waf_cumulative);
+		jout_u64(&j, "erases", r->fs.erases);
+		jout_num(&j, "drive_writes", "%.4f", r->drive_writes);
+		jout_bool(&j, "steady", r->drive_writes >= STEADY_DRIVE_WRITES);
+	} else if (r->have_ftl) { /* nothing written: WAF is undefined */
+		jout_null(&j, "waf");
+		jout_null(&j, "waf_cumulative");
+		jout_u64(&j, "erases", r->fs.erases);
+	} else {
+		jout_null(&j, "waf");
+	}
+	/* no SSD writes: infinite lifetimes, null in JSON */
+	jout_object(&j, "lifetime_days", JOUT_INLINE);
+	jout_num(&j, "tbw", "%.6g", r->tbw_days);
+	if (r->have_ftl) {
+		jout_num(&j, "naive_pe", "%.6g", r->lt.naive_pe_days);
+		jout_num(&j, "erase", "%.6g", r->lt.erase_days);
+		jout_str(&j, "eol_reason", r->lt.eol_reason);
+		jout_str(&j, "basis", r->lt.basis);
+	} else {
+		jout_null(&j, "naive_pe");
+		jout_null(&j, "erase");
+	}
+	jout_end(&j);
+	jout_str(&j, "ssd_read_timing", r->have_ftl ? "emulated-ssd" : "bandwidth-model");
+	jout_object(&j, "load_latency_s", JOUT_INLINE);
+	jout_num(&j, "mean", "%.6g", r->lat_mean);
+	jout_num(&j, "p99", "%.6g", r->lat_p99);
+	jout_end(&j);
 	double per = 1000.0 / (double)st->requests;
-	printf("  \"cost_per_1k_requests\": {\"gpu_recompute\": %.6g, \"ssd_wear\": %.6g, \"total\": %.6g},\n",
-	       r->cost_gpu * per, r->cost_ssd * per, (r->cost_gpu + r->cost_ssd) * per);
-	printf("  \"dram_peak_bytes\": %llu,\n  \"ssd_peak_bytes\": %llu,\n  \"wall_s\": %.3f\n}\n",
-	       (unsigned long long)st->dram_peak, (unsigned long long)st->ssd_peak, r->wall);
+	jout_object(&j, "cost_per_1k_requests", JOUT_INLINE);
+	jout_num(&j, "gpu_recompute", "%.6g", r->cost_gpu * per);
+	jout_num(&j, "ssd_wear", "%.6g", r->cost_ssd * per);
+	jout_num(&j, "total", "%.6g", (r->cost_gpu + r->cost_ssd) * per);
+	jout_end(&j);
+	jout_u64(&j, "dram_peak_bytes", st->dram_peak);
+	jout_u64(&j, "ssd_peak_bytes", st->ssd_peak);
+	jout_num(&j, "wall_s", "%.3f", r->wall);
+	jout_end(&j);
+	return fg_json_finish(&j);
 }
 
 int cmd_models(int argc, char **argv)
@@ -261,8 +292,7 @@ int cmd_models(int argc, char **argv)
 		fprintf(stderr, "femu-gandalf models: unexpected argument '%s'\n", argv[1]);
 		return EXIT_USAGE;
 	}
-	kv_model_list(stdout, json);
-	return 0;
+	return kv_model_list(stdout, json) ? 1 : 0;
 }
 
 static void print_text(const struct kv_run_opts *ro, const char *pol, const char *params, const struct kv_result *r)
@@ -302,10 +332,24 @@ static void csv_header(void)
 	       "latency_mean_s,latency_p99_s,cost_per_1k,wall_s\n");
 }
 
+/* s as one quoted CSV field (RFC 4180: quotes doubled), so a comma or a quote stays inside it */
+static void csv_quoted(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
 static void csv_row(const char *pol, const char *params, const struct kv_result *r)
 {
 	const struct kv_stats *st = &r->st;
-	printf("%s,\"%s\",%llu,%.6f,%llu,%llu,%llu,%llu,%.4f,%.4f,", pol, params, (unsigned long long)st->requests,
+	printf("%s,", pol); /* a policy name: [a-z-] */
+	csv_quoted(params);
+	printf(",%llu,%.6f,%llu,%llu,%llu,%llu,%.4f,%.4f,", (unsigned long long)st->requests,
 	       miss_ratio(st), (unsigned long long)(st->ssd_write_bytes[0] + st->ssd_write_bytes[1]),
 	       (unsigned long long)st->ssd_write_bytes[0], (unsigned long long)st->ssd_write_bytes[1],
 	       (unsigned long long)st->ssd_read_bytes,
@@ -495,7 +539,7 @@ int cmd_kv(int argc, char **argv)
 			if (sweep || !one)
 				csv_row(pol->name, pts[j], &res);
 			else if (json)
-				print_json(&ro, pol->name, pts[j], &res);
+				rc = print_json(&ro, pol->name, pts[j], &res);
 			else
 				print_text(&ro, pol->name, pts[j], &res);
 			free(res.st.lat);

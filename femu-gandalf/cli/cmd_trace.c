@@ -163,25 +163,41 @@ static int trace_info(int argc, char **argv)
 	double dur = last - first;
 	const char *fmt = trace_format_name(trace_format(t));
 	if (json) {
-		printf("{\n  \"path\": \"%s\",\n  \"format\": \"%s\",\n", argv[1], fmt);
-		if (trace_is_block(t))
-			printf("  \"ios\": %llu,\n  \"reads\": %llu,\n  \"writes\": %llu,\n  \"discards\": %llu,\n"
-			       "  \"flushes\": %llu,\n  \"read_bytes\": %llu,\n  \"write_bytes\": %llu,\n"
-			       "  \"discard_bytes\": %llu,\n  \"max_offset_bytes\": %llu,\n",
-			       (unsigned long long)n, (unsigned long long)nr, (unsigned long long)nw,
-			       (unsigned long long)nd, (unsigned long long)nf, (unsigned long long)rb,
-			       (unsigned long long)wb, (unsigned long long)db, (unsigned long long)end);
-		else
-			printf("  \"requests\": %llu,\n  \"sessions\": %llu,\n  \"block_tokens\": %u,\n"
-			       "  \"blocks\": %llu,\n  \"unique_blocks\": %llu,\n  \"input_tokens\": %llu,\n"
-			       "  \"output_tokens\": %llu,\n  \"read_bytes\": 0,\n  \"write_bytes\": 0,\n",
-			       (unsigned long long)n, (unsigned long long)(have_sessions ? sessions_max : 0), bt,
-			       (unsigned long long)nblk, (unsigned long long)uniq, (unsigned long long)in,
-			       (unsigned long long)out_tok);
-		printf("  \"duration_s\": %.6f,\n  \"skipped\": %llu,\n  \"input_bytes\": %llu,\n"
-		       "  \"parse_mb_per_s\": %.1f\n}\n",
-		       dur, (unsigned long long)trace_skipped(t), (unsigned long long)trace_bytes_read(t),
-		       trace_bytes_read(t) / 1e6 / (secs > 0 ? secs : 1e-9));
+		struct json_out j;
+		jout_init(&j, stdout);
+		jout_object(&j, NULL, JOUT_BLOCK);
+		jout_str(&j, "path", argv[1]);
+		jout_str(&j, "format", fmt);
+		if (trace_is_block(t)) {
+			jout_u64(&j, "ios", n);
+			jout_u64(&j, "reads", nr);
+			jout_u64(&j, "writes", nw);
+			jout_u64(&j, "discards", nd);
+			jout_u64(&j, "flushes", nf);
+			jout_u64(&j, "read_bytes", rb);
+			jout_u64(&j, "write_bytes", wb);
+			jout_u64(&j, "discard_bytes", db);
+			jout_u64(&j, "max_offset_bytes", end);
+		} else {
+			jout_u64(&j, "requests", n);
+			jout_u64(&j, "sessions", have_sessions ? sessions_max : 0);
+			jout_u64(&j, "block_tokens", bt);
+			jout_u64(&j, "blocks", nblk);
+			jout_u64(&j, "unique_blocks", uniq);
+			jout_u64(&j, "input_tokens", in);
+			jout_u64(&j, "output_tokens", out_tok);
+			jout_u64(&j, "read_bytes", 0);
+			jout_u64(&j, "write_bytes", 0);
+		}
+		jout_num(&j, "duration_s", "%.6f", dur);
+		jout_u64(&j, "skipped", trace_skipped(t));
+		jout_u64(&j, "input_bytes", trace_bytes_read(t));
+		jout_num(&j, "parse_mb_per_s", "%.1f", trace_bytes_read(t) / 1e6 / (secs > 0 ? secs : 1e-9));
+		jout_end(&j);
+		if (fg_json_finish(&j)) {
+			rc = 1;
+			goto out;
+		}
 	} else {
 		printf("%s: %s trace\n", argv[1], fmt);
 		if (trace_is_block(t))

@@ -200,14 +200,6 @@ bool fg_is_steady(const double *w, int n, double *mean_out)
 	return mx - mn <= 0.2 * mean && fabs(slope * (n - 1)) <= 0.1 * mean;
 }
 
-const char *fg_jnum(double v, char *buf)
-{
-	if (!isfinite(v))
-		return "null";
-	snprintf(buf, 32, "%.6g", v);
-	return buf;
-}
-
 const char *fg_human(double b, char *buf)
 {
 	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};

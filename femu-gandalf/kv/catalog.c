@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fg_paths.h"
+#include "json.h"
 #include "kvsim.h"
 
 /* Where models.ini is looked for, as for the presets (docs/install.md): $FEMU_GANDALF_MODELS,
@@ -114,17 +115,19 @@ int kv_model_load(const char *name, struct kv_model *m, char *err, size_t errlen
 	return rc;
 }
 
-void kv_model_list(FILE *out, bool json)
+int kv_model_list(FILE *out, bool json)
 {
 	char err[512];
 	GKeyFile *kf = load(err, sizeof(err));
 	if (!kf) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
-		return;
+		return -1;
 	}
 	gchar **g = g_key_file_get_groups(kf, NULL);
+	struct json_out j;
+	jout_init(&j, out);
 	if (json)
-		fprintf(out, "[\n");
+		jout_array(&j, NULL, JOUT_BLOCK);
 	else
 		fprintf(out, "%-22s %16s %16s  %s\n", "model", "full KV B/token", "linear state B", "description");
 	for (gchar **p = g; p && *p; p++) {
@@ -133,16 +136,24 @@ void kv_model_list(FILE *out, bool json)
 			fprintf(stderr, "femu-gandalf: %s\n", err);
 			continue;
 		}
-		if (json)
-			fprintf(out, "  {\"name\": \"%s\", \"full_kv_bytes_per_token\": %llu, \"linear_state_bytes\": %llu}%s\n",
-				m.name, (unsigned long long)m.full_kv_bytes_per_token,
-				(unsigned long long)m.linear_state_bytes, p[1] ? "," : "");
-		else
+		if (json) {
+			jout_object(&j, NULL, JOUT_INLINE);
+			jout_str(&j, "name", m.name);
+			jout_u64(&j, "full_kv_bytes_per_token", m.full_kv_bytes_per_token);
+			jout_u64(&j, "linear_state_bytes", m.linear_state_bytes);
+			jout_end(&j);
+		} else {
 			fprintf(out, "%-22s %16llu %16llu  %s\n", m.name, (unsigned long long)m.full_kv_bytes_per_token,
 				(unsigned long long)m.linear_state_bytes, m.description);
+		}
 	}
-	if (json)
-		fprintf(out, "]\n");
+	int rc = 0;
+	if (json) {
+		jout_end(&j);
+		if ((rc = jout_finish(&j)))
+			fprintf(stderr, "femu-gandalf: JSON output: %s\n", jout_strerror(rc));
+	}
 	g_strfreev(g);
 	g_key_file_free(kf);
+	return rc ? -1 : 0;
 }

@@ -22,7 +22,7 @@ struct kv_model {
 	char description[256];
 };
 int kv_model_load(const char *name, struct kv_model *m, char *err, size_t errlen);
-void kv_model_list(FILE *out, bool json);
+int kv_model_list(FILE *out, bool json); /* 0, or -1 after printing why */
 const char *kv_model_dir(void);
 
 /* ---- objects ---- */

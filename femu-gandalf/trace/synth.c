@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "ftl.h"
+#include "json.h"
 #include "synth.h"
 
 #ifndef M_PI
@@ -283,22 +284,26 @@ static int rec_cmp(const void *a, const void *b)
 
 static int write_all(const struct gen *g, FILE *out)
 {
-	for (size_t i = 0; i < g->nrec; i++) {
+	struct json_out j;
+	jout_init(&j, out);
+	for (size_t i = 0; i < g->nrec && !jout_error(&j); i++) {
 		const struct rec *r = &g->recs[i];
 		const struct session *s = &g->sess[r->sess];
-		fprintf(out,
-			"{\"timestamp\": %llu, \"session_id\": \"%s\", \"input_length\": %llu, "
-			"\"output_length\": %u, \"hash_ids\": [",
-			(unsigned long long)r->t_ms, s->name, (unsigned long long)r->input,
-			r->output);
+		jout_object(&j, NULL, JOUT_INLINE); /* one line per request: JSONL */
+		jout_u64(&j, "timestamp", r->t_ms);
+		jout_str(&j, "session_id", s->name);
+		jout_u64(&j, "input_length", r->input);
+		jout_u64(&j, "output_length", r->output);
+		jout_array(&j, "hash_ids", JOUT_INLINE);
 		for (uint64_t b = 0; b < r->nfull; b++)
-			fprintf(out, b ? ", %llu" : "%llu", (unsigned long long)s->blocks[b]);
+			jout_u64(&j, NULL, s->blocks[b]);
 		if (r->partial != NO_ID)
-			fprintf(out, r->nfull ? ", %llu" : "%llu", (unsigned long long)r->partial);
-		if (fprintf(out, "], \"block_tokens\": %u}\n", g->o->block_tokens) < 0)
-			return -1;
+			jout_u64(&j, NULL, r->partial);
+		jout_end(&j);
+		jout_u64(&j, "block_tokens", g->o->block_tokens);
+		jout_end(&j);
 	}
-	return fflush(out) || ferror(out) ? -1 : 0;
+	return jout_finish(&j) ? -1 : 0;
 }
 
 /* ---- public API ---- */
