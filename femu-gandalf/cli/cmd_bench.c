@@ -286,7 +286,7 @@ int cmd_bench(int argc, char **argv)
 
 	/* (b) 1 MiB sequential over a sequentially filled device */
 	fprintf(stderr, "bench (b): 1 MiB sequential...\n");
-	if (!(f = make("tiny", sets)) || (rc = fill_seq(f, g->user_bytes, 1 << 20)))
+	if (!(f = make("tiny", sets)) || (rc = fill_seq(f, ftl_get_geometry(f)->user_bytes, 1 << 20)))
 		goto fail;
 	g = ftl_get_geometry(f);
 	t0 = now_seconds();
@@ -296,7 +296,7 @@ int cmd_bench(int argc, char **argv)
 	ftl_get_stats(f, &st);
 	double b_waf = st.waf_window;
 	ftl_destroy(f);
-	if (!(f = make("tiny", sets)) || (rc = fill_seq(f, g->user_bytes, 1 << 20)))
+	if (!(f = make("tiny", sets)) || (rc = fill_seq(f, ftl_get_geometry(f)->user_bytes, 1 << 20)))
 		goto fail;
 	g = ftl_get_geometry(f);
 
