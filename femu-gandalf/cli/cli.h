@@ -40,7 +40,10 @@ void fg_kv_no_device(struct kv_config *c);
 
 /* Build a config from --preset, --set and --gc. Prints errors; returns 0 or -1. */
 int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets, const char *gc);
-/* Parse a GOption context; on error prints it with a hint and returns false. */
+/* Parse a GOption context; on error prints it with a hint and returns false. Options that name
+ * a file, or a preset or model matched against names read from files, are
+ * G_OPTION_ARG_FILENAME: the bytes as given. G_OPTION_ARG_STRING converts from the locale's
+ * charset, which rejects any non-ASCII byte under LANG=C and invalid UTF-8 under any locale. */
 bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv);
 /* The same, expecting exactly npos positional arguments (named `what` in the error). */
 bool fg_parse_opts_args(GOptionContext *ctx, int *argc, char ***argv, int npos, const char *what);

@@ -197,7 +197,7 @@ int cmd_blkreplay(int argc, char **argv)
 	char *target = NULL, *timing = "afap";
 	double dwpd = -1;
 	GOptionEntry opts[] = {
-		{"preset", 'p', 0, G_OPTION_ARG_STRING, &preset, "drive preset name or INI file", "NAME|FILE"},
+		{"preset", 'p', 0, G_OPTION_ARG_FILENAME, &preset, "drive preset name or INI file", "NAME|FILE"},
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a config key (repeatable)", "KEY=VALUE"},
 		{"gc", 0, 0, G_OPTION_ARG_STRING, &gc, "victim policy: greedy | fifo | cost-benefit | d-choice:D", "POLICY"},
 		{"precondition", 0, 0, G_OPTION_ARG_NONE, &precondition, "fill the drive with 2x user capacity of 128 KiB sequential writes first", NULL},

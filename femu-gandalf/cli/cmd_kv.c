@@ -405,13 +405,13 @@ int cmd_kv(int argc, char **argv)
 	fg_kv_defaults(&ro.cfg);
 	GOptionEntry opts[] = {
 		{"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace, "KV-request trace (file or WEKA directory)", "T"},
-		{"model", 'm', 0, G_OPTION_ARG_STRING, &model, "model from the catalog (femu-gandalf models)", "M"},
+		{"model", 'm', 0, G_OPTION_ARG_FILENAME, &model, "model from the catalog (femu-gandalf models)", "M"},
 		{"dram", 0, 0, G_OPTION_ARG_STRING, &dram_s, "DRAM tier bytes (default 100G)", "SIZE"},
 		{"ssd", 0, 0, G_OPTION_ARG_STRING, &ssd_s, "SSD tier bytes (default: the whole device)", "SIZE"},
 		{"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "placement policy, or all", "P"},
 		{"param", 0, 0, G_OPTION_ARG_STRING_ARRAY, &params, "policy parameter name=value (repeatable)", "K=V"},
 		{"sweep", 0, 0, G_OPTION_ARG_NONE, &sweep, "run the policy's (or every policy's) grid; CSV output", NULL},
-		{"device", 'd', 0, G_OPTION_ARG_STRING, &device, "drive preset for the SSD tier, or none (TBW only)", "PRESET"},
+		{"device", 'd', 0, G_OPTION_ARG_FILENAME, &device, "drive preset for the SSD tier, or none (TBW only)", "PRESET"},
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a drive config key (repeatable)", "KEY=VALUE"},
 		{"trim", 0, 0, G_OPTION_ARG_STRING, &trim, "TRIM evicted SSD objects: on (default) | off", "on|off"},
 		{"alloc", 0, 0, G_OPTION_ARG_STRING, &alloc, "SSD LBA allocator: slots (default) | log (circular, FIFO)", "A"},

@@ -79,7 +79,7 @@ int cmd_ssd(int argc, char **argv)
 	gint64 seed = 1;
 	int rc = EXIT_USAGE;
 	GOptionEntry opts[] = {
-		{"preset", 'p', 0, G_OPTION_ARG_STRING, &preset, "drive preset name or INI file", "NAME|FILE"},
+		{"preset", 'p', 0, G_OPTION_ARG_FILENAME, &preset, "drive preset name or INI file", "NAME|FILE"},
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a config key (repeatable)", "KEY=VALUE"},
 		{"workload", 'w', 0, G_OPTION_ARG_STRING, &workload, "uniform | seq | zoned:R1/F1:R2/F2:... (default uniform)", "W"},
 		{"bs", 0, 0, G_OPTION_ARG_STRING, &bs_s, "I/O size (default 4k)", "SIZE"},
