@@ -143,8 +143,8 @@ try:
         with open(moon, "wb") as f:
             f.write(b'{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}\n'
                     b'{"timestamp": 1000, "input_length": 600, "output_length": 1, "hash_ids": [1, 3]}\n')
-        # (a newline in a preset's own name would make its snapshots unloadable: hw/ftl stores
-        # the config as key=value lines; the directory keeps the newline)
+        # (hw/ftl stores a snapshot's config as key=value lines, so a preset named after a file
+        # with a newline in its name is named with '_' there; the directory keeps the newline)
         pname = b"p" + w.replace(b"\n", b"_")
         preset = P(pname + b".ini")
         shutil.copy(os.path.join(presets, b"tiny.ini"), preset)

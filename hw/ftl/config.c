@@ -147,6 +147,9 @@ int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char
 		if (strlen(val) >= FTL_NAME_MAX)
 			return fail(err, len, "%s=%s: longer than %d characters", name, val,
 				    FTL_NAME_MAX - 1);
+		/* snapshots keep the config as key=value lines: a line break would end the value */
+		if (strpbrk(val, "\n\r"))
+			return fail(err, len, "%s: a line break in the value", name);
 		strcpy(p, val);
 		return FTL_OK;
 	case K_BOOL:

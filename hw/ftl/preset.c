@@ -233,7 +233,7 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* The preset's name: the file's base name without ".ini". */
+/* The preset's name: the file's base name without ".ini", line breaks as '_'. */
 static void set_name(struct ftl_config *cfg, const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -247,6 +247,10 @@ static void set_name(struct ftl_config *cfg, const char *path)
 		n = sizeof(cfg->name) - 1;
 	memcpy(cfg->name, base, n);
 	cfg->name[n] = 0;
+	/* The name is informational, but a snapshot stores it as a key=value line: a line break
+	 * in the file's name becomes '_' so the snapshot loads back. */
+	for (char *q = cfg->name; (q = strpbrk(q, "\n\r")); q++)
+		*q = '_';
 }
 
 static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *err, size_t errlen)
