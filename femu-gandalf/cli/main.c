@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "preset.h"
+#include "run.h"
 
 static int cmd_presets(int argc, char **argv)
 {
@@ -180,24 +181,11 @@ void progress_end(struct progress *p)
 		fprintf(stderr, "\r\033[K");
 }
 
-/* SNIA PTS steady state over the last n rounds: range <= 20% and fitted excursion <= 10%. */
+/* The one SNIA PTS rule lives in femu-gandalf/run/ (run_is_steady); blkreplay still calls it by
+ * this name. */
 bool fg_is_steady(const double *w, int n, double *mean_out)
 {
-	double mean = 0, mn = INFINITY, mx = -INFINITY, sx = 0, sxy = 0, sxx = 0;
-	for (int i = 0; i < n; i++) {
-		mean += w[i];
-		mn = fmin(mn, w[i]);
-		mx = fmax(mx, w[i]);
-	}
-	mean /= n;
-	for (int i = 0; i < n; i++) {
-		sx += i;
-		sxy += (i - (n - 1) / 2.0) * (w[i] - mean);
-		sxx += (i - (n - 1) / 2.0) * (i - (n - 1) / 2.0);
-	}
-	double slope = sxy / sxx;
-	*mean_out = mean;
-	return mx - mn <= 0.2 * mean && fabs(slope * (n - 1)) <= 0.1 * mean;
+	return run_is_steady(w, n, mean_out);
 }
 
 const char *fg_human(double b, char *buf)

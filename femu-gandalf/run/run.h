@@ -1,0 +1,129 @@
+/*
+ * run.h - the one public header of femu-gandalf/run/: experiments on the emulated SSD as a
+ * library (docs/run.md).
+ *
+ * The CLI's cmd_*.c files parse flags and print; the work they drive lives here so that tests,
+ * the sweep runner, the KV store and a Python binding can call it too:
+ *   - ssd_run(): a synthetic workload on one drive (precondition, SNIA steady-state rounds, a
+ *     fixed amount of writes or accelerated aging to end of life), filling a struct ssd_report;
+ *   - ssd_report_json(): that report as the JSON object `femu-gandalf ssd --json` prints;
+ *   - run_is_steady() and struct run_steady: the SNIA PTS steady-state rule, for any series of
+ *     per-round (or per-pass) WAFs.
+ * Plain C11 on hw/ftl and common/json: no GLib, nothing printed. Errors are one line in the
+ * caller's buffer, naming the option at fault ("--writes -3: must be >= 0").
+ */
+#ifndef FG_RUN_H
+#define FG_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftl.h"
+
+struct json_out;
+
+/* ssd_run() status. Each maps to one exit code of the CLI (docs/output.md). */
+enum ssd_run_status {
+	SSD_RUN_OK = 0,
+	SSD_RUN_E_INPUT = -1,     /* bad option or input: unknown workload, bad snapshot (exit 2) */
+	SSD_RUN_E_FAIL = -2,      /* the run failed: a write, the snapshot save, no EOL (exit 1) */
+	SSD_RUN_E_INVARIANT = -3, /* opts.check found a broken FTL invariant (exit 3) */
+};
+
+/*
+ * SNIA PTS steady state: over the last RUN_STEADY_WINDOW rounds, max - min of the WAF is within
+ * RUN_STEADY_RANGE of the mean, and the excursion of the least-squares line across the window
+ * (slope x (n - 1)) within RUN_STEADY_SLOPE of the mean.
+ */
+#define RUN_STEADY_WINDOW 5
+#define RUN_STEADY_RANGE 0.20
+#define RUN_STEADY_SLOPE 0.10
+#define RUN_STEADY_MAX_ROUNDS 1024
+
+/* The rule over w[0..n-1] (n >= 2); the mean goes to *mean whatever the verdict. */
+bool run_is_steady(const double *w, int n, double *mean);
+
+/* A series of rounds and its verdict: feed each round's WAF to run_steady_add(). */
+struct run_steady {
+	int rounds;   /* rounds recorded (at most RUN_STEADY_MAX_ROUNDS) */
+	bool reached; /* the last window met the rule */
+	double waf;   /* mean of the last window once there is one, else NaN */
+	double round_waf[RUN_STEADY_MAX_ROUNDS];
+};
+void run_steady_init(struct run_steady *s);
+/* Record one round; true when the last RUN_STEADY_WINDOW rounds are steady. A full series
+ * (RUN_STEADY_MAX_ROUNDS) drops the round and returns false. */
+bool run_steady_add(struct run_steady *s, double waf);
+
+/* Progress, called about 512 times per user capacity written; may be NULL. */
+typedef void (*ssd_run_progress_fn)(void *arg, uint64_t done_bytes, uint64_t total_bytes,
+                                    double waf_window);
+
+/*
+ * One `ssd` experiment. Sizes of writes are in multiples of the user capacity. Fill with
+ * ssd_run_opts_default(), then set cfg (or load_snapshot) and what differs.
+ */
+struct ssd_run_opts {
+	const struct ftl_config *cfg; /* the drive (validated), unless load_snapshot is set */
+	const char *load_snapshot;    /* start from this saved state; cfg is then ignored */
+	const char *save_snapshot;    /* save the final state here; NULL: do not */
+	const char *workload;         /* "uniform" | "seq" | "zoned:R1/F1:R2/F2..." */
+	uint64_t bs;                  /* I/O size, a positive multiple of FTL_SECTOR */
+	uint64_t seed;                /* workload seed */
+	bool precondition;            /* first 2x user capacity of 128 KiB sequential writes */
+	bool steady;                  /* rounds until run_steady_add() says steady */
+	double round;                 /* steady round size, in (0, 100] */
+	int max_rounds;               /* give up on steady state after this many (>= 5) */
+	double writes;     /* workload writes; < 0: 1, or the cap with steady (50) or accelerate */
+	double dwpd;       /* host write rate for the lifetimes; < 0: the drive's rating, else 1 */
+	double accelerate; /* 0: off; F >= 1: P/E limits / F, run to end of life, bytes x F */
+	bool check;        /* ftl_check() at the end */
+	ssd_run_progress_fn progress;
+	void *progress_arg;
+};
+void ssd_run_opts_default(struct ssd_run_opts *o);
+/* The checks that need no drive (writes, round, max_rounds, accelerate, bs alignment), so a
+ * caller can refuse bad flags before loading a preset. ssd_run() makes them too. */
+int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen);
+
+/* Accelerated aging: the lifetime run to end of life beside the extrapolated one. */
+struct ssd_accel_report {
+	double factor;            /* F */
+	uint32_t pe_cycles;       /* the rated P/E the run used (scaled by 1/F unless loaded) */
+	double eol_days;          /* host bytes written x F / bytes per day */
+	double extrapolated_days; /* the unscaled drive's prediction when the aging run began */
+};
+
+/*
+ * What a run measured: every figure `ssd` prints. The report owns the drive in its final state
+ * (ftl), for ftl_json_members(), ftl_erase_histogram() or a snapshot, and a copy of the workload
+ * spec; ssd_report_free() releases both. stats and lifetime are read from it at the end of the run.
+ */
+struct ssd_report {
+	struct ftl *ftl;
+	struct ftl_config cfg; /* the drive's config (P/E already scaled when accelerated) */
+	struct ftl_geometry geo;
+	char *workload; /* a copy of the workload spec, as given */
+	uint64_t bs;
+	bool precondition;
+	double dwpd;          /* the rate the lifetimes assume, drive writes per day */
+	double bytes_per_day; /* dwpd x user capacity */
+	bool steady_requested;
+	struct run_steady steady; /* the rounds, when steady_requested */
+	bool accelerated;
+	struct ssd_accel_report accel;
+	struct ftl_stats stats;
+	struct ftl_lifetime lifetime;
+};
+
+/* Run o into rep (overwritten; call ssd_report_free() afterwards whatever the result). Returns
+ * SSD_RUN_OK, or an ssd_run_status with one line in err. */
+int ssd_run(const struct ssd_run_opts *o, struct ssd_report *rep, char *err, size_t errlen);
+void ssd_report_free(struct ssd_report *rep);
+
+/* The report as one JSON object (a top-level value or an array element): the keys of
+ * `femu-gandalf ssd --json` (docs/output.md). Errors stay in j (jout_finish()). */
+void ssd_report_json(const struct ssd_report *rep, struct json_out *j);
+
+#endif

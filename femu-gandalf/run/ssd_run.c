@@ -1,0 +1,295 @@
+/*
+ * ssd_run.c - one synthetic-workload experiment on an emulated SSD: what `femu-gandalf ssd`
+ * runs, as a library call (run.h, docs/run.md).
+ *
+ * The host issues one I/O at a time (closed loop): each write is issued at the virtual time the
+ * previous one completed, so the timing model sees a queue depth of one. Phases, in order:
+ *   precondition  2x user capacity of 128 KiB sequential writes (SNIA PTS), so the first
+ *                 measured byte lands on a full drive and not on a fresh one;
+ *   steady        rounds of `round` x user capacity until run_steady_add() says steady, capped
+ *                 by max_rounds and by `writes` (default 50 user capacities);
+ *   then either   `writes` x user capacity of workload writes, or, with accelerate F, writes
+ *                 until end of life on a drive whose P/E limits were divided by F.
+ * Accelerated aging first records what the unscaled drive would extrapolate at that point
+ * (ftl_lifetime_scaled), so the report can set the two lifetimes side by side: extrapolation
+ * cannot see retirements eating the spare near the end, the aging run does.
+ *
+ * End of life during aging is either the device going read-only (FTL_E_WORN from a write) or
+ * the mean erase count reaching the scaled rated P/E. The second is polled with the progress
+ * callback, ~512 times per user capacity, because reading the stats costs O(blocks).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+#include "workload.h"
+
+#define PRECONDITION_BS (128 * 1024)
+#define STEADY_DEFAULT_CAP 50.0 /* user capacities of steady rounds without `writes` */
+#define ACCEL_DEFAULT_CAP 1e6   /* user capacities of aging without `writes` */
+
+struct runner {
+	const struct ssd_run_opts *o;
+	struct ftl *f;
+	uint64_t user; /* user capacity, bytes */
+	struct workload wl;
+	uint64_t now;                     /* virtual ns: the last completion */
+	uint64_t done_bytes, total_bytes; /* for the progress callback */
+};
+
+void ssd_run_opts_default(struct ssd_run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->workload = "uniform";
+	o->bs = 4096;
+	o->seed = 1;
+	o->round = 0.25;
+	o->max_rounds = 200;
+	o->writes = -1;
+	o->dwpd = -1;
+}
+
+int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen)
+{
+	if (!o->bs || o->bs % FTL_SECTOR) {
+		snprintf(err, errlen, "--bs %llu: must be a positive multiple of 512 bytes",
+		         (unsigned long long)o->bs);
+		return SSD_RUN_E_INPUT;
+	}
+	if (o->writes != -1 && !(o->writes >= 0 && o->writes < 1e6)) {
+		snprintf(err, errlen, "--writes %g: must be >= 0", o->writes);
+		return SSD_RUN_E_INPUT;
+	}
+	if (!(o->round > 0 && o->round <= 100) || o->max_rounds < 5) {
+		snprintf(err, errlen, "--round must be in (0, 100] and --max-rounds >= 5");
+		return SSD_RUN_E_INPUT;
+	}
+	if (o->accelerate && !(o->accelerate >= 1)) {
+		snprintf(err, errlen, "--accelerate %g: must be >= 1", o->accelerate);
+		return SSD_RUN_E_INPUT;
+	}
+	return SSD_RUN_OK;
+}
+
+/* Every ~1/512 user capacity: report progress and, when aging, stop at the rated P/E. */
+static int poll_drive(struct runner *r, bool stop_at_pe)
+{
+	struct ftl_stats st;
+
+	if (!stop_at_pe && !r->o->progress)
+		return FTL_OK;
+	ftl_get_stats(r->f, &st);
+	if (stop_at_pe && st.erase_mean >= ftl_get_config(r->f)->pe_cycles)
+		return FTL_E_WORN;
+	if (r->o->progress)
+		r->o->progress(r->o->progress_arg, r->done_bytes, r->total_bytes, st.waf_window);
+	return FTL_OK;
+}
+
+/* Write `bytes` with the workload, or sequentially in seq_bs chunks when seq_bs != 0. */
+static int write_phase(struct runner *r, uint64_t bytes, uint64_t seq_bs, bool stop_at_pe)
+{
+	uint64_t pos = 0, written = 0, check_every = r->user / 512 + 1, next_check = check_every;
+
+	while (written < bytes) {
+		uint64_t off, len, done;
+
+		if (seq_bs) {
+			off = pos;
+			len = seq_bs < r->user - pos ? seq_bs : r->user - pos;
+			pos = (pos + len) % r->user;
+		} else {
+			off = workload_next(&r->wl) * r->o->bs;
+			len = r->o->bs;
+		}
+		int rc = ftl_write(r->f, off, len, 0, r->now, &done);
+		if (rc)
+			return rc;
+		r->now = done;
+		written += len;
+		r->done_bytes += len;
+		if (written >= next_check) {
+			next_check += check_every;
+			if ((rc = poll_drive(r, stop_at_pe)))
+				return rc;
+		}
+	}
+	return FTL_OK;
+}
+
+/* The drive: loaded from a snapshot, or created from cfg with the P/E limit scaled for aging. */
+static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_t errlen)
+{
+	const struct ssd_run_opts *o = r->o;
+
+	if (o->load_snapshot) {
+		rep->ftl = ftl_snapshot_load(o->load_snapshot, err, errlen);
+		if (!rep->ftl)
+			return SSD_RUN_E_INPUT;
+		rep->cfg = *ftl_get_config(rep->ftl);
+	} else {
+		char why[512];
+
+		rep->cfg = *o->cfg;
+		if (o->accelerate) {
+			long pe = lround(rep->cfg.pe_cycles / o->accelerate);
+			rep->cfg.pe_cycles = pe < 1 ? 1 : (uint32_t)pe;
+		}
+		rep->ftl = ftl_create(&rep->cfg, why, sizeof(why));
+		if (!rep->ftl) {
+			snprintf(err, errlen, "preset %s: %s", rep->cfg.name, why);
+			return SSD_RUN_E_INPUT;
+		}
+	}
+	r->f = rep->ftl;
+	rep->geo = *ftl_get_geometry(r->f);
+	r->user = rep->geo.user_bytes;
+	if (o->bs > r->user) {
+		snprintf(err, errlen, "--bs %llu is larger than the device (%llu bytes)",
+		         (unsigned long long)o->bs, (unsigned long long)r->user);
+		return SSD_RUN_E_INPUT;
+	}
+	if (workload_init(&r->wl, o->workload, r->user / o->bs, o->seed, err, errlen))
+		return SSD_RUN_E_INPUT;
+	return SSD_RUN_OK;
+}
+
+/* Steady-state rounds, at most cap user capacities in all; each round's WAF into rep->steady. */
+static int steady_rounds(struct runner *r, struct ssd_report *rep, double cap_x)
+{
+	uint64_t rb = (uint64_t)(r->o->round * (double)r->user);
+	double cap = cap_x * (double)r->user, total = 0;
+	int io = FTL_OK;
+
+	r->total_bytes = r->done_bytes + (uint64_t)cap;
+	while (rep->steady.rounds < r->o->max_rounds &&
+	       rep->steady.rounds < RUN_STEADY_MAX_ROUNDS && total < cap) {
+		struct ftl_stats a, b;
+		double waf;
+
+		ftl_get_stats(r->f, &a);
+		io = write_phase(r, rb, 0, r->o->accelerate > 0);
+		ftl_get_stats(r->f, &b);
+		if (io)
+			break;
+		total += rb;
+		waf = (double)(b.nand_write_bytes - a.nand_write_bytes) /
+		      (double)(b.host_write_bytes - a.host_write_bytes);
+		if (run_steady_add(&rep->steady, waf))
+			break;
+	}
+	return io;
+}
+
+/* Aging to end of life, after noting what the unscaled drive would extrapolate now. */
+static int age_to_eol(struct runner *r, struct ssd_report *rep, double cap_x)
+{
+	struct ftl_lifetime early;
+
+	ftl_lifetime_scaled(r->f, rep->bytes_per_day, r->o->accelerate, &early);
+	rep->accel.extrapolated_days = early.erase_days;
+	r->total_bytes = 0;
+	return write_phase(r, (uint64_t)(cap_x * (double)r->user), 0, true);
+}
+
+/* The phases in order; returns the FTL status of the last write. */
+static int run_phases(struct runner *r, struct ssd_report *rep)
+{
+	const struct ssd_run_opts *o = r->o;
+	double steady_cap = o->writes < 0 ? STEADY_DEFAULT_CAP : o->writes;
+	double accel_cap = o->writes < 0 ? ACCEL_DEFAULT_CAP : o->writes;
+	double writes = o->writes < 0 ? 1 : o->writes;
+	int io = FTL_OK;
+
+	r->total_bytes = (uint64_t)((o->precondition ? 2 : 0) * (double)r->user +
+	                            (o->steady ? 0 : writes * (double)r->user));
+	if (o->precondition)
+		io = write_phase(r, 2 * r->user, PRECONDITION_BS, false);
+	if (io == FTL_OK && o->steady)
+		io = steady_rounds(r, rep, steady_cap);
+	if (o->accelerate && io == FTL_OK)
+		io = age_to_eol(r, rep, accel_cap);
+	else if (io == FTL_OK && !o->steady)
+		io = write_phase(r, (uint64_t)(writes * (double)r->user), 0, false);
+	return io;
+}
+
+/* After the writes: did the run end as it should, then check, save and read the figures. */
+static int finish(struct runner *r, struct ssd_report *rep, int io, char *err, size_t errlen)
+{
+	const struct ssd_run_opts *o = r->o;
+	bool eol = o->accelerate && io == FTL_E_WORN;
+
+	if (io && !eol) {
+		snprintf(err, errlen, "write failed: %s", ftl_strerror(io));
+		return SSD_RUN_E_FAIL;
+	}
+	if (o->accelerate && !eol) {
+		snprintf(err, errlen, "--accelerate: end of life not reached within --writes %g",
+		         o->writes < 0 ? ACCEL_DEFAULT_CAP : o->writes);
+		return SSD_RUN_E_FAIL;
+	}
+	if (o->check && ftl_check(r->f, err, errlen)) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "FTL invariant violated: %s", why);
+		return SSD_RUN_E_INVARIANT;
+	}
+	if (o->save_snapshot && ftl_snapshot_save(r->f, o->save_snapshot, err, errlen))
+		return SSD_RUN_E_FAIL;
+	ftl_get_stats(r->f, &rep->stats);
+	ftl_lifetime(r->f, rep->bytes_per_day, &rep->lifetime);
+	if (o->accelerate)
+		rep->accel.eol_days =
+		        (double)rep->stats.host_write_bytes * o->accelerate / rep->bytes_per_day;
+	return SSD_RUN_OK;
+}
+
+/* The parameters the report repeats, and the host write rate the lifetimes assume. */
+static int describe_run(const struct ssd_run_opts *o, struct ssd_report *rep)
+{
+	rep->workload = strdup(o->workload);
+	if (!rep->workload)
+		return SSD_RUN_E_FAIL;
+	rep->bs = o->bs;
+	rep->precondition = o->precondition;
+	rep->dwpd = !(o->dwpd < 0) ? o->dwpd : rep->cfg.dwpd > 0 ? rep->cfg.dwpd : 1;
+	rep->bytes_per_day = rep->dwpd * (double)rep->geo.user_bytes;
+	rep->steady_requested = o->steady;
+	rep->accelerated = o->accelerate != 0;
+	rep->accel.factor = o->accelerate;
+	rep->accel.pe_cycles = rep->cfg.pe_cycles;
+	return SSD_RUN_OK;
+}
+
+int ssd_run(const struct ssd_run_opts *o, struct ssd_report *rep, char *err, size_t errlen)
+{
+	struct runner r = {.o = o};
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	run_steady_init(&rep->steady);
+	rep->accel.eol_days = rep->accel.extrapolated_days = NAN;
+	if (!o->workload || (!o->load_snapshot && !o->cfg)) {
+		snprintf(err, errlen, "%s is required", !o->workload ? "--workload" : "--preset");
+		return SSD_RUN_E_INPUT;
+	}
+	if ((rc = ssd_run_opts_check(o, err, errlen)) || (rc = open_drive(&r, rep, err, errlen)))
+		return rc;
+	if ((rc = describe_run(o, rep))) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	return finish(&r, rep, run_phases(&r, rep), err, errlen);
+}
+
+void ssd_report_free(struct ssd_report *rep)
+{
+	ftl_destroy(rep->ftl);
+	free(rep->workload);
+	rep->ftl = NULL;
+	rep->workload = NULL;
+}

@@ -1,0 +1,330 @@
+/*
+ * test_run.c - femu-gandalf/run/: the SNIA steady-state rule on hand-computed windows, and
+ * ssd_run() on the tiny preset, asserting what a run must measure (exact host bytes, WAF 1 for
+ * a sequential workload, steady state reached, accelerated aging beside extrapolation) and that
+ * every bad option is refused with an error naming it.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "json.h"
+#include "run.h"
+
+static struct ftl_config tiny;
+
+static int load_tiny(void **state)
+{
+	const char *dirs[] = {FG_PRESET_DIR, NULL};
+	char err[1024];
+
+	if (ftl_preset_load(&tiny, "tiny", dirs, NULL, err, sizeof(err)) ||
+	    ftl_config_validate(&tiny, err, sizeof(err))) {
+		fprintf(stderr, "tiny preset: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void opts_tiny(struct ssd_run_opts *o, const struct ftl_config *cfg)
+{
+	ssd_run_opts_default(o);
+	o->cfg = cfg;
+}
+
+static void run_ok(const struct ssd_run_opts *o, struct ssd_report *rep)
+{
+	char err[1024];
+	int rc = ssd_run(o, rep, err, sizeof(err));
+
+	if (rc)
+		fail_msg("ssd_run: %d: %s", rc, err);
+}
+
+/* Hand-computed windows (centred x = -2..2, sxx = 10, excursion = 4 x slope). */
+static void test_steady_rule(void **state)
+{
+	/* mean 2.01; range 0.2 <= 0.402; sxy = -0.05, excursion 0.02 <= 0.201 */
+	const double ok[] = {2.0, 2.1, 1.9, 2.05, 2.0};
+	/* mean 1.1; range 0.2 <= 0.22, but sxy = 0.5, excursion 0.2 > 0.11 */
+	const double rising[] = {1.0, 1.05, 1.1, 1.15, 1.2};
+	/* mean 1.04; excursion 0.04 <= 0.104, but range 0.3 > 0.208 */
+	const double noisy[] = {1.0, 1.2, 0.9, 1.1, 1.0};
+	const double flat[] = {3, 3, 3, 3, 3};
+	double mean;
+
+	assert_true(run_is_steady(ok, 5, &mean));
+	assert_true(fabs(mean - 2.01) < 1e-12);
+	assert_false(run_is_steady(rising, 5, &mean));
+	assert_true(fabs(mean - 1.1) < 1e-12);
+	assert_false(run_is_steady(noisy, 5, &mean));
+	assert_true(fabs(mean - 1.04) < 1e-12);
+	assert_true(run_is_steady(flat, 5, &mean));
+	assert_true(mean == 3);
+	/* any window length: {2.0, 2.1}, mean 2.05, range and excursion 0.1 <= 0.205 (10%);
+	 * {2.0, 2.3}, mean 2.15, range 0.3 <= 0.43 but excursion 0.3 > 0.215 */
+	assert_true(run_is_steady((const double[]){2.0, 2.1}, 2, &mean));
+	assert_false(run_is_steady((const double[]){2.0, 2.3}, 2, &mean));
+}
+
+static void test_steady_series(void **state)
+{
+	static struct run_steady s;
+	const double w[] = {3.0, 2.0, 1.6, 1.5, 1.52, 1.49, 1.5};
+
+	run_steady_init(&s);
+	for (int i = 0; i < 4; i++) {
+		assert_false(run_steady_add(&s, w[i]));
+		assert_true(isnan(s.waf)); /* no window yet */
+	}
+	/* {3, 2, 1.6, 1.5, 1.52}: range 1.5 */
+	assert_false(run_steady_add(&s, w[4]));
+	assert_true(fabs(s.waf - 1.924) < 1e-12);
+	/* {2, 1.6, 1.5, 1.52, 1.49}: mean 1.622, range 0.51 > 0.3244 */
+	assert_false(run_steady_add(&s, w[5]));
+	/* {1.6, 1.5, 1.52, 1.49, 1.5}: mean 1.522, range 0.11 <= 0.3044, sxy = -0.21, excursion
+	 * 0.084 <= 0.1522 */
+	assert_true(run_steady_add(&s, w[6]));
+	assert_true(s.reached);
+	assert_int_equal(s.rounds, 7);
+	assert_true(fabs(s.waf - 1.522) < 1e-12);
+
+	/* a series that never settles fills up, then drops further rounds */
+	run_steady_init(&s);
+	for (int i = 0; i < RUN_STEADY_MAX_ROUNDS; i++)
+		assert_false(run_steady_add(&s, i % 2 ? 2.0 : 1.0));
+	assert_false(run_steady_add(&s, 1.0));
+	assert_int_equal(s.rounds, RUN_STEADY_MAX_ROUNDS);
+	assert_false(s.reached);
+}
+
+/* Closed-loop writes of whole I/Os: the host writes exactly what was asked. */
+static void test_host_bytes_exact(void **state)
+{
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+
+	opts_tiny(&o, &tiny);
+	o.writes = 2;
+	run_ok(&o, &rep);
+	assert_int_equal(rep.stats.host_write_bytes, 2 * rep.geo.user_bytes);
+	assert_true(rep.stats.nand_write_bytes >= rep.stats.host_write_bytes);
+	assert_string_equal(rep.workload, "uniform");
+	assert_false(rep.steady_requested);
+	ssd_report_free(&rep);
+
+	o.precondition = true; /* + 2x user capacity, 128 KiB at a time, clipped at the end */
+	o.bs = 8192;
+	run_ok(&o, &rep);
+	assert_int_equal(rep.stats.host_write_bytes, 4 * rep.geo.user_bytes);
+	assert_int_equal(rep.stats.host_write_cmds, 2 * ((rep.geo.user_bytes + 131071) / 131072) +
+	                                                    2 * rep.geo.user_bytes / 8192);
+	ssd_report_free(&rep);
+}
+
+/* Sequential overwrites invalidate whole blocks in order: GC never moves a unit. */
+static void test_seq_waf_is_one(void **state)
+{
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+
+	opts_tiny(&o, &tiny);
+	o.workload = "seq";
+	o.precondition = true;
+	o.writes = 3;
+	run_ok(&o, &rep);
+	assert_int_equal(rep.stats.host_write_bytes, 5 * rep.geo.user_bytes);
+	assert_int_equal(rep.stats.nand_write_bytes, rep.stats.host_write_bytes);
+	assert_int_equal(rep.stats.gc_prog_bytes, 0);
+	assert_true(rep.stats.waf_cumulative == 1.0);
+	assert_true(rep.stats.erases > 0);
+	ssd_report_free(&rep);
+}
+
+static void test_steady_run(void **state)
+{
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+	double mean = 0;
+
+	opts_tiny(&o, &tiny);
+	o.precondition = true;
+	o.steady = true;
+	run_ok(&o, &rep);
+	assert_true(rep.steady_requested);
+	assert_true(rep.steady.reached);
+	assert_true(rep.steady.rounds >= RUN_STEADY_WINDOW);
+	for (int i = rep.steady.rounds - RUN_STEADY_WINDOW; i < rep.steady.rounds; i++)
+		mean += rep.steady.round_waf[i] / RUN_STEADY_WINDOW;
+	assert_true(fabs(mean - rep.steady.waf) < 1e-9);
+	assert_true(rep.steady.waf > 1.5 && rep.steady.waf < 6);
+	/* precondition + rounds of 0.25 user capacity in whole 4 KiB I/Os, nothing else */
+	uint64_t round = (rep.geo.user_bytes / 4 + 4095) / 4096 * 4096;
+	assert_int_equal(rep.stats.host_write_bytes,
+	                 2 * rep.geo.user_bytes + (uint64_t)rep.steady.rounds * round);
+	ssd_report_free(&rep);
+}
+
+/* README: accelerated aging agrees with extrapolation within 2% on this workload. */
+static void test_accelerated_vs_extrapolated(void **state)
+{
+	struct ftl_config cfg = tiny;
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+	char err[256];
+
+	assert_int_equal(ftl_config_set(&cfg, "pe_variation", "0", err, sizeof(err)), 0);
+	assert_int_equal(ftl_config_set(&cfg, "wl_threshold", "8", err, sizeof(err)), 0);
+	opts_tiny(&o, &cfg);
+	o.precondition = o.steady = true;
+	o.accelerate = 30;
+	run_ok(&o, &rep);
+	assert_true(rep.accelerated);
+	assert_int_equal(rep.accel.pe_cycles, 100);
+	assert_int_equal(rep.cfg.pe_cycles, 100);
+	assert_true(rep.stats.read_only || rep.stats.erase_mean >= 100);
+	assert_true(fabs(rep.accel.eol_days / rep.accel.extrapolated_days - 1) < 0.02);
+	assert_true(fabs(rep.accel.eol_days -
+	                 (double)rep.stats.host_write_bytes * 30 / rep.bytes_per_day) < 1e-9);
+	ssd_report_free(&rep);
+}
+
+static void test_dwpd(void **state)
+{
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+
+	opts_tiny(&o, &tiny);
+	o.writes = 0;
+	run_ok(&o, &rep);
+	assert_true(rep.dwpd == 1); /* the preset's rating */
+	ssd_report_free(&rep);
+	o.dwpd = 3;
+	run_ok(&o, &rep);
+	assert_true(rep.bytes_per_day == 3.0 * (double)rep.geo.user_bytes);
+	/* rated TBW = 1 DWPD x user x 365 x 5 years, at 3 drive writes a day */
+	assert_true(fabs(rep.lifetime.tbw_days - 365.0 * 5 / 3) < 1e-6);
+	ssd_report_free(&rep);
+}
+
+/* ssd_run() with one option changed must fail with rc and an error containing want. */
+static void expect_error(struct ssd_run_opts *o, int rc, const char *want)
+{
+	struct ssd_report rep;
+	char err[1024] = "";
+	int got = ssd_run(o, &rep, err, sizeof(err));
+
+	ssd_report_free(&rep);
+	if (got != rc || !strstr(err, want))
+		fail_msg("want %d \"%s\", got %d \"%s\"", rc, want, got, err);
+}
+
+static void test_bad_options(void **state)
+{
+	struct ssd_run_opts o;
+
+#define BAD(field, value, rc, want)                                                                \
+	do {                                                                                       \
+		opts_tiny(&o, &tiny);                                                              \
+		o.field = value;                                                                   \
+		expect_error(&o, rc, want);                                                        \
+	} while (0)
+	BAD(writes, -3, SSD_RUN_E_INPUT, "--writes -3: must be >= 0");
+	BAD(round, 0, SSD_RUN_E_INPUT, "--round must be in (0, 100]");
+	BAD(max_rounds, 4, SSD_RUN_E_INPUT, "--max-rounds >= 5");
+	BAD(accelerate, 0.5, SSD_RUN_E_INPUT, "--accelerate 0.5: must be >= 1");
+	BAD(bs, 1000, SSD_RUN_E_INPUT, "--bs 1000: must be a positive multiple of 512");
+	BAD(bs, 0, SSD_RUN_E_INPUT, "--bs 0");
+	BAD(bs, 1ull << 40, SSD_RUN_E_INPUT, "is larger than the device");
+	BAD(workload, "zipf", SSD_RUN_E_INPUT, "--workload zipf: must be uniform, seq or zoned");
+	BAD(workload, "zoned:80/20:30/80", SSD_RUN_E_INPUT, "both must be 100");
+	BAD(workload, "zoned:80-20", SSD_RUN_E_INPUT, "expected zoned:R1/F1");
+	BAD(workload, NULL, SSD_RUN_E_INPUT, "--workload is required");
+	BAD(cfg, NULL, SSD_RUN_E_INPUT, "--preset is required");
+	BAD(load_snapshot, "/nonexistent/x.snap", SSD_RUN_E_INPUT, "cannot open");
+	/* aging that cannot reach end of life within --writes is a failed run, not bad input */
+	opts_tiny(&o, &tiny);
+	o.accelerate = 30;
+	o.writes = 0.5;
+	expect_error(&o, SSD_RUN_E_FAIL,
+	             "--accelerate: end of life not reached within --writes 0.5");
+#undef BAD
+}
+
+/* A run saved and loaded again continues the same drive's wear. */
+static void test_snapshot_continues(void **state)
+{
+	char path[] = "/tmp/test_run_XXXXXX";
+	struct ssd_run_opts o;
+	struct ssd_report a, b;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	opts_tiny(&o, &tiny);
+	o.writes = 3;
+	o.save_snapshot = path;
+	run_ok(&o, &a);
+	opts_tiny(&o, NULL);
+	o.load_snapshot = path;
+	o.writes = 3;
+	o.check = true;
+	run_ok(&o, &b);
+	assert_true(b.stats.erases > a.stats.erases && a.stats.erases > 0);
+	assert_int_equal(b.stats.host_write_bytes, 2 * a.stats.host_write_bytes);
+	assert_string_equal(b.cfg.name, "tiny");
+	ssd_report_free(&a);
+	ssd_report_free(&b);
+	unlink(path);
+}
+
+static void test_report_json(void **state)
+{
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+	struct json_out j;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	opts_tiny(&o, &tiny);
+	o.steady = true;
+	o.max_rounds = 5;
+	o.workload = "zoned:80/20:20/80";
+	run_ok(&o, &rep);
+	jout_init(&j, f);
+	ssd_report_json(&rep, &j);
+	assert_int_equal(jout_finish(&j), JOUT_OK);
+	fclose(f);
+	assert_non_null(strstr(buf, "{\n  \"workload\": \"zoned:80/20:20/80\",\n  \"bs\": 4096,\n"
+	                            "  \"precondition\": false,\n  \"dwpd\": 1,\n  \"steady\": {"));
+	assert_non_null(strstr(buf, "\"rounds\": 5, "));
+	assert_null(strstr(buf, "\"accelerated\""));
+	assert_non_null(strstr(buf, "\"lifetime_days\""));
+	free(buf);
+	ssd_report_free(&rep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_steady_rule),
+	        cmocka_unit_test(test_steady_series),
+	        cmocka_unit_test(test_host_bytes_exact),
+	        cmocka_unit_test(test_seq_waf_is_one),
+	        cmocka_unit_test(test_steady_run),
+	        cmocka_unit_test(test_accelerated_vs_extrapolated),
+	        cmocka_unit_test(test_dwpd),
+	        cmocka_unit_test(test_bad_options),
+	        cmocka_unit_test(test_snapshot_continues),
+	        cmocka_unit_test(test_report_json),
+	};
+	return cmocka_run_group_tests(tests, load_tiny, NULL);
+}
