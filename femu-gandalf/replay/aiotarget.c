@@ -52,6 +52,7 @@
 #include <blkid/blkid.h>
 
 #include "aiotarget.h"
+#include "err.h"
 
 #define SECTOR 512u
 #define NSEC 1000000000ull
@@ -100,19 +101,6 @@ struct aio_target {
 	uint64_t prog_t, prog_bytes, prog_ios;
 	int prog_len;
 };
-
-static int msg(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int msg(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 static uint64_t mono_ns(void)
 {
@@ -246,13 +234,13 @@ static void set_fail(struct aio_target *t, uint64_t seq, char op, uint64_t lba, 
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(t->fail + n, sizeof(t->fail) - (size_t)n, fmt, ap);
+	fg_verr_rc(t->fail + n, sizeof(t->fail) - (size_t)n, 0, fmt, ap);
 	va_end(ap);
 }
 
 static int report_fail(const struct aio_target *t, char *err, size_t len)
 {
-	return msg(err, len, "%s", t->fail);
+	return fg_err(err, len, "%s", t->fail);
 }
 
 static void complete(struct aio_target *t, const struct io_event *e, uint64_t now)
@@ -407,7 +395,7 @@ static int async_op(struct aio_target *t, const struct blk_io *io, uint64_t seq,
 		int r = posix_memalign(&b, align, t->bufsz);
 		if (r) {
 			io_desc(d, sizeof(d), seq, io->op, io->lba, io->bytes);
-			return msg(err, len, "%s: cannot allocate a %zu-byte buffer: %s", d, t->bufsz,
+			return fg_err(err, len, "%s: cannot allocate a %zu-byte buffer: %s", d, t->bufsz,
 				   strerror(r));
 		}
 		free(s->buf);
@@ -462,34 +450,34 @@ int aio_target_submit(struct aio_target *t, const struct blk_io *io, char *err, 
 	case 'F':
 		break;
 	default:
-		return msg(err, len, "%s: unknown op (expected R, W, D or F)", d);
+		return fg_err(err, len, "%s: unknown op (expected R, W, D or F)", d);
 	}
 	if (io->op != 'F') {
 		if (!io->bytes)
-			return msg(err, len, "%s: zero length", d);
+			return fg_err(err, len, "%s: zero length", d);
 		if (io->lba > (t->size / SECTOR))
-			return msg(err, len,
+			return fg_err(err, len,
 				   "%s: starts at sector %" PRIu64 ", past the end of %s (%" PRIu64
 				   " bytes)",
 				   d, io->lba, t->path, t->size);
 		uint64_t off = io->lba * SECTOR;
 		if (off % t->lbs)
-			return msg(err, len,
+			return fg_err(err, len,
 				   "%s: offset %" PRIu64 " is not aligned to the %u-byte logical block"
 				   " size of %s",
 				   d, off, t->lbs, t->path);
 		if (io->bytes % t->lbs)
-			return msg(err, len,
+			return fg_err(err, len,
 				   "%s: length %" PRIu64 " is not aligned to the %u-byte logical block"
 				   " size of %s",
 				   d, io->bytes, t->lbs, t->path);
 		if (io->bytes > t->size - off)
-			return msg(err, len,
+			return fg_err(err, len,
 				   "%s: ends at byte %" PRIu64 ", past the end of %s (%" PRIu64
 				   " bytes)",
 				   d, off + io->bytes, t->path, t->size);
 		if (io->op != 'D' && io->bytes > AIO_TARGET_MAX_IO)
-			return msg(err, len, "%s: larger than the %llu MiB limit for one I/O", d,
+			return fg_err(err, len, "%s: larger than the %llu MiB limit for one I/O", d,
 				   AIO_TARGET_MAX_IO >> 20);
 	}
 
@@ -672,12 +660,12 @@ static int check_mounts(const char *path, dev_t rdev, char *err, size_t len)
 	struct devset s = {0};
 	if (related_devs(rdev, &s)) {
 		free(s.d);
-		return msg(err, len, "%s: out of memory", path);
+		return fg_err(err, len, "%s: out of memory", path);
 	}
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f) {
 		free(s.d);
-		return msg(err, len,
+		return fg_err(err, len,
 			   "%s: cannot read /proc/self/mountinfo to check that it is not mounted: %s"
 			   " (--force to skip the check)",
 			   path, strerror(errno));
@@ -708,7 +696,7 @@ static int check_mounts(const char *path, dev_t rdev, char *err, size_t len)
 			continue;
 		line[mp_end] = 0;
 		unescape(line + mp_at);
-		r = msg(err, len,
+		r = fg_err(err, len,
 			"%s: %s (%u:%u) is mounted on %s; refusing to write to a mounted device"
 			" (--force to override)",
 			path, src[0] ? src : "a device", major(hit), minor(hit), line + mp_at);
@@ -725,7 +713,7 @@ static int check_signature(const char *path, char *err, size_t len)
 	errno = 0;
 	blkid_probe pr = blkid_new_probe_from_filename(path);
 	if (!pr)
-		return msg(err, len, "%s: cannot probe for filesystem signatures: %s", path,
+		return fg_err(err, len, "%s: cannot probe for filesystem signatures: %s", path,
 			   strerror(errno ? errno : EIO));
 	blkid_probe_enable_superblocks(pr, 1);
 	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE |
@@ -737,26 +725,26 @@ static int check_signature(const char *path, char *err, size_t len)
 		if (!blkid_probe_lookup_value(pr, "TYPE", &type, NULL)) {
 			blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
 			blkid_probe_lookup_value(pr, "LABEL", &label, NULL);
-			msg(err, len,
+			fg_err(err, len,
 			    "%s carries a signature of type %s (%s%s%s%s); refusing to overwrite it"
 			    " (--force to override)",
 			    path, type, usage ? usage : "unknown use", label ? ", label \"" : "",
 			    label ? label : "", label ? "\"" : "");
 		} else if (!blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL)) {
-			msg(err, len,
+			fg_err(err, len,
 			    "%s carries a %s partition table; refusing to overwrite it"
 			    " (--force to override)",
 			    path, type);
 		} else {
-			msg(err, len, "%s carries a signature; refusing to overwrite it"
+			fg_err(err, len, "%s carries a signature; refusing to overwrite it"
 				      " (--force to override)", path);
 		}
 		r = -1;
 	} else if (r == -2) {
-		r = msg(err, len, "%s carries several conflicting signatures; refusing to overwrite it"
+		r = fg_err(err, len, "%s carries several conflicting signatures; refusing to overwrite it"
 				  " (--force to override)", path);
 	} else if (r < 0) {
-		r = msg(err, len, "%s: probing for filesystem signatures failed: %s", path,
+		r = fg_err(err, len, "%s: probing for filesystem signatures failed: %s", path,
 			strerror(errno ? errno : EIO));
 	} else {
 		r = 0;
@@ -808,27 +796,27 @@ struct aio_target *aio_target_open(const char *path, const struct aio_target_opt
 	if (!o)
 		o = &defaults;
 	if (!path || !*path) {
-		msg(err, len, "empty target path");
+		fg_err(err, len, "empty target path");
 		return NULL;
 	}
 	unsigned depth = o->iodepth ? o->iodepth : AIO_TARGET_DEFAULT_IODEPTH;
 	if (depth > AIO_TARGET_MAX_IODEPTH) {
-		msg(err, len, "iodepth %u: must be 1..%u", depth, AIO_TARGET_MAX_IODEPTH);
+		fg_err(err, len, "iodepth %u: must be 1..%u", depth, AIO_TARGET_MAX_IODEPTH);
 		return NULL;
 	}
 	if (!(o->speed >= 0) || isinf(o->speed)) {
-		msg(err, len, "speed %g: must be >= 0 (0 = as fast as possible)", o->speed);
+		fg_err(err, len, "speed %g: must be >= 0 (0 = as fast as possible)", o->speed);
 		return NULL;
 	}
 
 	struct stat st, st2;
 	if (stat(path, &st)) {
-		msg(err, len, "%s: %s", path, strerror(errno));
+		fg_err(err, len, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	bool blk = S_ISBLK(st.st_mode);
 	if (!blk && !S_ISREG(st.st_mode)) {
-		msg(err, len, "%s is %s; expected a block device or a regular file", path,
+		fg_err(err, len, "%s is %s; expected a block device or a regular file", path,
 		    file_kind(st.st_mode));
 		return NULL;
 	}
@@ -841,20 +829,20 @@ struct aio_target *aio_target_open(const char *path, const struct aio_target_opt
 	if (fd < 0) {
 		int e = errno;
 		if (e == EINVAL)
-			msg(err, len, "%s: O_DIRECT is not supported here (tmpfs?): %s", path,
+			fg_err(err, len, "%s: O_DIRECT is not supported here (tmpfs?): %s", path,
 			    strerror(e));
 		else if (e == EBUSY)
-			msg(err, len,
+			fg_err(err, len,
 			    "%s: device is busy: claimed by a mounted filesystem, swap, md, LVM or"
 			    " device-mapper (--force to override)",
 			    path);
 		else
-			msg(err, len, "%s: %s", path, strerror(e));
+			fg_err(err, len, "%s: %s", path, strerror(e));
 		return NULL;
 	}
 	if (fstat(fd, &st2) || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino ||
 	    st2.st_rdev != st.st_rdev) {
-		msg(err, len, "%s: changed while being opened", path);
+		fg_err(err, len, "%s: changed while being opened", path);
 		close(fd);
 		return NULL;
 	}
@@ -864,13 +852,13 @@ struct aio_target *aio_target_open(const char *path, const struct aio_target_opt
 	if (blk) {
 		int ss = 0;
 		if (ioctl(fd, BLKSSZGET, &ss) || ioctl(fd, BLKGETSIZE64, &size)) {
-			msg(err, len, "%s: cannot get the block size and capacity: %s", path,
+			fg_err(err, len, "%s: cannot get the block size and capacity: %s", path,
 			    strerror(errno));
 			close(fd);
 			return NULL;
 		}
 		if (ss < (int)SECTOR || (ss & (ss - 1))) {
-			msg(err, len, "%s: unexpected logical block size %d", path, ss);
+			fg_err(err, len, "%s: unexpected logical block size %d", path, ss);
 			close(fd);
 			return NULL;
 		}
@@ -879,13 +867,13 @@ struct aio_target *aio_target_open(const char *path, const struct aio_target_opt
 		size = (uint64_t)st2.st_size;
 		int r = size ? file_block_size(fd, &lbs) : 0;
 		if (r) {
-			msg(err, len, "%s: cannot find the O_DIRECT alignment: %s", path, strerror(r));
+			fg_err(err, len, "%s: cannot find the O_DIRECT alignment: %s", path, strerror(r));
 			close(fd);
 			return NULL;
 		}
 	}
 	if (!size) {
-		msg(err, len, "%s: size is 0%s", path,
+		fg_err(err, len, "%s: size is 0%s", path,
 		    blk ? "" : " (create it with the intended size, e.g. truncate -s 16G FILE)");
 		close(fd);
 		return NULL;
@@ -897,12 +885,12 @@ struct aio_target *aio_target_open(const char *path, const struct aio_target_opt
 	unsigned *freel = calloc(depth, sizeof(*freel));
 	struct io_event *ev = calloc(depth, sizeof(*ev));
 	if (!t || !p || !slots || !freel || !ev) {
-		msg(err, len, "%s: out of memory", path);
+		fg_err(err, len, "%s: out of memory", path);
 		goto fail;
 	}
 	int r = io_setup((int)depth, &t->ctx);
 	if (r < 0) {
-		msg(err, len, "%s: io_setup(%u): %s%s", path, depth, strerror(-r),
+		fg_err(err, len, "%s: io_setup(%u): %s%s", path, depth, strerror(-r),
 		    r == -EAGAIN ? " (iodepth above the free part of /proc/sys/fs/aio-max-nr)" : "");
 		goto fail;
 	}
