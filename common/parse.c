@@ -69,10 +69,22 @@ double fg_size_suffix(const char *s)
 	double mul = 1;
 
 	switch (*s) {
-	case 'k': case 'K': mul = 1024.0; break;
-	case 'm': case 'M': mul = 1048576.0; break;
-	case 'g': case 'G': mul = 1073741824.0; break;
-	case 't': case 'T': mul = 1099511627776.0; break;
+	case 'k':
+	case 'K':
+		mul = 1024.0;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1048576.0;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1073741824.0;
+		break;
+	case 't':
+	case 'T':
+		mul = 1099511627776.0;
+		break;
 	}
 	if (mul > 1) {
 		s++;

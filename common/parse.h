@@ -3,11 +3,11 @@
  * (hw/ftl: presets, --set, snapshots), the nbdkit plugin's set= and the CLI's size options.
  * Plain C11, no dependencies. Design: parse.c.
  *
- *   char *k, *v;
- *   if (fg_kv_split(line, FG_KV_TRIM, &k, &v))            // "  page_size = 16k " -> "page_size", "16k"
+ *   char *k, *v;                        // "  page_size = 16k " -> "page_size", "16k"
+ *   if (fg_kv_split(line, FG_KV_TRIM, &k, &v))
  *           return fg_err(err, len, "%s: expected key=value", line);
- *   unsigned long long n;
- *   if (!fg_parse_size("1.5T", &n)) ...                   // 1649267441664
+ *   unsigned long long n;               // "1.5T" -> 1649267441664
+ *   if (!fg_parse_size("1.5T", &n)) ...
  */
 #ifndef FG_PARSE_H
 #define FG_PARSE_H

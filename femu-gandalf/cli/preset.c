@@ -124,4 +124,3 @@ out:
 	g_ptr_array_free(names, TRUE);
 	return rc;
 }
-

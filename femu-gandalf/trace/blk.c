@@ -75,14 +75,15 @@ static int csv_line(struct trace *t, char *line, struct blk_io *io)
 		return trace_bad(t, "op '%s': must be R, W, D or F", f[1]);
 	io->op = f[1][0];
 	if (!parse_u64(f[2], &io->lba))
-		return trace_bad(t, "lba '%s': not a non-negative integer (512-byte sectors)", f[2]);
+		return trace_bad(t, "lba '%s': not a non-negative integer (512-byte sectors)",
+		                 f[2]);
 	if (!parse_u64(f[3], &io->bytes))
 		return trace_bad(t, "bytes '%s': not a non-negative integer", f[3]);
 	if (!io->bytes && io->op != 'F')
 		return trace_bad(t, "bytes 0: only a flush (F) may be empty");
 	if (io->lba > UINT64_MAX / 512 || io->bytes > UINT64_MAX - io->lba * 512)
 		return trace_bad(t, "lba %llu + bytes %llu overflows", (unsigned long long)io->lba,
-				 (unsigned long long)io->bytes);
+		                 (unsigned long long)io->bytes);
 	return 1;
 }
 
@@ -113,7 +114,8 @@ static int biosnoop_line(struct trace *t, char *line, struct blk_io *io)
 		tok[n++] = p;
 	int tail = t->bio_que ? 5 : 4; /* T SECTOR BYTES [QUE] LAT, after TIME COMM PID DISK */
 	if (n < 4 + tail)
-		return trace_bad(t, "biosnoop line has %d fields, expected at least %d", n, 4 + tail);
+		return trace_bad(t, "biosnoop line has %d fields, expected at least %d", n,
+		                 4 + tail);
 	char *end;
 	errno = 0;
 	double secs = strtod(tok[0], &end);
@@ -187,7 +189,8 @@ static int ftrace_line(struct trace *t, char *line, struct blk_io *io)
 	const char *p;
 	int kind = ftrace_split(line, &ts, &p);
 	if (!kind)
-		return trace_bad(t, "not a tracepoint line (expected 'TIMESTAMP: block_rq_issue: ...')");
+		return trace_bad(
+		        t, "not a tracepoint line (expected 'TIMESTAMP: block_rq_issue: ...')");
 	if (kind > 2 || (t->ft_event && kind != t->ft_event))
 		return 0; /* another event, or the other half of an I/O already counted */
 	unsigned maj, min;
@@ -200,7 +203,8 @@ static int ftrace_line(struct trace *t, char *line, struct blk_io *io)
 	char *end;
 	if (kind == 1) { /* block_rq_issue has the request's byte count */
 		if (!isdigit((unsigned char)*p))
-			return trace_bad(t, "block_rq_issue: expected the byte count after '%s'", rwbs);
+			return trace_bad(t, "block_rq_issue: expected the byte count after '%s'",
+			                 rwbs);
 		bytes = strtoull(p, &end, 10);
 		p = end;
 	}
@@ -222,18 +226,23 @@ static int ftrace_line(struct trace *t, char *line, struct blk_io *io)
 		bytes = nr * 512;
 		const char *e = strrchr(end, '[');
 		if (e && strtol(e + 1, NULL, 10) != 0)
-			return trace_bad(t, "block_rq_complete with error %ld: the device may not have done it",
-					 strtol(e + 1, NULL, 10));
+			return trace_bad(
+			        t,
+			        "block_rq_complete with error %ld: the device may not have done it",
+			        strtol(e + 1, NULL, 10));
 	}
 	if (!rwbs_op(rwbs, bytes, &io->op))
-		return trace_bad(t, "RWBS '%s': not a read, write, discard or flush (write-zeroes and passthrough cannot be replayed)",
-				 rwbs);
+		return trace_bad(t,
+		                 "RWBS '%s': not a read, write, discard or flush (write-zeroes and "
+		                 "passthrough cannot be replayed)",
+		                 rwbs);
 	if (!t->ft_event) {
 		t->ft_event = kind;
 		t->ft_dev[0] = maj, t->ft_dev[1] = min;
 	} else if (maj != t->ft_dev[0] || min != t->ft_dev[1]) {
-		return trace_bad(t, "device %u,%u: the trace's first I/O was on %u,%u (capture one device)", maj, min,
-				 t->ft_dev[0], t->ft_dev[1]);
+		return trace_bad(
+		        t, "device %u,%u: the trace's first I/O was on %u,%u (capture one device)",
+		        maj, min, t->ft_dev[0], t->ft_dev[1]);
 	}
 	if (io->op == 'F') {
 		lba = 0, bytes = 0;
@@ -241,7 +250,7 @@ static int ftrace_line(struct trace *t, char *line, struct blk_io *io)
 		return trace_bad(t, "0 bytes on a %c request", io->op);
 	} else if (lba > UINT64_MAX / 512 || bytes > UINT64_MAX - lba * 512) {
 		return trace_bad(t, "sector %llu + %llu bytes overflows", (unsigned long long)lba,
-				 (unsigned long long)bytes);
+		                 (unsigned long long)bytes);
 	}
 	if (!(ts >= 0 && ts < 1e10))
 		return trace_bad(t, "timestamp %g: not a time in seconds (0 to 1e10)", ts);

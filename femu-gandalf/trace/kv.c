@@ -191,10 +191,11 @@ static const char *parse_ids(struct idtab *ids, const char *a)
  * on become entry nent. end is the end of the whole text (the copy gets room for the rest).
  * false when out of memory.
  */
-static bool splice_index(struct idtab *ids, char **w, const char *r, const char *a,
-			 const char *z, const char *end, size_t start)
+static bool splice_index(struct idtab *ids, char **w, const char *r, const char *a, const char *z,
+                         const char *end, size_t start)
 {
-	/* room for the text so far, the index (an empty "[]" can be shorter than it) and the rest */
+	/* room for the text so far, the index (an empty "[]" can be shorter than it) and the rest
+	 */
 	size_t used = *w ? (size_t)(*w - ids->txt) : 0, need = used + (size_t)(end - r) + 24;
 	char *p;
 
@@ -638,8 +639,10 @@ static int weka_file(struct trace *t, const char *path, size_t i, double *start,
 	if (!json_is_object(root) || get_uint(root, "block_size", &bs) < 0 || bs > UINT32_MAX ||
 	    !json_object_get(root, "requests")) {
 		json_decref(root);
-		return trace_bad(t, "%s: not a WEKA conversation (needs 'requests' and an integer 'block_size')",
-				 path);
+		return trace_bad(t,
+		                 "%s: not a WEKA conversation (needs 'requests' and an integer "
+		                 "'block_size')",
+		                 path);
 	}
 	if (bs)
 		c.block_tokens = (uint32_t)bs;
@@ -663,7 +666,7 @@ static int weka_load(struct trace *t)
 
 	if (json_names(t->path, &names, &n)) {
 		snprintf(t->err, sizeof(t->err), "%s: %s", t->path,
-			 names || errno == ENOMEM ? "out of memory" : "cannot open directory");
+		         names || errno == ENOMEM ? "out of memory" : "cannot open directory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -743,7 +746,8 @@ static int mooncake_record(struct trace *t, const struct jsonl_rec *r, struct kv
  * (parent_chat_id -1 or absent) or a turn of an unknown parent starts one. */
 static int bailian_record(struct trace *t, const struct jsonl_rec *r, struct kv_request *rq)
 {
-	json_t *cid = json_object_get(r->o, "chat_id"), *pid = json_object_get(r->o, "parent_chat_id");
+	json_t *cid = json_object_get(r->o, "chat_id"),
+	       *pid = json_object_get(r->o, "parent_chat_id");
 	gint64 chat, parent, *key;
 	struct sess *p, *s;
 
@@ -765,19 +769,24 @@ static int bailian_record(struct trace *t, const struct jsonl_rec *r, struct kv_
 	return 1;
 }
 
+#define AIPERF_KEY_MAX 256 /* a session table key: "s:" + the session_id + NUL */
+
 /* The session table's key for an AIPerf session_id (strings and integers never collide; a
- * record without one is a session of its own). -1 when session_id has another type. */
+ * record without one is a session of its own). -1 when session_id has another type, -2 when
+ * it is too long (cut, two ids would become one session). */
 static int aiperf_key(struct trace *t, json_t *sid, char *key, size_t len)
 {
+	int n;
+
 	if (json_is_string(sid))
-		snprintf(key, len, "s:%s", json_string_value(sid));
+		n = snprintf(key, len, "s:%s", json_string_value(sid));
 	else if (json_is_integer(sid))
-		snprintf(key, len, "i:%lld", (long long)json_integer_value(sid));
+		n = snprintf(key, len, "i:%lld", (long long)json_integer_value(sid));
 	else if (!sid)
-		snprintf(key, len, "line:%llu", (unsigned long long)t->lio.line);
+		n = snprintf(key, len, "line:%llu", (unsigned long long)t->lio.line);
 	else
 		return -1;
-	return 0;
+	return n >= 0 && (size_t)n < len ? 0 : -2;
 }
 
 /* The parent of a new AIPerf session (traces/FORMATS.md, "session paths"): a session_id
@@ -800,22 +809,26 @@ static uint64_t aiperf_parent(struct trace *t, char *key)
 static int aiperf_record(struct trace *t, const struct jsonl_rec *r, struct kv_request *rq)
 {
 	json_t *bt = json_object_get(r->o, "block_tokens");
-	char key[128];
+	char key[AIPERF_KEY_MAX];
 	double delay = 0;
 	struct sess *s;
 	int has_delay;
 
-	if (aiperf_key(t, json_object_get(r->o, "session_id"), key, sizeof(key)))
+	switch (aiperf_key(t, json_object_get(r->o, "session_id"), key, sizeof(key))) {
+	case -1:
 		return trace_bad(t, "'session_id' must be a string or an integer");
+	case -2:
+		return trace_bad(t, "'session_id' longer than %d bytes", AIPERF_KEY_MAX - 3);
+	}
 	has_delay = get_num(r->o, "delay", &delay);
 	if (has_delay < 0 || (bt && (!json_is_integer(bt) || json_integer_value(bt) <= 0 ||
-				     json_integer_value(bt) > 1 << 20)))
+	                             json_integer_value(bt) > 1 << 20)))
 		return trace_bad(t, "invalid 'delay' or 'block_tokens'");
 	s = g_hash_table_lookup(t->sessions, key);
 	if (!s) {
 		if (!r->has_ts)
 			return trace_bad(t, "the first turn of session '%s' needs a 'timestamp'",
-					 key + 2);
+			                 key + 2);
 		s = g_new(struct sess, 1);
 		s->id = t->nsessions++;
 		s->parent = aiperf_parent(t, key);
@@ -826,7 +839,8 @@ static int aiperf_record(struct trace *t, const struct jsonl_rec *r, struct kv_r
 	s->last_t = rq->t;
 	rq->session = s->id;
 	rq->block_tokens = t->o.block_tokens ? t->o.block_tokens
-		       : bt ? (uint32_t)json_integer_value(bt) : 512;
+	                   : bt              ? (uint32_t)json_integer_value(bt)
+	                                     : 512;
 	return 1;
 }
 
@@ -842,16 +856,24 @@ static int jsonl_record(struct trace *t, char *line, size_t len, struct kv_reque
 
 	if (!r.o) {
 		if (ctext != line)
-			json_decref(json_loadb(line, len, 0, &je)); /* the error's column in the line */
+			json_decref(
+			        json_loadb(line, len, 0, &je)); /* the error's column in the line */
 		return trace_bad(t, "invalid JSON: %s (column %d)", je.text, je.column);
 	}
 	rc = jsonl_common(t, &r, rq);
 	if (rc == 1) {
 		switch (t->fmt) {
-		case TF_MOONCAKE: rc = mooncake_record(t, &r, rq); break;
-		case TF_BAILIAN: rc = bailian_record(t, &r, rq); break;
-		case TF_AIPERF: rc = aiperf_record(t, &r, rq); break;
-		default: break;
+		case TF_MOONCAKE:
+			rc = mooncake_record(t, &r, rq);
+			break;
+		case TF_BAILIAN:
+			rc = bailian_record(t, &r, rq);
+			break;
+		case TF_AIPERF:
+			rc = aiperf_record(t, &r, rq);
+			break;
+		default:
+			break;
 		}
 	}
 	json_decref(r.o);

@@ -120,23 +120,17 @@ static const struct key *find_key(const char *name)
 	return NULL;
 }
 
-int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char *err, size_t len)
+/* The value of a string, bool or enum key into p. */
+static int set_word(const struct key *k, void *p, const char *name, const char *val, char *err,
+                    size_t len)
 {
-	const struct key *k = find_key(name);
-	char *end;
-	double d;
-	void *p;
+	char opts[128] = "";
 
-	if (!k)
-		return fg_err_rc(err, len, FTL_E_INVAL, "%s: unknown config key", name);
-	p = (char *)c + k->off;
-	if (!val || !*val)
-		return fg_err_rc(err, len, FTL_E_INVAL, "%s=: empty value", name);
 	switch (k->type) {
 	case K_STR:
 		if (strlen(val) >= FTL_NAME_MAX)
-			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: longer than %d characters", name, val,
-				    FTL_NAME_MAX - 1);
+			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: longer than %d characters",
+			                 name, val, FTL_NAME_MAX - 1);
 		strcpy(p, val);
 		return FTL_OK;
 	case K_BOOL:
@@ -145,26 +139,30 @@ int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char
 		else if (!strcmp(val, "off") || !strcmp(val, "false") || !strcmp(val, "0"))
 			*(bool *)p = false;
 		else
-			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be on or off", name, val);
+			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be on or off", name,
+			                 val);
 		return FTL_OK;
-	case K_ENUM:
+	default: /* K_ENUM */
 		for (int i = 0; k->names[i]; i++)
 			if (!strcmp(val, k->names[i])) {
 				*(int *)p = i;
 				return FTL_OK;
 			}
-		{
-			char opts[128] = "";
-			for (int i = 0; k->names[i]; i++) {
-				strcat(opts, i ? "|" : "");
-				strcat(opts, k->names[i]);
-			}
-			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be one of %s", name, val, opts);
-		}
-	default:
-		break;
+		for (int i = 0, n = 0; k->names[i] && n < (int)sizeof(opts); i++)
+			n += snprintf(opts + n, sizeof(opts) - (size_t)n, "%s%s", i ? "|" : "",
+			              k->names[i]);
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be one of %s", name, val,
+		                 opts);
 	}
-	/* numbers: accept k/K, m/M, g/G, t/T binary suffixes for integer sizes */
+}
+
+/* A number for key k: integers take the binary size suffixes (common/parse: k, KiB, ...). */
+static int parse_number(const struct key *k, const char *name, const char *val, double *out,
+                        char *err, size_t len)
+{
+	char *end;
+	double d;
+
 	errno = 0;
 	d = strtod(val, &end);
 	if (end == val || errno)
@@ -177,22 +175,46 @@ int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char
 		}
 	}
 	if (*end)
-		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: trailing characters '%s'", name, val, end);
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: trailing characters '%s'", name,
+		                 val, end);
 	if (!isfinite(d))
 		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: not a finite number", name, val);
 	if (k->type != K_DBL && d != floor(d))
 		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be an integer", name, val);
+	*out = d;
+	return FTL_OK;
+}
+
+int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char *err, size_t len)
+{
+	const struct key *k = find_key(name);
+	double d;
+	void *p;
+	int rc;
+
+	if (!k)
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s: unknown config key", name);
+	p = (char *)c + k->off;
+	if (!val || !*val)
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=: empty value", name);
+	if (k->type == K_STR || k->type == K_BOOL || k->type == K_ENUM)
+		return set_word(k, p, name, val, err, len);
+	if ((rc = parse_number(k, name, val, &d, err, len)))
+		return rc;
 	/* op_percent and spare_factor are alternatives: setting one clears the other */
 	if (!strcmp(name, "op_percent") || !strcmp(name, "spare_factor")) {
 		if (d < k->min || d > k->max)
-			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be in [%g, %g]", name, val, k->min, k->max);
+			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be in [%g, %g]", name,
+			                 val, k->min, k->max);
 		c->op_percent = c->spare_factor = -1;
 		*(double *)p = d;
 		return FTL_OK;
 	}
 	if (d < k->min)
-		return fg_err_rc(err, len, FTL_E_INVAL, k->min == 1 && k->type != K_DBL ? "%s=%s: must be > 0" : "%s=%s: must be >= %g",
-			    name, val, k->min);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 k->min == 1 && k->type != K_DBL ? "%s=%s: must be > 0"
+		                                                 : "%s=%s: must be >= %g",
+		                 name, val, k->min);
 	if (d > k->max)
 		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be <= %g", name, val, k->max);
 	switch (k->type) {
@@ -203,7 +225,6 @@ int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char
 	}
 	return FTL_OK;
 }
-
 
 size_t ftl_config_format(const struct ftl_config *c, char *buf, size_t len)
 {
@@ -242,7 +263,8 @@ static int check_bounds(const struct ftl_config *c, const struct key *k, char *e
 		while (k->names[n])
 			n++;
 		if (v < 0 || v >= n)
-			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%d: not a valid choice", k->name, v);
+			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%d: not a valid choice",
+			                 k->name, v);
 		return FTL_OK;
 	}
 	default: return FTL_OK;
@@ -273,38 +295,46 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 		if ((rc = check_bounds(c, &keys[i], err, len)))
 			return rc;
 	if ((c->op_percent < 0) == (c->spare_factor < 0))
-		return fg_err_rc(err, len, FTL_E_INVAL, "op_percent/spare_factor: set exactly one of the two");
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "op_percent/spare_factor: set exactly one of the two");
 	if (c->unit_size % FTL_SECTOR)
-		return fg_err_rc(err, len, FTL_E_INVAL, "unit_size=%u: must be a multiple of %u", c->unit_size, FTL_SECTOR);
+		return fg_err_rc(err, len, FTL_E_INVAL, "unit_size=%u: must be a multiple of %u",
+		                 c->unit_size, FTL_SECTOR);
 	if (c->page_size % c->unit_size)
-		return fg_err_rc(err, len, FTL_E_INVAL, "page_size=%u: must be a multiple of unit_size=%u", c->page_size,
-			    c->unit_size);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "page_size=%u: must be a multiple of unit_size=%u", c->page_size,
+		                 c->unit_size);
 	uint64_t planes = (uint64_t)c->channels * c->luns_per_channel * c->planes_per_lun;
 	uint64_t blocks = planes * c->blocks_per_plane;
 	if (planes > 65536)
-		return fg_err_rc(err, len, FTL_E_INVAL, "channels*luns_per_channel*planes_per_lun=%llu: must be <= 65536",
-			    (unsigned long long)planes);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "channels*luns_per_channel*planes_per_lun=%llu: must be <= 65536",
+		                 (unsigned long long)planes);
 	if (blocks >= (1ull << 31))
-		return fg_err_rc(err, len, FTL_E_INVAL, "blocks_per_plane=%u: %llu blocks in all, must be < 2^31",
-			    c->blocks_per_plane, (unsigned long long)blocks);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "blocks_per_plane=%u: %llu blocks in all, must be < 2^31",
+		                 c->blocks_per_plane, (unsigned long long)blocks);
 	g->units_per_page = c->page_size / c->unit_size;
 	if (g->units_per_page > 64)
-		return fg_err_rc(err, len, FTL_E_INVAL, "page_size=%u: at most 64 mapping units (unit_size=%u) per page",
-			    c->page_size, c->unit_size);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "page_size=%u: at most 64 mapping units (unit_size=%u) per page",
+		                 c->page_size, c->unit_size);
 	uint64_t upb = (uint64_t)g->units_per_page * c->pages_per_block;
 	uint64_t phys = blocks * upb;
 	if (phys >= UINT32_MAX)
-		return fg_err_rc(err, len, FTL_E_INVAL,
-			    "unit_size=%u: %llu physical mapping units, must be < 2^32 (use a larger "
-			    "unit_size or fewer blocks)",
-			    c->unit_size, (unsigned long long)phys);
+		return fg_err_rc(
+		        err, len, FTL_E_INVAL,
+		        "unit_size=%u: %llu physical mapping units, must be < 2^32 (use a larger "
+		        "unit_size or fewer blocks)",
+		        c->unit_size, (unsigned long long)phys);
 	g->planes = (uint32_t)planes;
 	g->luns = c->channels * c->luns_per_channel;
 	g->blocks = (uint32_t)blocks;
 	g->units_per_block = (uint32_t)upb;
 	g->blocks_per_gc_unit = c->gc_unit == FTL_GC_SUPERBLOCK ? g->planes : 1;
 	if ((uint64_t)upb * g->blocks_per_gc_unit >= UINT32_MAX)
-		return fg_err_rc(err, len, FTL_E_INVAL, "pages_per_block=%u: GC unit too large", c->pages_per_block);
+		return fg_err_rc(err, len, FTL_E_INVAL, "pages_per_block=%u: GC unit too large",
+		                 c->pages_per_block);
 	g->units_per_gc_unit = (uint32_t)upb * g->blocks_per_gc_unit;
 	g->gc_units = g->blocks / g->blocks_per_gc_unit;
 	g->frontier_slots = g->planes; /* one open block per plane */
@@ -315,7 +345,8 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 	/* sectors must not straddle: user bytes is a whole number of units */
 	g->user_bytes = g->user_units * c->unit_size;
 	if (g->user_units == 0)
-		return fg_err_rc(err, len, FTL_E_INVAL, "spare_factor=%g: leaves no user capacity", sf);
+		return fg_err_rc(err, len, FTL_E_INVAL, "spare_factor=%g: leaves no user capacity",
+		                 sf);
 
 	/* GC units that never hold reclaimable data: the reserve, and open frontier blocks */
 	uint32_t nfront = c->host_streams + (c->gc_stream == FTL_GC_SEPARATE);
@@ -330,16 +361,18 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 								g->blocks_per_gc_unit;
 	uint64_t spare_gu = (phys - g->user_units) / g->units_per_gc_unit;
 	if (spare_gu < held + 2)
-		return fg_err_rc(err, len, FTL_E_INVAL,
-			    "%s=%g: only %llu spare GC units, need > %llu (GC reserve %u + %u open "
-			    "frontier units + 2); raise the spare or use more, smaller blocks",
-			    c->spare_factor >= 0 ? "spare_factor" : "op_percent",
-			    c->spare_factor >= 0 ? c->spare_factor : c->op_percent,
-			    (unsigned long long)spare_gu, (unsigned long long)held + 1,
-			    g->fg_free_gc_units, (unsigned)(held - g->fg_free_gc_units - 1));
+		return fg_err_rc(
+		        err, len, FTL_E_INVAL,
+		        "%s=%g: only %llu spare GC units, need > %llu (GC reserve %u + %u open "
+		        "frontier units + 2); raise the spare or use more, smaller blocks",
+		        c->spare_factor >= 0 ? "spare_factor" : "op_percent",
+		        c->spare_factor >= 0 ? c->spare_factor : c->op_percent,
+		        (unsigned long long)spare_gu, (unsigned long long)held + 1,
+		        g->fg_free_gc_units, (unsigned)(held - g->fg_free_gc_units - 1));
 	if (c->gc_bg_free_pct < c->gc_fg_free_pct)
-		return fg_err_rc(err, len, FTL_E_INVAL, "gc_bg_free_pct=%g: must be >= gc_fg_free_pct=%g",
-			    c->gc_bg_free_pct, c->gc_fg_free_pct);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "gc_bg_free_pct=%g: must be >= gc_fg_free_pct=%g",
+		                 c->gc_bg_free_pct, c->gc_fg_free_pct);
 	return FTL_OK;
 }
 

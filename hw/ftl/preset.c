@@ -282,27 +282,29 @@ static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *er
 			goto syntax;
 		if (group == G_NONE) {
 			rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s:%u: %s= before any [group]",
-			          in->path, lineno, key);
+			               in->path, lineno, key);
 			goto out;
 		}
 		if (group == G_SSD && ftl_config_set(cfg, key, val, kerr, sizeof(kerr))) {
-			rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s:%u: %s", in->path, lineno, kerr);
+			rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s:%u: %s", in->path, lineno,
+			               kerr);
 			goto out;
 		}
 		if (group == G_ABOUT && !strcmp(key, "description"))
 			snprintf(in->description, sizeof(in->description), "%s", val);
 	}
 	if (ferror(f) || errno == ENOMEM)
-		rc = fg_err_rc(err, errlen, errno == ENOMEM ? FTL_E_NOMEM : FTL_E_IO, "%s: %s", in->path,
-		          strerror(errno));
+		rc = fg_err_rc(err, errlen, errno == ENOMEM ? FTL_E_NOMEM : FTL_E_IO, "%s: %s",
+		               in->path, strerror(errno));
 	else if (!have_ssd)
 		rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s: no [ssd] group", in->path);
 	else if (cfg->op_percent < 0 && cfg->spare_factor < 0)
-		rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s: set op_percent or spare_factor", in->path);
+		rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s: set op_percent or spare_factor",
+		               in->path);
 	goto out;
 syntax:
 	rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s:%u: expected [group] or key=value", in->path,
-	          lineno);
+	               lineno);
 out:
 	free(line);
 	fclose(f);
@@ -328,7 +330,7 @@ int ftl_preset_load(struct ftl_config *cfg, const char *name_or_file, const char
 	if (!put(file, sizeof(file), "%s.ini", name))
 		return fg_err_rc(err, errlen, FTL_E_INVAL, "preset name '%.64s...' too long", name);
 	if (ftl_search_find(dirs, file, in->path, sizeof(in->path)))
-		return fg_err_rc(err, errlen, FTL_E_NOENT, "unknown preset '%s' (no %s in %s)", name,
-		            file, ftl_search_path_str(dirs, list, sizeof(list)));
+		return fg_err_rc(err, errlen, FTL_E_NOENT, "unknown preset '%s' (no %s in %s)",
+		                 name, file, ftl_search_path_str(dirs, list, sizeof(list)));
 	return read_ini(cfg, in, err, errlen);
 }

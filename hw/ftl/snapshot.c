@@ -125,8 +125,8 @@ int ftl_snapshot_save(const struct ftl *f, const char *path, char *err, size_t e
 	/* a cut config would load as a different drive: refuse before touching the file */
 	if (ftl_config_format(&f->cfg, cfgtext, sizeof(cfgtext)) >= sizeof(cfgtext))
 		return fg_err_rc(err, errlen, FTL_E_INVAL,
-				 "%s: the drive's config is longer than %d bytes", path,
-				 FTL_CONFIG_TEXT_MAX - 1);
+		                 "%s: the drive's config is longer than %d bytes", path,
+		                 FTL_CONFIG_TEXT_MAX - 1);
 	tmp = malloc(strlen(path) + 16);
 	if (!tmp)
 		return snprintf(err, errlen, "out of memory"), FTL_E_NOMEM;

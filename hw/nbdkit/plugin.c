@@ -594,8 +594,10 @@ static void stats_plugin_json(struct json_out *j, bool final)
 		jout_u64(j, "n", n);
 		jout_u64(j, "bytes", atomic_load(&s->bytes));
 		jout_u64(j, "errors", atomic_load(&s->errors));
-		jout_num(j, "model_ns_mean", "%.0f", n ? (double)atomic_load(&s->model_ns) / (double)n : 0.0);
-		jout_num(j, "wall_ns_mean", "%.0f", n ? (double)atomic_load(&s->wall_ns) / (double)n : 0.0);
+		jout_num(j, "model_ns_mean", "%.0f",
+		         n ? (double)atomic_load(&s->model_ns) / (double)n : 0.0);
+		jout_num(j, "wall_ns_mean", "%.0f",
+		         n ? (double)atomic_load(&s->wall_ns) / (double)n : 0.0);
 		jout_end(j);
 	}
 	jout_end(j);

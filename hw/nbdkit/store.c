@@ -50,7 +50,7 @@ int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t
 			return fg_err(err, errlen, "data=ram: memfd_create: %s", strerror(errno));
 		if (ftruncate(s->fd, (off_t)size) < 0) {
 			fg_err(err, errlen, "data=ram: cannot size the store to %llu bytes: %s",
-			     (unsigned long long)size, strerror(errno));
+			       (unsigned long long)size, strerror(errno));
 			store_close(s);
 			return -1;
 		}
@@ -70,28 +70,28 @@ int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t
 	}
 	if (flock(s->fd, LOCK_EX | LOCK_NB) < 0) {
 		fg_err(err, errlen, "data=file:%s: in use by another process (flock: %s)", path,
-		     strerror(errno));
+		       strerror(errno));
 		store_close(s);
 		return -1;
 	}
 	if (fresh && st.st_size != 0) {
 		fg_err(err, errlen,
-		     "data=file:%s: exists and is not empty, but the drive starts empty (no "
-		     "snapshot "
-		     "loaded); remove the file, or pass the snapshot= it was saved with",
-		     path);
+		       "data=file:%s: exists and is not empty, but the drive starts empty (no "
+		       "snapshot "
+		       "loaded); remove the file, or pass the snapshot= it was saved with",
+		       path);
 		store_close(s);
 		return -1;
 	}
 	if (!fresh && st.st_size != 0 && (uint64_t)st.st_size != size) {
 		fg_err(err, errlen, "data=file:%s: size %llu does not match the drive's %llu bytes",
-		     path, (unsigned long long)st.st_size, (unsigned long long)size);
+		       path, (unsigned long long)st.st_size, (unsigned long long)size);
 		store_close(s);
 		return -1;
 	}
 	if (ftruncate(s->fd, (off_t)size) < 0) {
 		fg_err(err, errlen, "data=file:%s: cannot size it to %llu bytes: %s", path,
-		     (unsigned long long)size, strerror(errno));
+		       (unsigned long long)size, strerror(errno));
 		store_close(s);
 		return -1;
 	}
@@ -230,8 +230,8 @@ static int copy_sparse(int in, int out, uint64_t size, const char *what, char *e
 			if (r <= 0) {
 				free(buf);
 				return fg_err(err, errlen, "%s: read at %llu: %s", what,
-				            (unsigned long long)off,
-				            r < 0 ? strerror(errno) : "end of file");
+				              (unsigned long long)off,
+				              r < 0 ? strerror(errno) : "end of file");
 			}
 			if (!all_zero(buf, (size_t)r)) {
 				for (ssize_t w = 0; w < r;) {
@@ -242,10 +242,10 @@ static int copy_sparse(int in, int out, uint64_t size, const char *what, char *e
 					if (k < 0) {
 						free(buf);
 						return fg_err(err, errlen, "%s: write at %llu: %s",
-						            what,
-						            (unsigned long long)off +
-						                    (unsigned long long)w,
-						            strerror(errno));
+						              what,
+						              (unsigned long long)off +
+						                      (unsigned long long)w,
+						              strerror(errno));
 					}
 					w += k;
 				}
@@ -271,7 +271,8 @@ int store_save(struct store *s, const char *path, char *err, size_t errlen)
 	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		fg_err(err, errlen, "%s: cannot create a temporary file: %s", path, strerror(errno));
+		fg_err(err, errlen, "%s: cannot create a temporary file: %s", path,
+		       strerror(errno));
 		free(tmp);
 		return -1;
 	}
@@ -304,7 +305,7 @@ int store_load(struct store *s, const char *path, char *err, size_t errlen)
 	if ((uint64_t)st.st_size != s->size) {
 		close(fd);
 		return fg_err(err, errlen, "%s: size %llu does not match the drive's %llu bytes",
-		            path, (unsigned long long)st.st_size, (unsigned long long)s->size);
+		              path, (unsigned long long)st.st_size, (unsigned long long)s->size);
 	}
 	rc = copy_sparse(fd, s->fd, s->size, path, err, errlen);
 	close(fd);
