@@ -219,7 +219,13 @@ int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char
 		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be <= %g", name, val, k->max);
 	switch (k->type) {
 	case K_U32: *(uint32_t *)p = (uint32_t)d; break;
-	case K_U64: *(uint64_t *)p = strtoull(val, NULL, 0); break;
+	case K_U64: {
+		/* exact past 2^53 when given in digits; a size suffix ("4k") was applied to d */
+		char *e;
+		uint64_t v = strtoull(val, &e, 0);
+		*(uint64_t *)p = *e ? (uint64_t)d : v;
+		break;
+	}
 	case K_DBL: *(double *)p = d; break;
 	default: break;
 	}
@@ -279,6 +285,40 @@ static int check_bounds(const struct ftl_config *c, const struct key *k, char *e
 	}
 	if (d > k->max)
 		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%g: must be <= %g", k->name, d, k->max);
+	return FTL_OK;
+}
+
+/*
+ * The GC thresholds, and the check that the spare can hold the GC units that never hold
+ * reclaimable data (the reserve and the open write frontiers) with room to spare.
+ */
+static int derive_gc(const struct ftl_config *c, struct ftl_geometry *g, char *err, size_t len)
+{
+	/* GC units that never hold reclaimable data: the reserve, and open frontier blocks */
+	uint32_t nfront = c->host_streams + (c->gc_stream == FTL_GC_SEPARATE);
+	g->reserve_gc_units = c->gc_reserve * (g->planes / g->blocks_per_gc_unit);
+	g->fg_free_gc_units = (uint32_t)ceil(c->gc_fg_free_pct / 100.0 * g->gc_units);
+	if (g->fg_free_gc_units < g->reserve_gc_units)
+		g->fg_free_gc_units = g->reserve_gc_units;
+	g->bg_free_gc_units = (uint32_t)ceil(c->gc_bg_free_pct / 100.0 * g->gc_units);
+	if (g->bg_free_gc_units < g->fg_free_gc_units)
+		g->bg_free_gc_units = g->fg_free_gc_units;
+	uint64_t held = (uint64_t)g->fg_free_gc_units + 1 +
+	                (uint64_t)nfront * g->frontier_slots / g->blocks_per_gc_unit;
+	uint64_t spare_gu = (g->phys_units - g->user_units) / g->units_per_gc_unit;
+	if (spare_gu < held + 2)
+		return fg_err_rc(
+		        err, len, FTL_E_INVAL,
+		        "%s=%g: only %llu spare GC units, need > %llu (GC reserve %u + %u open "
+		        "frontier units + 2); raise the spare or use more, smaller blocks",
+		        c->spare_factor >= 0 ? "spare_factor" : "op_percent",
+		        c->spare_factor >= 0 ? c->spare_factor : c->op_percent,
+		        (unsigned long long)spare_gu, (unsigned long long)held + 1,
+		        g->fg_free_gc_units, (unsigned)(held - g->fg_free_gc_units - 1));
+	if (c->gc_bg_free_pct < c->gc_fg_free_pct)
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "gc_bg_free_pct=%g: must be >= gc_fg_free_pct=%g",
+		                 c->gc_bg_free_pct, c->gc_fg_free_pct);
 	return FTL_OK;
 }
 
@@ -348,32 +388,7 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 		return fg_err_rc(err, len, FTL_E_INVAL, "spare_factor=%g: leaves no user capacity",
 		                 sf);
 
-	/* GC units that never hold reclaimable data: the reserve, and open frontier blocks */
-	uint32_t nfront = c->host_streams + (c->gc_stream == FTL_GC_SEPARATE);
-	g->reserve_gc_units = c->gc_reserve * (g->planes / g->blocks_per_gc_unit);
-	g->fg_free_gc_units = (uint32_t)ceil(c->gc_fg_free_pct / 100.0 * g->gc_units);
-	if (g->fg_free_gc_units < g->reserve_gc_units)
-		g->fg_free_gc_units = g->reserve_gc_units;
-	g->bg_free_gc_units = (uint32_t)ceil(c->gc_bg_free_pct / 100.0 * g->gc_units);
-	if (g->bg_free_gc_units < g->fg_free_gc_units)
-		g->bg_free_gc_units = g->fg_free_gc_units;
-	uint64_t held = (uint64_t)g->fg_free_gc_units + 1 + (uint64_t)nfront * g->frontier_slots /
-								g->blocks_per_gc_unit;
-	uint64_t spare_gu = (phys - g->user_units) / g->units_per_gc_unit;
-	if (spare_gu < held + 2)
-		return fg_err_rc(
-		        err, len, FTL_E_INVAL,
-		        "%s=%g: only %llu spare GC units, need > %llu (GC reserve %u + %u open "
-		        "frontier units + 2); raise the spare or use more, smaller blocks",
-		        c->spare_factor >= 0 ? "spare_factor" : "op_percent",
-		        c->spare_factor >= 0 ? c->spare_factor : c->op_percent,
-		        (unsigned long long)spare_gu, (unsigned long long)held + 1,
-		        g->fg_free_gc_units, (unsigned)(held - g->fg_free_gc_units - 1));
-	if (c->gc_bg_free_pct < c->gc_fg_free_pct)
-		return fg_err_rc(err, len, FTL_E_INVAL,
-		                 "gc_bg_free_pct=%g: must be >= gc_fg_free_pct=%g",
-		                 c->gc_bg_free_pct, c->gc_fg_free_pct);
-	return FTL_OK;
+	return derive_gc(c, g, err, len);
 }
 
 int ftl_config_validate(const struct ftl_config *c, char *err, size_t len)
