@@ -188,7 +188,7 @@ static int parse_number(const struct key *k, const char *name, const char *val, 
 int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char *err, size_t len)
 {
 	const struct key *k = find_key(name);
-	double d;
+	double d = 0; /* set by parse_number() on success (gcc cannot always see it) */
 	void *p;
 	int rc;
 
