@@ -86,6 +86,14 @@ static void test_config_errors(void **state)
 	assert_true(c.spare_factor < 0);
 	assert_int_equal(ftl_config_set(&c, "blocks_per_plane", "1k", err, sizeof(err)), FTL_OK);
 	assert_int_equal(c.blocks_per_plane, 1024);
+	/* the one size rule (common/parse) for every integer key, the 64-bit one too */
+	assert_int_equal(ftl_config_set(&c, "page_size", "16KiB", err, sizeof(err)), FTL_OK);
+	assert_int_equal(c.page_size, 16384);
+	assert_int_equal(ftl_config_set(&c, "seed", "4k", err, sizeof(err)), FTL_OK);
+	assert_int_equal(c.seed, 4096);
+	assert_int_equal(ftl_config_set(&c, "seed", "1152921504606846977", err, sizeof(err)),
+	                 FTL_OK);
+	assert_true(c.seed == (1ull << 60) + 1); /* digits stay exact past 2^53 */
 	char text[4096];
 	ftl_config_format(&c, text, sizeof(text));
 	assert_non_null(strstr(text, "op_percent=28\n"));

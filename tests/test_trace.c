@@ -308,6 +308,33 @@ static void test_aiperf(void **state)
 	trace_close(t);
 	expect_err(put("ai2.jsonl", "{\"session_id\": \"z\", \"delay\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}\n"),
 		   "ai2.jsonl:1: the first turn of session 'z' needs a 'timestamp'");
+	/* a session_id the session table cannot hold whole is refused, not cut (two ids that
+	 * share their first 253 bytes would have become one session) */
+	char big[600], id[300];
+	memset(id, 'x', 299);
+	id[299] = 0;
+	snprintf(big, sizeof(big),
+	         "{\"session_id\": \"%s\", \"timestamp\": 0, \"input_length\": 1, "
+	         "\"output_length\": 1, \"hash_ids\": [1]}\n",
+	         id);
+	expect_err(put("ai3.jsonl", big), "ai3.jsonl:1: 'session_id' longer than 253 bytes");
+	/* session paths (traces/FORMATS.md): "a/sub0" is a child of "a", "b/x" has no parent */
+	t = open_ok(put("ai4.jsonl",
+	                "{\"session_id\": \"a\", \"timestamp\": 0, \"input_length\": 1, "
+	                "\"output_length\": 1, \"hash_ids\": [1]}\n"
+	                "{\"session_id\": \"a/sub0\", \"timestamp\": 1, \"input_length\": 1, "
+	                "\"output_length\": 1, \"hash_ids\": [1]}\n"
+	                "{\"session_id\": \"b/x\", \"timestamp\": 2, \"input_length\": 1, "
+	                "\"output_length\": 1, \"hash_ids\": [1]}\n"),
+	            TF_AIPERF);
+	assert_int_equal(trace_next_kv(t, &rq), 1);
+	uint64_t a = rq.session;
+	assert_true(rq.parent == KV_NO_SESSION);
+	assert_int_equal(trace_next_kv(t, &rq), 1);
+	assert_true(rq.parent == a && rq.session != a);
+	assert_int_equal(trace_next_kv(t, &rq), 1);
+	assert_true(rq.parent == KV_NO_SESSION);
+	trace_close(t);
 }
 
 static void test_weka(void **state)

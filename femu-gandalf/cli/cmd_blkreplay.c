@@ -188,184 +188,277 @@ static int replay_target(const char *path, const struct trace_opts *to, const ch
 	return rc;
 }
 
-int cmd_blkreplay(int argc, char **argv)
+/* blkreplay's options, as GOption fills them. */
+struct br_opts {
+	char *preset, *gc, *format, **sets, *target, *timing;
+	gboolean json, steady, precondition, skip_bad, wrap, force;
+	gint loops, max_loops, iodepth;
+	double dwpd;
+};
+
+/* The in-process run: the per-pass WAFs and what the report needs. */
+struct br_run {
+	double wpass[1024], steady_waf, wall;
+	int npass;
+	bool reached;
+	struct pass_result pr; /* the last pass */
+	uint64_t total_ios;
+};
+
+/* 2x user capacity of 128 KiB sequential writes (SNIA PTS); *t_off ends after the last one. */
+static int precondition_drive(struct ftl *f, uint64_t *t_off)
 {
-	char *preset = NULL, *gc = NULL, *format = NULL;
-	char **sets = NULL;
-	gboolean json = FALSE, steady = FALSE, precondition = FALSE, skip_bad = FALSE, wrap = FALSE, force = FALSE;
-	gint loops = 1, max_loops = 100, iodepth = 32;
-	char *target = NULL, *timing = "afap";
-	double dwpd = -1;
-	GOptionEntry opts[] = {
-		{"preset", 'p', 0, G_OPTION_ARG_FILENAME, &preset, "drive preset name or INI file", "NAME|FILE"},
-		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a config key (repeatable)", "KEY=VALUE"},
-		{"gc", 0, 0, G_OPTION_ARG_STRING, &gc, "victim policy: greedy | fifo | cost-benefit | d-choice:D", "POLICY"},
-		{"precondition", 0, 0, G_OPTION_ARG_NONE, &precondition, "fill the drive with 2x user capacity of 128 KiB sequential writes first", NULL},
-		{"loop", 'l', 0, G_OPTION_ARG_INT, &loops, "replay the trace N times (default 1)", "N"},
-		{"until-steady", 0, 0, G_OPTION_ARG_NONE, &steady, "loop until the per-pass WAF is steady (SNIA criteria)", NULL},
-		{"max-loops", 0, 0, G_OPTION_ARG_INT, &max_loops, "cap for --until-steady (default 100)", "N"},
-		{"dwpd", 0, 0, G_OPTION_ARG_DOUBLE, &dwpd, "host write rate for lifetimes (default: from the trace's duration)", "X"},
-		{"wrap", 0, 0, G_OPTION_ARG_NONE, &wrap, "fold I/Os past the end of the device back into it", NULL},
-		{"format", 0, 0, G_OPTION_ARG_STRING, &format, "force the trace format: blk-csv | biosnoop", "F"},
-		{"skip-bad", 0, 0, G_OPTION_ARG_NONE, &skip_bad, "count and skip malformed records", NULL},
-		{"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
-		{"target", 't', 0, G_OPTION_ARG_FILENAME, &target, "replay onto this block device or file (libaio, O_DIRECT) instead", "PATH"},
-		{"iodepth", 0, 0, G_OPTION_ARG_INT, &iodepth, "--target: I/Os in flight (default 32)", "N"},
-		{"timing", 0, 0, G_OPTION_ARG_STRING, &timing, "--target: afap (default) | trace (original spacing) | xN (N x faster)", "T"},
-		{"force", 0, 0, G_OPTION_ARG_NONE, &force, "--target: allow a mounted device or one with a filesystem signature", NULL},
-		{NULL},
-	};
-	GOptionContext *ctx = g_option_context_new("TRACE - replay a block trace on an emulated SSD or a real device");
-	g_option_context_add_main_entries(ctx, opts, NULL);
-	g_option_context_set_description(ctx,
-		"TRACE is a canonical block CSV (traces/FORMATS.md, also what scripts/capture-blk.bt prints)\n"
-		"or biosnoop output, optionally .zst-compressed.\n\n"
-		"Examples:\n"
-		"  femu-gandalf blkreplay traces/blk-kvcache-small.csv --preset tiny --until-steady\n"
-		"  femu-gandalf blkreplay capture.csv.zst --preset ent-tlc-1t --loop 3 --json\n"
-		"  femu-gandalf blkreplay traces/blk-kvcache-small.csv --target /dev/nvme0n1 --iodepth 32 --timing x10\n");
-	int rc = EXIT_USAGE;
-	struct ftl *f = NULL;
-	if (!fg_parse_opts_args(ctx, &argc, &argv, 1, "TRACE"))
-		goto out;
-	if (loops < 1 || max_loops < 5) {
-		fprintf(stderr, "femu-gandalf: --loop must be >= 1 and --max-loops >= 5\n");
-		goto out;
-	}
-	struct trace_opts to;
-	trace_opts_default(&to);
-	to.skip_bad = skip_bad;
-	if (format) {
-		to.force = trace_format_parse(format);
-		if (!trace_format_is_block(to.force)) {
-			fprintf(stderr, "femu-gandalf: --format %s: must be blk-csv, biosnoop or blk-ftrace\n", format);
-			goto out;
-		}
-	}
-	if (target) {
-		double speed;
-		if (!parse_timing(timing, &speed)) {
-			fprintf(stderr, "femu-gandalf: --timing %s: must be afap, trace or xN (N > 0)\n", timing);
-			goto out;
-		}
-		if (iodepth < 1 || iodepth > AIO_TARGET_MAX_IODEPTH) {
-			fprintf(stderr, "femu-gandalf: --iodepth %d: must be in 1..%d\n", iodepth, AIO_TARGET_MAX_IODEPTH);
-			goto out;
-		}
-		if (preset || loops != 1 || steady || precondition) {
-			fprintf(stderr, "femu-gandalf: --target replays onto a real device: --preset, --loop, "
-					"--until-steady and --precondition do not apply\n");
-			goto out;
-		}
-		rc = replay_target(argv[1], &to, target, iodepth, speed, force, json);
-		goto out;
-	}
-	struct ftl_config cfg;
-	char err[512];
-	if (fg_config_from_opts(&cfg, preset, sets, gc))
-		goto out;
-	f = ftl_create(&cfg, err, sizeof(err));
-	if (!f) {
-		fprintf(stderr, "femu-gandalf: preset %s: %s\n", preset, err);
-		goto out;
-	}
 	const struct ftl_geometry *g = ftl_get_geometry(f);
-	uint64_t t_off = 0;
-	if (precondition) {
-		for (uint64_t pos = 0; pos < 2 * g->user_bytes; pos += 128 * 1024) {
-			uint64_t off = pos % g->user_bytes, len = g->user_bytes - off < 131072 ? g->user_bytes - off : 131072;
-			if (ftl_write(f, off, len, 0, 0, &t_off)) {
-				fprintf(stderr, "femu-gandalf: preconditioning failed\n");
-				rc = 1;
-				goto out;
-			}
+
+	for (uint64_t pos = 0; pos < 2 * g->user_bytes; pos += 128 * 1024) {
+		uint64_t off = pos % g->user_bytes;
+		uint64_t len = g->user_bytes - off < 131072 ? g->user_bytes - off : 131072;
+		if (ftl_write(f, off, len, 0, 0, t_off)) {
+			fprintf(stderr, "femu-gandalf: preconditioning failed\n");
+			return 1;
 		}
 	}
+	return 0;
+}
+
+/* --loop N passes, or until the per-pass WAF is steady: the exit code. */
+static int replay_passes(const char *path, const struct br_opts *o, const struct trace_opts *to,
+                         struct ftl *f, uint64_t t_off, struct br_run *run)
+{
 	struct progress pg;
-	progress_init(&pg, "blkreplay");
-	double wpass[1024], steady_waf = NAN;
-	int npass = 0, want = steady ? max_loops : loops;
-	bool reached = false;
-	struct pass_result pr = {0};
+	int want = o->steady ? o->max_loops : o->loops, rc = 0;
 	double t0 = now_seconds();
-	uint64_t total_ios = 0;
-	while (npass < want && npass < 1024) {
+
+	progress_init(&pg, "blkreplay");
+	run->steady_waf = NAN;
+	while (run->npass < want && run->npass < 1024) {
 		struct ftl_stats a, b;
 		ftl_get_stats(f, &a);
-		rc = replay_pass(argv[1], &to, f, t_off, wrap, &pr, &pg);
+		rc = replay_pass(path, to, f, t_off, o->wrap, &run->pr, &pg);
 		if (rc)
-			goto out;
-		if (!pr.ios) {
-			fprintf(stderr, "femu-gandalf: %s: no usable I/O in the trace\n", argv[1]);
-			rc = EXIT_USAGE;
-			goto out;
+			return rc;
+		if (!run->pr.ios) {
+			fprintf(stderr, "femu-gandalf: %s: no usable I/O in the trace\n", path);
+			return EXIT_USAGE;
 		}
-		total_ios += pr.ios;
+		run->total_ios += run->pr.ios;
 		ftl_get_stats(f, &b);
 		uint64_t dh = b.host_write_bytes - a.host_write_bytes;
-		wpass[npass++] = dh ? (double)(b.nand_write_bytes - a.nand_write_bytes) / dh : NAN;
+		run->wpass[run->npass++] =
+		        dh ? (double)(b.nand_write_bytes - a.nand_write_bytes) / dh : NAN;
 		/* the next pass starts after this one's last I/O and the device's last completion */
-		uint64_t span = (uint64_t)((pr.t_last - 0) * 1e9) + 1;
+		uint64_t span = (uint64_t)((run->pr.t_last - 0) * 1e9) + 1;
 		t_off = (t_off + span > b.clock_ns ? t_off + span : b.clock_ns + 1);
-		if (steady && npass >= 5 && fg_is_steady(wpass + npass - 5, 5, &steady_waf)) {
-			reached = true;
+		if (o->steady && run->npass >= 5 &&
+		    fg_is_steady(run->wpass + run->npass - 5, 5, &run->steady_waf)) {
+			run->reached = true;
 			break;
 		}
 	}
-	double wall = now_seconds() - t0;
+	run->wall = now_seconds() - t0;
 	progress_end(&pg);
-	double dur = pr.t_last - pr.t_first;
-	double bpd;
-	if (dwpd > 0) {
-		bpd = dwpd * (double)g->user_bytes;
+	return rc;
+}
+
+static int print_run_json(const char *path, const struct br_opts *o, struct ftl *f,
+                          const struct br_run *run, double bpd)
+{
+	const struct pass_result *pr = &run->pr;
+	struct json_out j;
+
+	jout_init(&j, stdout);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	jout_str(&j, "trace", path);
+	jout_i64(&j, "passes", run->npass);
+	jout_u64(&j, "ios_per_pass", pr->ios);
+	jout_num(&j, "trace_duration_s", "%.6f", pr->t_last - pr->t_first);
+	jout_u64(&j, "write_bytes_per_pass", pr->write_bytes);
+	jout_num(&j, "replay_ios_per_s", "%.0f",
+	         run->total_ios / (run->wall > 0 ? run->wall : 1e-9));
+	jout_object(&j, "steady", JOUT_INLINE);
+	jout_bool(&j, "requested", o->steady);
+	jout_bool(&j, "reached", run->reached);
+	jout_num(&j, "waf", "%.6g", run->reached ? run->steady_waf : NAN);
+	jout_array(&j, "pass_waf", JOUT_INLINE);
+	for (int i = 0; i < run->npass; i++)
+		jout_num(&j, NULL, "%.4f", isfinite(run->wpass[i]) ? run->wpass[i] : 0.0);
+	jout_end(&j);
+	jout_end(&j);
+	ftl_json_members(f, bpd, &j);
+	jout_end(&j);
+	return fg_json_finish(&j) ? 1 : 0;
+}
+
+static void print_run_text(const char *path, const struct br_opts *o, struct ftl *f,
+                           const struct br_run *run, double bpd)
+{
+	const struct pass_result *pr = &run->pr;
+	char b1[32];
+
+	printf("trace        %s: %llu I/Os, %.1f s, %s written per pass; %d pass%s (%.0f I/Os per "
+	       "s)\n",
+	       path, (unsigned long long)pr->ios, pr->t_last - pr->t_first,
+	       fg_human((double)pr->write_bytes, b1), run->npass, run->npass == 1 ? "" : "es",
+	       run->total_ios / (run->wall > 0 ? run->wall : 1e-9));
+	printf("drive        %s: %s user\n", ftl_get_config(f)->name,
+	       fg_human((double)ftl_get_geometry(f)->user_bytes, b1));
+	if (o->steady)
+		printf("steady       %s after %d passes (WAF over last 5 passes %.3f)\n",
+		       run->reached ? "reached" : "NOT reached", run->npass, run->steady_waf);
+	fg_report_text(f, bpd, true);
+	if (run->npass == 1 && !o->precondition)
+		printf("note: one pass over a fresh drive is not steady state; use --precondition, "
+		       "--loop or --until-steady\n");
+}
+
+/* The trace on the emulated SSD: the exit code. */
+static int replay_ftl(const char *path, const struct br_opts *o, const struct trace_opts *to)
+{
+	struct ftl_config cfg;
+	char err[512];
+	struct br_run run = {0};
+	uint64_t t_off = 0;
+	double bpd, dur;
+	struct ftl *f;
+	int rc;
+
+	if (fg_config_from_opts(&cfg, o->preset, o->sets, o->gc))
+		return EXIT_USAGE;
+	f = ftl_create(&cfg, err, sizeof(err));
+	if (!f) {
+		fprintf(stderr, "femu-gandalf: preset %s: %s\n", o->preset, err);
+		return EXIT_USAGE;
+	}
+	rc = o->precondition ? precondition_drive(f, &t_off) : 0;
+	if (!rc)
+		rc = replay_passes(path, o, to, f, t_off, &run);
+	if (rc)
+		goto out;
+	dur = run.pr.t_last - run.pr.t_first;
+	if (o->dwpd > 0) {
+		bpd = o->dwpd * (double)ftl_get_geometry(f)->user_bytes;
 	} else if (dur > 0) {
-		bpd = (double)pr.write_bytes / dur * 86400.0;
+		bpd = (double)run.pr.write_bytes / dur * 86400.0;
 	} else {
-		fprintf(stderr, "femu-gandalf: %s: the trace has no duration; give the write rate with --dwpd\n", argv[1]);
+		fprintf(stderr,
+		        "femu-gandalf: %s: the trace has no duration; give the write rate with "
+		        "--dwpd\n",
+		        path);
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (json) {
-		struct json_out j;
-		jout_init(&j, stdout);
-		jout_object(&j, NULL, JOUT_BLOCK);
-		jout_str(&j, "trace", argv[1]);
-		jout_i64(&j, "passes", npass);
-		jout_u64(&j, "ios_per_pass", pr.ios);
-		jout_num(&j, "trace_duration_s", "%.6f", dur);
-		jout_u64(&j, "write_bytes_per_pass", pr.write_bytes);
-		jout_num(&j, "replay_ios_per_s", "%.0f", total_ios / (wall > 0 ? wall : 1e-9));
-		jout_object(&j, "steady", JOUT_INLINE);
-		jout_bool(&j, "requested", steady);
-		jout_bool(&j, "reached", reached);
-		jout_num(&j, "waf", "%.6g", reached ? steady_waf : NAN);
-		jout_array(&j, "pass_waf", JOUT_INLINE);
-		for (int i = 0; i < npass; i++)
-			jout_num(&j, NULL, "%.4f", isfinite(wpass[i]) ? wpass[i] : 0.0);
-		jout_end(&j);
-		jout_end(&j);
-		ftl_json_members(f, bpd, &j);
-		jout_end(&j);
-		if (fg_json_finish(&j)) {
-			rc = 1;
-			goto out;
-		}
-	} else {
-		char b1[32];
-		printf("trace        %s: %llu I/Os, %.1f s, %s written per pass; %d pass%s (%.0f I/Os per s)\n",
-		       argv[1], (unsigned long long)pr.ios, dur, fg_human((double)pr.write_bytes, b1), npass,
-		       npass == 1 ? "" : "es", total_ios / (wall > 0 ? wall : 1e-9));
-		printf("drive        %s: %s user\n", cfg.name, fg_human((double)g->user_bytes, b1));
-		if (steady)
-			printf("steady       %s after %d passes (WAF over last 5 passes %.3f)\n",
-			       reached ? "reached" : "NOT reached", npass, steady_waf);
-		fg_report_text(f, bpd, true);
-		if (npass == 1 && !precondition)
-			printf("note: one pass over a fresh drive is not steady state; use --precondition, --loop or --until-steady\n");
-	}
-	rc = 0;
+	if (o->json)
+		rc = print_run_json(path, o, f, &run, bpd);
+	else
+		print_run_text(path, o, f, &run, bpd);
 out:
 	ftl_destroy(f);
+	return rc;
+}
+
+/* Check the options and fill the reader's: 0, or EXIT_USAGE after saying why. */
+static int check_opts(const struct br_opts *o, struct trace_opts *to)
+{
+	if (o->loops < 1 || o->max_loops < 5) {
+		fprintf(stderr, "femu-gandalf: --loop must be >= 1 and --max-loops >= 5\n");
+		return EXIT_USAGE;
+	}
+	trace_opts_default(to);
+	to->skip_bad = o->skip_bad;
+	if (o->format) {
+		to->force = trace_format_parse(o->format);
+		if (!trace_format_is_block(to->force)) {
+			fprintf(stderr,
+			        "femu-gandalf: --format %s: must be blk-csv, biosnoop or "
+			        "blk-ftrace\n",
+			        o->format);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* --target: the trace onto a real device or file. */
+static int run_target(const char *path, const struct br_opts *o, const struct trace_opts *to)
+{
+	double speed;
+
+	if (!parse_timing(o->timing, &speed)) {
+		fprintf(stderr, "femu-gandalf: --timing %s: must be afap, trace or xN (N > 0)\n",
+		        o->timing);
+		return EXIT_USAGE;
+	}
+	if (o->iodepth < 1 || o->iodepth > AIO_TARGET_MAX_IODEPTH) {
+		fprintf(stderr, "femu-gandalf: --iodepth %d: must be in 1..%d\n", o->iodepth,
+		        AIO_TARGET_MAX_IODEPTH);
+		return EXIT_USAGE;
+	}
+	if (o->preset || o->loops != 1 || o->steady || o->precondition) {
+		fprintf(stderr,
+		        "femu-gandalf: --target replays onto a real device: --preset, --loop, "
+		        "--until-steady and --precondition do not apply\n");
+		return EXIT_USAGE;
+	}
+	return replay_target(path, to, o->target, o->iodepth, speed, o->force, o->json);
+}
+
+int cmd_blkreplay(int argc, char **argv)
+{
+	struct br_opts o = {
+	        .timing = "afap", .loops = 1, .max_loops = 100, .iodepth = 32, .dwpd = -1};
+	GOptionEntry opts[] = {
+	        {"preset", 'p', 0, G_OPTION_ARG_FILENAME, &o.preset,
+	         "drive preset name or INI file", "NAME|FILE"},
+	        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.sets,
+	         "override a config key (repeatable)", "KEY=VALUE"},
+	        {"gc", 0, 0, G_OPTION_ARG_STRING, &o.gc,
+	         "victim policy: greedy | fifo | cost-benefit | d-choice:D", "POLICY"},
+	        {"precondition", 0, 0, G_OPTION_ARG_NONE, &o.precondition,
+	         "fill the drive with 2x user capacity of 128 KiB sequential writes first", NULL},
+	        {"loop", 'l', 0, G_OPTION_ARG_INT, &o.loops, "replay the trace N times (default 1)",
+	         "N"},
+	        {"until-steady", 0, 0, G_OPTION_ARG_NONE, &o.steady,
+	         "loop until the per-pass WAF is steady (SNIA criteria)", NULL},
+	        {"max-loops", 0, 0, G_OPTION_ARG_INT, &o.max_loops,
+	         "cap for --until-steady (default 100)", "N"},
+	        {"dwpd", 0, 0, G_OPTION_ARG_DOUBLE, &o.dwpd,
+	         "host write rate for lifetimes (default: from the trace's duration)", "X"},
+	        {"wrap", 0, 0, G_OPTION_ARG_NONE, &o.wrap,
+	         "fold I/Os past the end of the device back into it", NULL},
+	        {"format", 0, 0, G_OPTION_ARG_STRING, &o.format,
+	         "force the trace format: blk-csv | biosnoop", "F"},
+	        {"skip-bad", 0, 0, G_OPTION_ARG_NONE, &o.skip_bad,
+	         "count and skip malformed records", NULL},
+	        {"json", 'j', 0, G_OPTION_ARG_NONE, &o.json, "print one JSON object", NULL},
+	        {"target", 't', 0, G_OPTION_ARG_FILENAME, &o.target,
+	         "replay onto this block device or file (libaio, O_DIRECT) instead", "PATH"},
+	        {"iodepth", 0, 0, G_OPTION_ARG_INT, &o.iodepth,
+	         "--target: I/Os in flight (default 32)", "N"},
+	        {"timing", 0, 0, G_OPTION_ARG_STRING, &o.timing,
+	         "--target: afap (default) | trace (original spacing) | xN (N x faster)", "T"},
+	        {"force", 0, 0, G_OPTION_ARG_NONE, &o.force,
+	         "--target: allow a mounted device or one with a filesystem signature", NULL},
+	        {NULL},
+	};
+	GOptionContext *ctx = g_option_context_new(
+	        "TRACE - replay a block trace on an emulated SSD or a real device");
+	g_option_context_add_main_entries(ctx, opts, NULL);
+	g_option_context_set_description(
+	        ctx,
+	        "TRACE is a canonical block CSV (traces/FORMATS.md, also what "
+	        "scripts/capture-blk.bt prints)\n"
+	        "or biosnoop output, optionally .zst-compressed.\n\n"
+	        "Examples:\n"
+	        "  femu-gandalf blkreplay traces/blk-kvcache-small.csv --preset tiny "
+	        "--until-steady\n"
+	        "  femu-gandalf blkreplay capture.csv.zst --preset ent-tlc-1t --loop 3 --json\n"
+	        "  femu-gandalf blkreplay traces/blk-kvcache-small.csv --target /dev/nvme0n1 "
+	        "--iodepth 32 --timing x10\n");
+	struct trace_opts to;
+	int rc = EXIT_USAGE;
+
+	if (fg_parse_opts_args(ctx, &argc, &argv, 1, "TRACE") && !(rc = check_opts(&o, &to)))
+		rc = o.target ? run_target(argv[1], &o, &to) : replay_ftl(argv[1], &o, &to);
 	g_option_context_free(ctx);
 	return rc;
 }

@@ -109,117 +109,130 @@ static const char description[] =
 	"  femu-gandalf synth --kind agentic --sessions 3 --subagent-p 0.2 --seed 7\n"
 	"  femu-gandalf synth --kind aiperf --sessions 5 --rate 0.1 --duration 3600\n";
 
-int cmd_synth(int argc, char **argv)
+/* synth's options as text, as GOption fills them (parsed by synth_fill()). */
+struct synth_args {
+	char *kind, *out, *seed, *sessions, *turns, *rate, *think, *prompt, *message, *output;
+	char *system, *tool, *subp, *bt, *duration;
+};
+
+/* The generator's options from the command line: 0, or -1 after saying what is wrong. */
+static int synth_fill(const struct synth_args *a, struct synth_opts *o)
 {
-	char *kind_s = NULL, *out_path = NULL, *seed_s = NULL, *sessions_s = NULL;
-	char *turns_s = NULL, *rate_s = NULL, *think_s = NULL, *prompt_s = NULL, *message_s = NULL;
-	char *output_s = NULL, *system_s = NULL, *tool_s = NULL, *subp_s = NULL, *bt_s = NULL;
-	char *duration_s = NULL;
-	int rc = EXIT_USAGE;
-	GOptionEntry opts[] = {
-		{"kind", 'k', 0, G_OPTION_ARG_STRING, &kind_s,
-		 "multiturn | agentic | aiperf (default multiturn)", "KIND"},
-		{"sessions", 'n', 0, G_OPTION_ARG_STRING, &sessions_s,
-		 "main sessions (default 200)", "N"},
-		{"turns", 't', 0, G_OPTION_ARG_STRING, &turns_s,
-		 "turns per main session (default 2:20; agentic 5:30; aiperf 100:100)", "MIN:MAX"},
-		{"rate", 'r', 0, G_OPTION_ARG_STRING, &rate_s,
-		 "Poisson session arrivals per second (default 0.5)", "R"},
-		{"think", 0, 0, G_OPTION_ARG_STRING, &think_s,
-		 "mean gap between a session's requests, exponential (default 30; agentic 5)", "S"},
-		{"prompt", 0, 0, G_OPTION_ARG_STRING, &prompt_s,
-		 "mean first prompt, lognormal (default 2000)", "TOKENS"},
-		{"message", 0, 0, G_OPTION_ARG_STRING, &message_s,
-		 "mean later user message; agentic: sub-agent task (default 300)", "TOKENS"},
-		{"output", 0, 0, G_OPTION_ARG_STRING, &output_s,
-		 "mean output length (default 400)", "TOKENS"},
-		{"system", 0, 0, G_OPTION_ARG_STRING, &system_s,
-		 "prompt shared by all sessions, 0 = none (default 1000; agentic 4000; aiperf 0)",
-		 "TOKENS"},
-		{"tool", 0, 0, G_OPTION_ARG_STRING, &tool_s,
-		 "agentic: mean tool output appended per turn (default 2000)", "TOKENS"},
-		{"subagent-p", 0, 0, G_OPTION_ARG_STRING, &subp_s,
-		 "agentic: probability a turn spawns a sub-agent (default 0.1)", "P"},
-		{"block-tokens", 'b', 0, G_OPTION_ARG_STRING, &bt_s,
-		 "tokens per hash block (default 512; agentic 64)", "B"},
-		{"duration", 'd', 0, G_OPTION_ARG_STRING, &duration_s,
-		 "drop requests after this many seconds (default: no cap)", "SECONDS"},
-		{"seed", 's', 0, G_OPTION_ARG_STRING, &seed_s, "random seed (default 1)", "S"},
-		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
-		 "output file (default stdout)", "FILE"},
-		{NULL},
-	};
-	GOptionContext *ctx =
-		g_option_context_new("- synthetic KV-request trace (AIPerf mooncake_trace JSONL)");
-	g_option_context_add_main_entries(ctx, opts, NULL);
-	g_option_context_set_description(ctx, description);
-	struct synth_opts o;
 	enum synth_kind kind;
 	char err[256];
-	FILE *out = NULL;
-	if (!fg_parse_opts(ctx, &argc, &argv))
-		goto out;
-	if (synth_kind_parse(kind_s ? kind_s : "multiturn", &kind)) {
-		fprintf(stderr, PFX ": --kind %s: must be multiturn, agentic or aiperf\n", kind_s);
-		goto out;
+
+	if (synth_kind_parse(a->kind ? a->kind : "multiturn", &kind)) {
+		fprintf(stderr, PFX ": --kind %s: must be multiturn, agentic or aiperf\n", a->kind);
+		return -1;
 	}
-	synth_opts_default(&o, kind);
-	if (kind != SYNTH_AGENTIC && (tool_s || subp_s)) {
+	synth_opts_default(o, kind);
+	if (kind != SYNTH_AGENTIC && (a->tool || a->subp)) {
 		fprintf(stderr, PFX ": %s applies only to --kind agentic\n",
-			tool_s ? "--tool" : "--subagent-p");
-		goto out;
+		        a->tool ? "--tool" : "--subagent-p");
+		return -1;
 	}
-	if (seed_s && !parse_u64("--seed", seed_s, UINT64_MAX, &o.seed))
-		goto out;
-	if (turns_s && !parse_turns(turns_s, &o.turns_min, &o.turns_max))
-		goto out;
-	if (!parse_u32("--sessions", sessions_s, &o.sessions) ||
-	    !parse_num("--rate", rate_s, &o.rate) || !parse_num("--think", think_s, &o.think) ||
-	    !parse_u32("--prompt", prompt_s, &o.prompt) ||
-	    !parse_u32("--message", message_s, &o.message) ||
-	    !parse_u32("--output", output_s, &o.output) ||
-	    !parse_u32("--system", system_s, &o.system) || !parse_u32("--tool", tool_s, &o.tool) ||
-	    !parse_num("--subagent-p", subp_s, &o.subagent_p) ||
-	    !parse_u32("--block-tokens", bt_s, &o.block_tokens) ||
-	    !parse_num("--duration", duration_s, &o.duration))
-		goto out;
-	if (duration_s && !(o.duration > 0)) {
-		fprintf(stderr, PFX ": --duration %s: must be > 0 seconds\n", duration_s);
-		goto out;
+	if (a->seed && !parse_u64("--seed", a->seed, UINT64_MAX, &o->seed))
+		return -1;
+	if (a->turns && !parse_turns(a->turns, &o->turns_min, &o->turns_max))
+		return -1;
+	if (!parse_u32("--sessions", a->sessions, &o->sessions) ||
+	    !parse_num("--rate", a->rate, &o->rate) || !parse_num("--think", a->think, &o->think) ||
+	    !parse_u32("--prompt", a->prompt, &o->prompt) ||
+	    !parse_u32("--message", a->message, &o->message) ||
+	    !parse_u32("--output", a->output, &o->output) ||
+	    !parse_u32("--system", a->system, &o->system) ||
+	    !parse_u32("--tool", a->tool, &o->tool) ||
+	    !parse_num("--subagent-p", a->subp, &o->subagent_p) ||
+	    !parse_u32("--block-tokens", a->bt, &o->block_tokens) ||
+	    !parse_num("--duration", a->duration, &o->duration))
+		return -1;
+	if (a->duration && !(o->duration > 0)) {
+		fprintf(stderr, PFX ": --duration %s: must be > 0 seconds\n", a->duration);
+		return -1;
 	}
-	if (synth_validate(&o, err, sizeof(err))) {
+	if (synth_validate(o, err, sizeof(err))) {
 		fprintf(stderr, PFX ": %s\n", err);
-		goto out;
+		return -1;
 	}
-	rc = 1;
-	out = out_path ? fopen(out_path, "w") : stdout;
+	return 0;
+}
+
+/* Generate into out_path (NULL: stdout): the exit code. A failed regular file is removed. */
+static int synth_write(const struct synth_opts *o, const char *out_path)
+{
+	FILE *out = out_path ? fopen(out_path, "w") : stdout;
+	struct stat st;
+	char err[256];
+	bool regular;
+	int g;
+
 	if (!out) {
 		fprintf(stderr, PFX ": --out %s: %s\n", out_path, strerror(errno));
-		goto out;
+		return 1;
 	}
-	struct stat st;
-	bool regular = out_path && !fstat(fileno(out), &st) && S_ISREG(st.st_mode);
-	int g = synth_generate(&o, out, err, sizeof(err));
+	regular = out_path && !fstat(fileno(out), &st) && S_ISREG(st.st_mode);
+	g = synth_generate(o, out, err, sizeof(err));
 	if (out_path && fclose(out) && !g) {
 		snprintf(err, sizeof(err), "write error: %s", strerror(errno));
 		g = SYNTH_E_IO;
 	}
-	out = NULL;
-	if (g) {
-		fprintf(stderr, PFX ": %s%s%s\n", out_path ? out_path : "", out_path ? ": " : "",
-			err);
-		if (regular) /* never a device or FIFO: --out /dev/full must not remove it */
-			unlink(out_path);
-		rc = g == SYNTH_E_OPTS ? EXIT_USAGE : 1;
-		goto out;
-	}
-	rc = 0;
-out:
-	if (out && out != stdout)
-		fclose(out);
+	if (!g)
+		return 0;
+	fprintf(stderr, PFX ": %s%s%s\n", out_path ? out_path : "", out_path ? ": " : "", err);
+	if (regular) /* never a device or FIFO: --out /dev/full must not remove it */
+		unlink(out_path);
+	return g == SYNTH_E_OPTS ? EXIT_USAGE : 1;
+}
+
+int cmd_synth(int argc, char **argv)
+{
+	struct synth_args a = {0};
+	int rc = EXIT_USAGE;
+	GOptionEntry opts[] = {
+	        {"kind", 'k', 0, G_OPTION_ARG_STRING, &a.kind,
+	         "multiturn | agentic | aiperf (default multiturn)", "KIND"},
+	        {"sessions", 'n', 0, G_OPTION_ARG_STRING, &a.sessions,
+	         "main sessions (default 200)", "N"},
+	        {"turns", 't', 0, G_OPTION_ARG_STRING, &a.turns,
+	         "turns per main session (default 2:20; agentic 5:30; aiperf 100:100)", "MIN:MAX"},
+	        {"rate", 'r', 0, G_OPTION_ARG_STRING, &a.rate,
+	         "Poisson session arrivals per second (default 0.5)", "R"},
+	        {"think", 0, 0, G_OPTION_ARG_STRING, &a.think,
+	         "mean gap between a session's requests, exponential (default 30; agentic 5)", "S"},
+	        {"prompt", 0, 0, G_OPTION_ARG_STRING, &a.prompt,
+	         "mean first prompt, lognormal (default 2000)", "TOKENS"},
+	        {"message", 0, 0, G_OPTION_ARG_STRING, &a.message,
+	         "mean later user message; agentic: sub-agent task (default 300)", "TOKENS"},
+	        {"output", 0, 0, G_OPTION_ARG_STRING, &a.output, "mean output length (default 400)",
+	         "TOKENS"},
+	        {"system", 0, 0, G_OPTION_ARG_STRING, &a.system,
+	         "prompt shared by all sessions, 0 = none (default 1000; agentic 4000; aiperf 0)",
+	         "TOKENS"},
+	        {"tool", 0, 0, G_OPTION_ARG_STRING, &a.tool,
+	         "agentic: mean tool output appended per turn (default 2000)", "TOKENS"},
+	        {"subagent-p", 0, 0, G_OPTION_ARG_STRING, &a.subp,
+	         "agentic: probability a turn spawns a sub-agent (default 0.1)", "P"},
+	        {"block-tokens", 'b', 0, G_OPTION_ARG_STRING, &a.bt,
+	         "tokens per hash block (default 512; agentic 64)", "B"},
+	        {"duration", 'd', 0, G_OPTION_ARG_STRING, &a.duration,
+	         "drop requests after this many seconds (default: no cap)", "SECONDS"},
+	        {"seed", 's', 0, G_OPTION_ARG_STRING, &a.seed, "random seed (default 1)", "S"},
+	        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a.out, "output file (default stdout)",
+	         "FILE"},
+	        {NULL},
+	};
+	GOptionContext *ctx =
+	        g_option_context_new("- synthetic KV-request trace (AIPerf mooncake_trace JSONL)");
+	g_option_context_add_main_entries(ctx, opts, NULL);
+	g_option_context_set_description(ctx, description);
+	struct synth_opts o;
+
+	if (fg_parse_opts(ctx, &argc, &argv) && !synth_fill(&a, &o))
+		rc = synth_write(&o, a.out);
 	g_option_context_free(ctx);
-	char *strs[] = {kind_s, out_path, seed_s, sessions_s, turns_s, rate_s, think_s, prompt_s,
-			message_s, output_s, system_s, tool_s, subp_s, bt_s, duration_s};
+	char *strs[] = {a.kind,   a.out,   a.seed,   a.sessions, a.turns,
+	                a.rate,   a.think, a.prompt, a.message,  a.output,
+	                a.system, a.tool,  a.subp,   a.bt,       a.duration};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		g_free(strs[i]);
 	return rc;

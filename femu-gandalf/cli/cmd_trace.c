@@ -58,6 +58,185 @@ int fg_trace_opts(const struct trace_cli *c, struct trace_opts *o)
 	return 0;
 }
 
+/* What trace info counts in one pass. */
+struct info {
+	uint64_t n;         /* records */
+	double first, last; /* their first and last times, seconds */
+	/* block traces */
+	uint64_t nr, nw, nd, nf, rb, wb, db, end;
+	/* KV traces: ids holds every block reference (nblk), sorted to count the unique ones */
+	uint64_t *ids, nblk, cap, uniq, in, out, sessions;
+	uint32_t bt;
+};
+
+static int count_blk(struct trace *t, struct info *s)
+{
+	struct blk_io io;
+	int r;
+
+	while ((r = trace_next_blk(t, &io)) == 1) {
+		double ts = io.t_ns / 1e9;
+		if (!s->n)
+			s->first = ts;
+		s->last = ts;
+		s->n++;
+		switch (io.op) {
+		case 'R':
+			s->nr++, s->rb += io.bytes;
+			break;
+		case 'W':
+			s->nw++, s->wb += io.bytes;
+			break;
+		case 'D':
+			s->nd++, s->db += io.bytes;
+			break;
+		default:
+			s->nf++;
+			break;
+		}
+		if (io.op != 'F' && io.lba * 512 + io.bytes > s->end)
+			s->end = io.lba * 512 + io.bytes;
+	}
+	return r;
+}
+
+/* -1 on a trace error, -2 out of memory, else 0. */
+static int count_kv(struct trace *t, struct info *s)
+{
+	struct kv_request rq;
+	int r;
+
+	while ((r = trace_next_kv(t, &rq)) == 1) {
+		if (!s->n)
+			s->first = rq.t, s->bt = rq.block_tokens;
+		s->last = rq.t;
+		s->n++;
+		s->in += rq.input_tokens;
+		s->out += rq.output_tokens;
+		if (rq.session != KV_NO_SESSION && rq.session + 1 > s->sessions)
+			s->sessions = rq.session + 1;
+		if (s->nblk + rq.nblocks > s->cap) {
+			uint64_t cap = s->cap ? s->cap * 2 : 1 << 16, *ni;
+			while (cap < s->nblk + rq.nblocks)
+				cap *= 2;
+			ni = realloc(s->ids, cap * sizeof(*ni));
+			if (!ni)
+				return -2;
+			s->ids = ni;
+			s->cap = cap;
+		}
+		if (rq.nblocks)
+			memcpy(s->ids + s->nblk, rq.blocks, rq.nblocks * sizeof(uint64_t));
+		s->nblk += rq.nblocks;
+	}
+	return r;
+}
+
+static void count_unique(struct info *s)
+{
+	if (s->nblk)
+		qsort(s->ids, s->nblk, sizeof(*s->ids), cmp_u64);
+	for (uint64_t i = 0; i < s->nblk; i++)
+		s->uniq += !i || s->ids[i] != s->ids[i - 1];
+}
+
+static int print_info_json(const char *path, struct trace *t, const struct info *s, double secs)
+{
+	struct json_out j;
+
+	jout_init(&j, stdout);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	jout_str(&j, "path", path);
+	jout_str(&j, "format", trace_format_name(trace_format(t)));
+	if (trace_is_block(t)) {
+		jout_u64(&j, "ios", s->n);
+		jout_u64(&j, "reads", s->nr);
+		jout_u64(&j, "writes", s->nw);
+		jout_u64(&j, "discards", s->nd);
+		jout_u64(&j, "flushes", s->nf);
+		jout_u64(&j, "read_bytes", s->rb);
+		jout_u64(&j, "write_bytes", s->wb);
+		jout_u64(&j, "discard_bytes", s->db);
+		jout_u64(&j, "max_offset_bytes", s->end);
+	} else {
+		jout_u64(&j, "requests", s->n);
+		jout_u64(&j, "sessions", s->sessions);
+		jout_u64(&j, "block_tokens", s->bt);
+		jout_u64(&j, "blocks", s->nblk);
+		jout_u64(&j, "unique_blocks", s->uniq);
+		jout_u64(&j, "input_tokens", s->in);
+		jout_u64(&j, "output_tokens", s->out);
+		jout_u64(&j, "read_bytes", 0);
+		jout_u64(&j, "write_bytes", 0);
+	}
+	jout_num(&j, "duration_s", "%.6f", s->last - s->first);
+	jout_u64(&j, "skipped", trace_skipped(t));
+	jout_u64(&j, "input_bytes", trace_bytes_read(t));
+	jout_num(&j, "parse_mb_per_s", "%.1f",
+	         trace_bytes_read(t) / 1e6 / (secs > 0 ? secs : 1e-9));
+	jout_end(&j);
+	return fg_json_finish(&j) ? 1 : 0;
+}
+
+static void print_info_text(const char *path, struct trace *t, const struct info *s)
+{
+	double dur = s->last - s->first;
+
+	printf("%s: %s trace\n", path, trace_format_name(trace_format(t)));
+	if (trace_is_block(t))
+		printf("  %llu I/Os: %llu reads (%.3f GB), %llu writes (%.3f GB), %llu discards "
+		       "(%.3f GB), %llu flushes\n"
+		       "  highest offset %.3f GB\n",
+		       (unsigned long long)s->n, (unsigned long long)s->nr, s->rb / 1e9,
+		       (unsigned long long)s->nw, s->wb / 1e9, (unsigned long long)s->nd,
+		       s->db / 1e9, (unsigned long long)s->nf, s->end / 1e9);
+	else
+		printf("  %llu requests in %llu sessions, %u tokens per block\n"
+		       "  %llu block references, %llu unique; %llu input and %llu output tokens\n",
+		       (unsigned long long)s->n, (unsigned long long)s->sessions, s->bt,
+		       (unsigned long long)s->nblk, (unsigned long long)s->uniq,
+		       (unsigned long long)s->in, (unsigned long long)s->out);
+	printf("  duration %.1f s (%.2f h)\n", dur, dur / 3600);
+	if (trace_skipped(t))
+		printf("  %llu malformed records skipped (last: %s)\n",
+		       (unsigned long long)trace_skipped(t), trace_error(t));
+}
+
+/* Read the trace at path once and print what it holds: the command's exit code. */
+static int describe(const char *path, const struct trace_opts *o, bool json)
+{
+	struct info s = {.first = NAN, .last = NAN};
+	char err[PATH_MAX + 700];
+	double t0 = now_seconds(), secs;
+	struct trace *t = trace_open(path, o, err, sizeof(err));
+	int rc = EXIT_USAGE, r;
+
+	if (!t) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		return rc;
+	}
+	r = trace_is_block(t) ? count_blk(t, &s) : count_kv(t, &s);
+	secs = now_seconds() - t0; /* the readers' speed: reading, not counting */
+	count_unique(&s);
+	if (r == -2) {
+		fprintf(stderr, "femu-gandalf: out of memory\n");
+		rc = 1;
+	} else if (r < 0) {
+		fprintf(stderr, "femu-gandalf: %s\n", trace_error(t));
+	} else if (!s.n) {
+		fprintf(stderr, "femu-gandalf: %s: no usable records%s\n", path,
+		        trace_skipped(t) ? " (all malformed and skipped)" : "");
+	} else if (json) {
+		rc = print_info_json(path, t, &s, secs);
+	} else {
+		print_info_text(path, t, &s);
+		rc = 0;
+	}
+	free(s.ids);
+	trace_close(t);
+	return rc;
+}
+
 static int trace_info(int argc, char **argv)
 {
 	struct trace_cli c = {0};
@@ -77,150 +256,10 @@ static int trace_info(int argc, char **argv)
 		"  femu-gandalf trace info ../shared/traces/weka-claude-code --json\n"
 		"  femu-gandalf trace info capture.csv.zst --skip-bad\n");
 	int rc = EXIT_USAGE;
-	struct trace *t = NULL;
-	uint64_t *ids = NULL;
-	if (!fg_parse_opts_args(ctx, &argc, &argv, 1, "FILE or DIR"))
-		goto out;
 	struct trace_opts o;
-	char err[PATH_MAX + 700];
-	if (fg_trace_opts(&c, &o))
-		goto out;
-	double t0 = now_seconds();
-	t = trace_open(argv[1], &o, err, sizeof(err));
-	if (!t) {
-		fprintf(stderr, "femu-gandalf: %s\n", err);
-		goto out;
-	}
-	uint64_t n = 0, nblk = 0, cap = 0, in = 0, out_tok = 0, sessions_max = 0;
-	uint64_t rb = 0, wb = 0, db = 0, nr = 0, nw = 0, nd = 0, nf = 0, end = 0;
-	double first = NAN, last = NAN;
-	uint32_t bt = 0;
-	bool have_sessions = false;
-	int r;
-	if (trace_is_block(t)) {
-		struct blk_io io;
-		while ((r = trace_next_blk(t, &io)) == 1) {
-			double ts = io.t_ns / 1e9;
-			if (!n)
-				first = ts;
-			last = ts;
-			n++;
-			switch (io.op) {
-			case 'R': nr++, rb += io.bytes; break;
-			case 'W': nw++, wb += io.bytes; break;
-			case 'D': nd++, db += io.bytes; break;
-			default: nf++; break;
-			}
-			if (io.op != 'F' && io.lba * 512 + io.bytes > end)
-				end = io.lba * 512 + io.bytes;
-		}
-	} else {
-		struct kv_request rq;
-		while ((r = trace_next_kv(t, &rq)) == 1) {
-			if (!n)
-				first = rq.t, bt = rq.block_tokens;
-			last = rq.t;
-			n++;
-			in += rq.input_tokens;
-			out_tok += rq.output_tokens;
-			if (rq.session != KV_NO_SESSION) {
-				have_sessions = true;
-				if (rq.session + 1 > sessions_max)
-					sessions_max = rq.session + 1;
-			}
-			if (nblk + rq.nblocks > cap) {
-				cap = cap ? cap * 2 : 1 << 16;
-				while (cap < nblk + rq.nblocks)
-					cap *= 2;
-				uint64_t *ni = realloc(ids, cap * sizeof(*ids));
-				if (!ni) {
-					fprintf(stderr, "femu-gandalf: out of memory\n");
-					rc = 1;
-					goto out;
-				}
-				ids = ni;
-			}
-			if (rq.nblocks)
-				memcpy(ids + nblk, rq.blocks, rq.nblocks * sizeof(uint64_t));
-			nblk += rq.nblocks;
-		}
-	}
-	if (r < 0) {
-		fprintf(stderr, "femu-gandalf: %s\n", trace_error(t));
-		goto out;
-	}
-	double secs = now_seconds() - t0;
-	if (!n) {
-		fprintf(stderr, "femu-gandalf: %s: no usable records%s\n", argv[1],
-			trace_skipped(t) ? " (all malformed and skipped)" : "");
-		goto out;
-	}
-	if (nblk)
-		qsort(ids, nblk, sizeof(*ids), cmp_u64);
-	uint64_t uniq = 0;
-	for (uint64_t i = 0; i < nblk; i++)
-		uniq += !i || ids[i] != ids[i - 1];
-	double dur = last - first;
-	const char *fmt = trace_format_name(trace_format(t));
-	if (json) {
-		struct json_out j;
-		jout_init(&j, stdout);
-		jout_object(&j, NULL, JOUT_BLOCK);
-		jout_str(&j, "path", argv[1]);
-		jout_str(&j, "format", fmt);
-		if (trace_is_block(t)) {
-			jout_u64(&j, "ios", n);
-			jout_u64(&j, "reads", nr);
-			jout_u64(&j, "writes", nw);
-			jout_u64(&j, "discards", nd);
-			jout_u64(&j, "flushes", nf);
-			jout_u64(&j, "read_bytes", rb);
-			jout_u64(&j, "write_bytes", wb);
-			jout_u64(&j, "discard_bytes", db);
-			jout_u64(&j, "max_offset_bytes", end);
-		} else {
-			jout_u64(&j, "requests", n);
-			jout_u64(&j, "sessions", have_sessions ? sessions_max : 0);
-			jout_u64(&j, "block_tokens", bt);
-			jout_u64(&j, "blocks", nblk);
-			jout_u64(&j, "unique_blocks", uniq);
-			jout_u64(&j, "input_tokens", in);
-			jout_u64(&j, "output_tokens", out_tok);
-			jout_u64(&j, "read_bytes", 0);
-			jout_u64(&j, "write_bytes", 0);
-		}
-		jout_num(&j, "duration_s", "%.6f", dur);
-		jout_u64(&j, "skipped", trace_skipped(t));
-		jout_u64(&j, "input_bytes", trace_bytes_read(t));
-		jout_num(&j, "parse_mb_per_s", "%.1f", trace_bytes_read(t) / 1e6 / (secs > 0 ? secs : 1e-9));
-		jout_end(&j);
-		if (fg_json_finish(&j)) {
-			rc = 1;
-			goto out;
-		}
-	} else {
-		printf("%s: %s trace\n", argv[1], fmt);
-		if (trace_is_block(t))
-			printf("  %llu I/Os: %llu reads (%.3f GB), %llu writes (%.3f GB), %llu discards (%.3f GB), %llu flushes\n"
-			       "  highest offset %.3f GB\n",
-			       (unsigned long long)n, (unsigned long long)nr, rb / 1e9, (unsigned long long)nw,
-			       wb / 1e9, (unsigned long long)nd, db / 1e9, (unsigned long long)nf, end / 1e9);
-		else
-			printf("  %llu requests in %llu sessions, %u tokens per block\n"
-			       "  %llu block references, %llu unique; %llu input and %llu output tokens\n",
-			       (unsigned long long)n, (unsigned long long)(have_sessions ? sessions_max : 0), bt,
-			       (unsigned long long)nblk, (unsigned long long)uniq, (unsigned long long)in,
-			       (unsigned long long)out_tok);
-		printf("  duration %.1f s (%.2f h)%s\n", dur, dur / 3600,
-		       trace_skipped(t) ? "" : "");
-		if (trace_skipped(t))
-			printf("  %llu malformed records skipped (last: %s)\n", (unsigned long long)trace_skipped(t),
-			       trace_error(t));
-	}
-	rc = 0;
-out:
-	free(ids);
-	trace_close(t);
+
+	if (fg_parse_opts_args(ctx, &argc, &argv, 1, "FILE or DIR") && !fg_trace_opts(&c, &o))
+		rc = describe(argv[1], &o, json);
 	g_option_context_free(ctx);
 	return rc;
 }

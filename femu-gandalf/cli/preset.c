@@ -5,7 +5,6 @@
  * installed datadir found relative to the binary), prints the errors, lists the presets and
  * applies --set overrides.
  */
-#include <errno.h>
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,16 +44,19 @@ int fg_preset_load(struct ftl_config *cfg, const char *name)
 
 int fg_preset_set(struct ftl_config *cfg, const char *kv)
 {
-	const char *eq = strchr(kv, '=');
-	char err[256];
-	if (!eq || eq == kv) {
+	char key[FTL_NAME_MAX], err[256];
+	const char *val;
+	int rc = fg_kv_split_copy(kv, key, sizeof(key), &val);
+
+	if (rc == -1) {
 		fprintf(stderr, "femu-gandalf: --set %s: expected key=value\n", kv);
 		return -1;
 	}
-	char *key = g_strndup(kv, eq - kv);
-	int rc = ftl_config_set(cfg, key, eq + 1, err, sizeof(err));
-	g_free(key);
-	if (rc) {
+	if (rc == -2) { /* no key is this long */
+		fprintf(stderr, "femu-gandalf: --set %s: unknown config key\n", kv);
+		return -1;
+	}
+	if (ftl_config_set(cfg, key, val, err, sizeof(err))) {
 		fprintf(stderr, "femu-gandalf: --set %s\n", err);
 		return -1;
 	}
@@ -121,28 +123,4 @@ out:
 	g_hash_table_destroy(seen);
 	g_ptr_array_free(names, TRUE);
 	return rc;
-}
-
-bool fg_parse_size(const char *s, unsigned long long *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || v < 0)
-		return false;
-	double mul = 1;
-	switch (*end) {
-	case 'k': case 'K': mul = 1024.0; end++; break;
-	case 'm': case 'M': mul = 1048576.0; end++; break;
-	case 'g': case 'G': mul = 1073741824.0; end++; break;
-	case 't': case 'T': mul = 1099511627776.0; end++; break;
-	}
-	if (mul > 1 && *end == 'i')
-		end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end)
-		return false;
-	*out = (unsigned long long)(v * mul + 0.5);
-	return true;
 }

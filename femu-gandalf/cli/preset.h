@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "ftl.h"
+#include "parse.h" /* fg_parse_size(): sizes such as 4k, 128KiB, 100G, 1.5T */
 
 /* Load preset NAME (looked up on fg_preset_search()) or FILE (a path containing '/' or ending
  * in .ini) into cfg, starting from the defaults (ftl_preset_load). On error prints
@@ -17,7 +18,5 @@ int fg_preset_set(struct ftl_config *cfg, const char *kv);
 const struct ftl_search_path *fg_preset_search(void);
 /* Print the available presets with their one-line descriptions; -1 when no directory opens. */
 int fg_preset_list(FILE *out);
-/* Parse a size such as 4k, 128KiB, 100G, 1T, 4096 (binary suffixes). Returns false if bad. */
-bool fg_parse_size(const char *s, unsigned long long *out);
 
 #endif

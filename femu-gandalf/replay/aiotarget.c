@@ -52,6 +52,7 @@
 #include <blkid/blkid.h>
 
 #include "aiotarget.h"
+#include "err.h"
 
 #define SECTOR 512u
 #define NSEC 1000000000ull
@@ -100,19 +101,6 @@ struct aio_target {
 	uint64_t prog_t, prog_bytes, prog_ios;
 	int prog_len;
 };
-
-static int msg(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int msg(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 static uint64_t mono_ns(void)
 {
@@ -246,13 +234,13 @@ static void set_fail(struct aio_target *t, uint64_t seq, char op, uint64_t lba, 
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(t->fail + n, sizeof(t->fail) - (size_t)n, fmt, ap);
+	fg_verr_rc(t->fail + n, sizeof(t->fail) - (size_t)n, 0, fmt, ap);
 	va_end(ap);
 }
 
 static int report_fail(const struct aio_target *t, char *err, size_t len)
 {
-	return msg(err, len, "%s", t->fail);
+	return fg_err(err, len, "%s", t->fail);
 }
 
 static void complete(struct aio_target *t, const struct io_event *e, uint64_t now)
@@ -407,8 +395,8 @@ static int async_op(struct aio_target *t, const struct blk_io *io, uint64_t seq,
 		int r = posix_memalign(&b, align, t->bufsz);
 		if (r) {
 			io_desc(d, sizeof(d), seq, io->op, io->lba, io->bytes);
-			return msg(err, len, "%s: cannot allocate a %zu-byte buffer: %s", d, t->bufsz,
-				   strerror(r));
+			return fg_err(err, len, "%s: cannot allocate a %zu-byte buffer: %s", d,
+			              t->bufsz, strerror(r));
 		}
 		free(s->buf);
 		s->buf = b;
@@ -462,35 +450,37 @@ int aio_target_submit(struct aio_target *t, const struct blk_io *io, char *err, 
 	case 'F':
 		break;
 	default:
-		return msg(err, len, "%s: unknown op (expected R, W, D or F)", d);
+		return fg_err(err, len, "%s: unknown op (expected R, W, D or F)", d);
 	}
 	if (io->op != 'F') {
 		if (!io->bytes)
-			return msg(err, len, "%s: zero length", d);
+			return fg_err(err, len, "%s: zero length", d);
 		if (io->lba > (t->size / SECTOR))
-			return msg(err, len,
-				   "%s: starts at sector %" PRIu64 ", past the end of %s (%" PRIu64
-				   " bytes)",
-				   d, io->lba, t->path, t->size);
+			return fg_err(err, len,
+			              "%s: starts at sector %" PRIu64
+			              ", past the end of %s (%" PRIu64 " bytes)",
+			              d, io->lba, t->path, t->size);
 		uint64_t off = io->lba * SECTOR;
 		if (off % t->lbs)
-			return msg(err, len,
-				   "%s: offset %" PRIu64 " is not aligned to the %u-byte logical block"
-				   " size of %s",
-				   d, off, t->lbs, t->path);
+			return fg_err(err, len,
+			              "%s: offset %" PRIu64
+			              " is not aligned to the %u-byte logical block"
+			              " size of %s",
+			              d, off, t->lbs, t->path);
 		if (io->bytes % t->lbs)
-			return msg(err, len,
-				   "%s: length %" PRIu64 " is not aligned to the %u-byte logical block"
-				   " size of %s",
-				   d, io->bytes, t->lbs, t->path);
+			return fg_err(err, len,
+			              "%s: length %" PRIu64
+			              " is not aligned to the %u-byte logical block"
+			              " size of %s",
+			              d, io->bytes, t->lbs, t->path);
 		if (io->bytes > t->size - off)
-			return msg(err, len,
-				   "%s: ends at byte %" PRIu64 ", past the end of %s (%" PRIu64
-				   " bytes)",
-				   d, off + io->bytes, t->path, t->size);
+			return fg_err(err, len,
+			              "%s: ends at byte %" PRIu64 ", past the end of %s (%" PRIu64
+			              " bytes)",
+			              d, off + io->bytes, t->path, t->size);
 		if (io->op != 'D' && io->bytes > AIO_TARGET_MAX_IO)
-			return msg(err, len, "%s: larger than the %llu MiB limit for one I/O", d,
-				   AIO_TARGET_MAX_IO >> 20);
+			return fg_err(err, len, "%s: larger than the %llu MiB limit for one I/O", d,
+			              AIO_TARGET_MAX_IO >> 20);
 	}
 
 	if (!t->started) {
@@ -672,15 +662,16 @@ static int check_mounts(const char *path, dev_t rdev, char *err, size_t len)
 	struct devset s = {0};
 	if (related_devs(rdev, &s)) {
 		free(s.d);
-		return msg(err, len, "%s: out of memory", path);
+		return fg_err(err, len, "%s: out of memory", path);
 	}
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f) {
 		free(s.d);
-		return msg(err, len,
-			   "%s: cannot read /proc/self/mountinfo to check that it is not mounted: %s"
-			   " (--force to skip the check)",
-			   path, strerror(errno));
+		return fg_err(
+		        err, len,
+		        "%s: cannot read /proc/self/mountinfo to check that it is not mounted: %s"
+		        " (--force to skip the check)",
+		        path, strerror(errno));
 	}
 	char *line = NULL;
 	size_t cap = 0;
@@ -708,10 +699,10 @@ static int check_mounts(const char *path, dev_t rdev, char *err, size_t len)
 			continue;
 		line[mp_end] = 0;
 		unescape(line + mp_at);
-		r = msg(err, len,
-			"%s: %s (%u:%u) is mounted on %s; refusing to write to a mounted device"
-			" (--force to override)",
-			path, src[0] ? src : "a device", major(hit), minor(hit), line + mp_at);
+		r = fg_err(err, len,
+		           "%s: %s (%u:%u) is mounted on %s; refusing to write to a mounted device"
+		           " (--force to override)",
+		           path, src[0] ? src : "a device", major(hit), minor(hit), line + mp_at);
 		break;
 	}
 	free(line);
@@ -725,8 +716,8 @@ static int check_signature(const char *path, char *err, size_t len)
 	errno = 0;
 	blkid_probe pr = blkid_new_probe_from_filename(path);
 	if (!pr)
-		return msg(err, len, "%s: cannot probe for filesystem signatures: %s", path,
-			   strerror(errno ? errno : EIO));
+		return fg_err(err, len, "%s: cannot probe for filesystem signatures: %s", path,
+		              strerror(errno ? errno : EIO));
 	blkid_probe_enable_superblocks(pr, 1);
 	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE |
 						      BLKID_SUBLKS_LABEL);
@@ -737,27 +728,32 @@ static int check_signature(const char *path, char *err, size_t len)
 		if (!blkid_probe_lookup_value(pr, "TYPE", &type, NULL)) {
 			blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
 			blkid_probe_lookup_value(pr, "LABEL", &label, NULL);
-			msg(err, len,
-			    "%s carries a signature of type %s (%s%s%s%s); refusing to overwrite it"
-			    " (--force to override)",
-			    path, type, usage ? usage : "unknown use", label ? ", label \"" : "",
-			    label ? label : "", label ? "\"" : "");
+			fg_err(err, len,
+			       "%s carries a signature of type %s (%s%s%s%s); refusing to "
+			       "overwrite it"
+			       " (--force to override)",
+			       path, type, usage ? usage : "unknown use", label ? ", label \"" : "",
+			       label ? label : "", label ? "\"" : "");
 		} else if (!blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL)) {
-			msg(err, len,
-			    "%s carries a %s partition table; refusing to overwrite it"
-			    " (--force to override)",
-			    path, type);
+			fg_err(err, len,
+			       "%s carries a %s partition table; refusing to overwrite it"
+			       " (--force to override)",
+			       path, type);
 		} else {
-			msg(err, len, "%s carries a signature; refusing to overwrite it"
-				      " (--force to override)", path);
+			fg_err(err, len,
+			       "%s carries a signature; refusing to overwrite it"
+			       " (--force to override)",
+			       path);
 		}
 		r = -1;
 	} else if (r == -2) {
-		r = msg(err, len, "%s carries several conflicting signatures; refusing to overwrite it"
-				  " (--force to override)", path);
+		r = fg_err(err, len,
+		           "%s carries several conflicting signatures; refusing to overwrite it"
+		           " (--force to override)",
+		           path);
 	} else if (r < 0) {
-		r = msg(err, len, "%s: probing for filesystem signatures failed: %s", path,
-			strerror(errno ? errno : EIO));
+		r = fg_err(err, len, "%s: probing for filesystem signatures failed: %s", path,
+		           strerror(errno ? errno : EIO));
 	} else {
 		r = 0;
 	}
@@ -801,119 +797,105 @@ static int file_block_size(int fd, unsigned *lbs)
 	return r;
 }
 
-struct aio_target *aio_target_open(const char *path, const struct aio_target_opts *o, char *err,
-				   size_t len)
+/*
+ * Open path for O_DIRECT I/O after the safety checks (a block device or a regular file; unless
+ * o->force, not mounted, no filesystem signature, and a block device opened O_EXCL). *st gets
+ * the stat of what was opened (checked to be what was checked). The fd, or -1.
+ */
+static int open_checked(const char *path, const struct aio_target_opts *o, struct stat *st,
+                        char *err, size_t len)
 {
-	static const struct aio_target_opts defaults = {0};
-	if (!o)
-		o = &defaults;
-	if (!path || !*path) {
-		msg(err, len, "empty target path");
-		return NULL;
-	}
-	unsigned depth = o->iodepth ? o->iodepth : AIO_TARGET_DEFAULT_IODEPTH;
-	if (depth > AIO_TARGET_MAX_IODEPTH) {
-		msg(err, len, "iodepth %u: must be 1..%u", depth, AIO_TARGET_MAX_IODEPTH);
-		return NULL;
-	}
-	if (!(o->speed >= 0) || isinf(o->speed)) {
-		msg(err, len, "speed %g: must be >= 0 (0 = as fast as possible)", o->speed);
-		return NULL;
-	}
+	struct stat st0;
+	bool blk;
+	int fd;
 
-	struct stat st, st2;
-	if (stat(path, &st)) {
-		msg(err, len, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	bool blk = S_ISBLK(st.st_mode);
-	if (!blk && !S_ISREG(st.st_mode)) {
-		msg(err, len, "%s is %s; expected a block device or a regular file", path,
-		    file_kind(st.st_mode));
-		return NULL;
-	}
-	if (blk && !o->force && check_mounts(path, st.st_rdev, err, len))
-		return NULL;
+	if (stat(path, &st0))
+		return fg_err(err, len, "%s: %s", path, strerror(errno));
+	blk = S_ISBLK(st0.st_mode);
+	if (!blk && !S_ISREG(st0.st_mode))
+		return fg_err(err, len, "%s is %s; expected a block device or a regular file", path,
+		              file_kind(st0.st_mode));
+	if (blk && !o->force && check_mounts(path, st0.st_rdev, err, len))
+		return -1;
 	if (!o->force && check_signature(path, err, len))
-		return NULL;
-
-	int fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC | (blk && !o->force ? O_EXCL : 0));
+		return -1;
+	fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC | (blk && !o->force ? O_EXCL : 0));
 	if (fd < 0) {
 		int e = errno;
 		if (e == EINVAL)
-			msg(err, len, "%s: O_DIRECT is not supported here (tmpfs?): %s", path,
-			    strerror(e));
-		else if (e == EBUSY)
-			msg(err, len,
-			    "%s: device is busy: claimed by a mounted filesystem, swap, md, LVM or"
-			    " device-mapper (--force to override)",
-			    path);
-		else
-			msg(err, len, "%s: %s", path, strerror(e));
-		return NULL;
+			return fg_err(err, len, "%s: O_DIRECT is not supported here (tmpfs?): %s",
+			              path, strerror(e));
+		if (e == EBUSY)
+			return fg_err(err, len,
+			              "%s: device is busy: claimed by a mounted filesystem, swap, "
+			              "md, LVM or"
+			              " device-mapper (--force to override)",
+			              path);
+		return fg_err(err, len, "%s: %s", path, strerror(e));
 	}
-	if (fstat(fd, &st2) || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino ||
-	    st2.st_rdev != st.st_rdev) {
-		msg(err, len, "%s: changed while being opened", path);
+	if (fstat(fd, st) || st->st_dev != st0.st_dev || st->st_ino != st0.st_ino ||
+	    st->st_rdev != st0.st_rdev) {
 		close(fd);
-		return NULL;
+		return fg_err(err, len, "%s: changed while being opened", path);
 	}
+	return fd;
+}
 
-	unsigned lbs = SECTOR;
-	uint64_t size = 0;
+/* The logical block size (the O_DIRECT alignment) and the capacity of the open target. */
+static int target_geometry(int fd, const char *path, const struct stat *st, unsigned *lbs,
+                           uint64_t *size, char *err, size_t len)
+{
+	bool blk = S_ISBLK(st->st_mode);
+
+	*lbs = SECTOR;
+	*size = 0;
 	if (blk) {
 		int ss = 0;
-		if (ioctl(fd, BLKSSZGET, &ss) || ioctl(fd, BLKGETSIZE64, &size)) {
-			msg(err, len, "%s: cannot get the block size and capacity: %s", path,
-			    strerror(errno));
-			close(fd);
-			return NULL;
-		}
-		if (ss < (int)SECTOR || (ss & (ss - 1))) {
-			msg(err, len, "%s: unexpected logical block size %d", path, ss);
-			close(fd);
-			return NULL;
-		}
-		lbs = (unsigned)ss;
+		if (ioctl(fd, BLKSSZGET, &ss) || ioctl(fd, BLKGETSIZE64, size))
+			return fg_err(err, len, "%s: cannot get the block size and capacity: %s",
+			              path, strerror(errno));
+		if (ss < (int)SECTOR || (ss & (ss - 1)))
+			return fg_err(err, len, "%s: unexpected logical block size %d", path, ss);
+		*lbs = (unsigned)ss;
 	} else {
-		size = (uint64_t)st2.st_size;
-		int r = size ? file_block_size(fd, &lbs) : 0;
-		if (r) {
-			msg(err, len, "%s: cannot find the O_DIRECT alignment: %s", path, strerror(r));
-			close(fd);
-			return NULL;
-		}
+		*size = (uint64_t)st->st_size;
+		int r = *size ? file_block_size(fd, lbs) : 0;
+		if (r)
+			return fg_err(err, len, "%s: cannot find the O_DIRECT alignment: %s", path,
+			              strerror(r));
 	}
-	if (!size) {
-		msg(err, len, "%s: size is 0%s", path,
-		    blk ? "" : " (create it with the intended size, e.g. truncate -s 16G FILE)");
-		close(fd);
-		return NULL;
-	}
+	if (!*size)
+		return fg_err(
+		        err, len, "%s: size is 0%s", path,
+		        blk ? ""
+		            : " (create it with the intended size, e.g. truncate -s 16G FILE)");
+	return 0;
+}
 
+/* The target's state around an open fd: depth slots, the free list, the libaio context. */
+static struct aio_target *target_alloc(const char *path, int fd, unsigned depth, char *err,
+                                       size_t len)
+{
 	struct aio_target *t = calloc(1, sizeof(*t));
 	char *p = strdup(path);
 	struct slot *slots = calloc(depth, sizeof(*slots));
 	unsigned *freel = calloc(depth, sizeof(*freel));
 	struct io_event *ev = calloc(depth, sizeof(*ev));
+	int r;
+
 	if (!t || !p || !slots || !freel || !ev) {
-		msg(err, len, "%s: out of memory", path);
+		fg_err(err, len, "%s: out of memory", path);
 		goto fail;
 	}
-	int r = io_setup((int)depth, &t->ctx);
+	r = io_setup((int)depth, &t->ctx);
 	if (r < 0) {
-		msg(err, len, "%s: io_setup(%u): %s%s", path, depth, strerror(-r),
-		    r == -EAGAIN ? " (iodepth above the free part of /proc/sys/fs/aio-max-nr)" : "");
+		fg_err(err, len, "%s: io_setup(%u): %s%s", path, depth, strerror(-r),
+		       r == -EAGAIN ? " (iodepth above the free part of /proc/sys/fs/aio-max-nr)"
+		                    : "");
 		goto fail;
 	}
 	t->path = p;
 	t->fd = fd;
-	t->blk = blk;
-	t->lbs = lbs;
-	t->size = size;
-	t->speed = o->speed;
-	t->progress = o->progress;
-	t->total_hint = o->total_hint;
 	t->depth = depth;
 	t->slots = slots;
 	t->freel = freel;
@@ -928,8 +910,49 @@ fail:
 	free(slots);
 	free(freel);
 	free(ev);
-	close(fd);
 	return NULL;
+}
+
+struct aio_target *aio_target_open(const char *path, const struct aio_target_opts *o, char *err,
+                                   size_t len)
+{
+	static const struct aio_target_opts defaults = {0};
+	struct aio_target *t;
+	struct stat st;
+	unsigned depth, lbs;
+	uint64_t size;
+	int fd;
+
+	if (!o)
+		o = &defaults;
+	if (!path || !*path) {
+		fg_err(err, len, "empty target path");
+		return NULL;
+	}
+	depth = o->iodepth ? o->iodepth : AIO_TARGET_DEFAULT_IODEPTH;
+	if (depth > AIO_TARGET_MAX_IODEPTH) {
+		fg_err(err, len, "iodepth %u: must be 1..%u", depth, AIO_TARGET_MAX_IODEPTH);
+		return NULL;
+	}
+	if (!(o->speed >= 0) || isinf(o->speed)) {
+		fg_err(err, len, "speed %g: must be >= 0 (0 = as fast as possible)", o->speed);
+		return NULL;
+	}
+	fd = open_checked(path, o, &st, err, len);
+	if (fd < 0)
+		return NULL;
+	if (target_geometry(fd, path, &st, &lbs, &size, err, len) ||
+	    !(t = target_alloc(path, fd, depth, err, len))) {
+		close(fd);
+		return NULL;
+	}
+	t->blk = S_ISBLK(st.st_mode);
+	t->lbs = lbs;
+	t->size = size;
+	t->speed = o->speed;
+	t->progress = o->progress;
+	t->total_hint = o->total_hint;
+	return t;
 }
 
 void aio_target_close(struct aio_target *t)

@@ -61,7 +61,7 @@ static int csv_line(struct trace *t, char *line, struct blk_io *io)
 		p = c + 1;
 	}
 	if (n != 4)
-		return trace_bad(t, "expected 4 fields time_ns,op,lba,bytes, got %d", n) ? -1 : 0;
+		return trace_bad(t, "expected 4 fields time_ns,op,lba,bytes, got %d", n);
 	for (int i = 0; i < 4; i++) {
 		while (*f[i] == ' ')
 			f[i]++;
@@ -70,19 +70,20 @@ static int csv_line(struct trace *t, char *line, struct blk_io *io)
 			*--e = 0;
 	}
 	if (!parse_u64(f[0], &io->t_ns))
-		return trace_bad(t, "time_ns '%s': not a non-negative integer", f[0]) ? -1 : 0;
+		return trace_bad(t, "time_ns '%s': not a non-negative integer", f[0]);
 	if (strlen(f[1]) != 1 || !strchr("RWDF", f[1][0]))
-		return trace_bad(t, "op '%s': must be R, W, D or F", f[1]) ? -1 : 0;
+		return trace_bad(t, "op '%s': must be R, W, D or F", f[1]);
 	io->op = f[1][0];
 	if (!parse_u64(f[2], &io->lba))
-		return trace_bad(t, "lba '%s': not a non-negative integer (512-byte sectors)", f[2]) ? -1 : 0;
+		return trace_bad(t, "lba '%s': not a non-negative integer (512-byte sectors)",
+		                 f[2]);
 	if (!parse_u64(f[3], &io->bytes))
-		return trace_bad(t, "bytes '%s': not a non-negative integer", f[3]) ? -1 : 0;
+		return trace_bad(t, "bytes '%s': not a non-negative integer", f[3]);
 	if (!io->bytes && io->op != 'F')
-		return trace_bad(t, "bytes 0: only a flush (F) may be empty") ? -1 : 0;
+		return trace_bad(t, "bytes 0: only a flush (F) may be empty");
 	if (io->lba > UINT64_MAX / 512 || io->bytes > UINT64_MAX - io->lba * 512)
 		return trace_bad(t, "lba %llu + bytes %llu overflows", (unsigned long long)io->lba,
-				 (unsigned long long)io->bytes) ? -1 : 0;
+		                 (unsigned long long)io->bytes);
 	return 1;
 }
 
@@ -108,27 +109,29 @@ static int biosnoop_line(struct trace *t, char *line, struct blk_io *io)
 {
 	char *tok[64];
 	int n = 0;
-	for (char *p = strtok(line, " \t"); p && n < 64; p = strtok(NULL, " \t"))
+	char *save;
+	for (char *p = strtok_r(line, " \t", &save); p && n < 64; p = strtok_r(NULL, " \t", &save))
 		tok[n++] = p;
 	int tail = t->bio_que ? 5 : 4; /* T SECTOR BYTES [QUE] LAT, after TIME COMM PID DISK */
 	if (n < 4 + tail)
-		return trace_bad(t, "biosnoop line has %d fields, expected at least %d", n, 4 + tail) ? -1 : 0;
+		return trace_bad(t, "biosnoop line has %d fields, expected at least %d", n,
+		                 4 + tail);
 	char *end;
 	errno = 0;
 	double secs = strtod(tok[0], &end);
 	if (errno || *end || !(secs >= 0 && secs < 1e10))
-		return trace_bad(t, "TIME(s) '%s': not a time in seconds (0 to 1e10)", tok[0]) ? -1 : 0;
+		return trace_bad(t, "TIME(s) '%s': not a time in seconds (0 to 1e10)", tok[0]);
 	const char *rwbs = tok[n - tail];
 	if (!parse_u64(tok[n - tail + 1], &io->lba))
-		return trace_bad(t, "SECTOR '%s': not a sector number", tok[n - tail + 1]) ? -1 : 0;
+		return trace_bad(t, "SECTOR '%s': not a sector number", tok[n - tail + 1]);
 	if (!parse_u64(tok[n - tail + 2], &io->bytes))
-		return trace_bad(t, "BYTES '%s': not a byte count", tok[n - tail + 2]) ? -1 : 0;
+		return trace_bad(t, "BYTES '%s': not a byte count", tok[n - tail + 2]);
 	if (!rwbs_op(rwbs, io->bytes, &io->op))
-		return trace_bad(t, "T '%s': not a read, write, discard or flush", rwbs) ? -1 : 0;
+		return trace_bad(t, "T '%s': not a read, write, discard or flush", rwbs);
 	if (io->op == 'F')
 		io->bytes = 0, io->lba = 0;
 	else if (!io->bytes)
-		return trace_bad(t, "BYTES 0 on a %c request", io->op) ? -1 : 0;
+		return trace_bad(t, "BYTES 0 on a %c request", io->op);
 	io->t_ns = (uint64_t)(secs * 1e9 + 0.5);
 	return 1;
 }
@@ -186,20 +189,22 @@ static int ftrace_line(struct trace *t, char *line, struct blk_io *io)
 	const char *p;
 	int kind = ftrace_split(line, &ts, &p);
 	if (!kind)
-		return trace_bad(t, "not a tracepoint line (expected 'TIMESTAMP: block_rq_issue: ...')") ? -1 : 0;
+		return trace_bad(
+		        t, "not a tracepoint line (expected 'TIMESTAMP: block_rq_issue: ...')");
 	if (kind > 2 || (t->ft_event && kind != t->ft_event))
 		return 0; /* another event, or the other half of an I/O already counted */
 	unsigned maj, min;
 	char rwbs[16];
 	int n = 0;
 	if (sscanf(p, " %u,%u %15s %n", &maj, &min, rwbs, &n) != 3 || !n)
-		return trace_bad(t, "expected 'MAJ,MIN RWBS' after the event name") ? -1 : 0;
+		return trace_bad(t, "expected 'MAJ,MIN RWBS' after the event name");
 	p += n;
 	uint64_t bytes = 0, lba, nr;
 	char *end;
 	if (kind == 1) { /* block_rq_issue has the request's byte count */
 		if (!isdigit((unsigned char)*p))
-			return trace_bad(t, "block_rq_issue: expected the byte count after '%s'", rwbs) ? -1 : 0;
+			return trace_bad(t, "block_rq_issue: expected the byte count after '%s'",
+			                 rwbs);
 		bytes = strtoull(p, &end, 10);
 		p = end;
 	}
@@ -207,43 +212,48 @@ static int ftrace_line(struct trace *t, char *line, struct blk_io *io)
 		p++;
 	const char *close = *p == '(' ? strchr(p, ')') : NULL;
 	if (!close)
-		return trace_bad(t, "expected '(CMD)' before the sector") ? -1 : 0;
+		return trace_bad(t, "expected '(CMD)' before the sector");
 	p = close + 1;
 	errno = 0;
 	lba = strtoull(p, &end, 10);
 	if (errno || end == p || strncmp(end, " + ", 3))
-		return trace_bad(t, "expected 'SECTOR + NR' after '(CMD)'") ? -1 : 0;
+		return trace_bad(t, "expected 'SECTOR + NR' after '(CMD)'");
 	p = end + 3;
 	nr = strtoull(p, &end, 10);
 	if (errno || end == p || (*end && *end != ' '))
-		return trace_bad(t, "NR: not a sector count") ? -1 : 0;
+		return trace_bad(t, "NR: not a sector count");
 	if (kind == 2) {
 		bytes = nr * 512;
 		const char *e = strrchr(end, '[');
 		if (e && strtol(e + 1, NULL, 10) != 0)
-			return trace_bad(t, "block_rq_complete with error %ld: the device may not have done it",
-					 strtol(e + 1, NULL, 10)) ? -1 : 0;
+			return trace_bad(
+			        t,
+			        "block_rq_complete with error %ld: the device may not have done it",
+			        strtol(e + 1, NULL, 10));
 	}
 	if (!rwbs_op(rwbs, bytes, &io->op))
-		return trace_bad(t, "RWBS '%s': not a read, write, discard or flush (write-zeroes and passthrough cannot be replayed)",
-				 rwbs) ? -1 : 0;
+		return trace_bad(t,
+		                 "RWBS '%s': not a read, write, discard or flush (write-zeroes and "
+		                 "passthrough cannot be replayed)",
+		                 rwbs);
 	if (!t->ft_event) {
 		t->ft_event = kind;
 		t->ft_dev[0] = maj, t->ft_dev[1] = min;
 	} else if (maj != t->ft_dev[0] || min != t->ft_dev[1]) {
-		return trace_bad(t, "device %u,%u: the trace's first I/O was on %u,%u (capture one device)", maj, min,
-				 t->ft_dev[0], t->ft_dev[1]) ? -1 : 0;
+		return trace_bad(
+		        t, "device %u,%u: the trace's first I/O was on %u,%u (capture one device)",
+		        maj, min, t->ft_dev[0], t->ft_dev[1]);
 	}
 	if (io->op == 'F') {
 		lba = 0, bytes = 0;
 	} else if (!bytes) {
-		return trace_bad(t, "0 bytes on a %c request", io->op) ? -1 : 0;
+		return trace_bad(t, "0 bytes on a %c request", io->op);
 	} else if (lba > UINT64_MAX / 512 || bytes > UINT64_MAX - lba * 512) {
 		return trace_bad(t, "sector %llu + %llu bytes overflows", (unsigned long long)lba,
-				 (unsigned long long)bytes) ? -1 : 0;
+		                 (unsigned long long)bytes);
 	}
 	if (!(ts >= 0 && ts < 1e10))
-		return trace_bad(t, "timestamp %g: not a time in seconds (0 to 1e10)", ts) ? -1 : 0;
+		return trace_bad(t, "timestamp %g: not a time in seconds (0 to 1e10)", ts);
 	io->lba = lba;
 	io->bytes = bytes;
 	io->t_ns = (uint64_t)(ts * 1e9 + 0.5);

@@ -8,7 +8,8 @@
  *             holds one entry per chat seen.
  *   aiperf    Mooncake fields plus session_id; a turn may give "delay" (ms after the previous
  *             turn of its session) instead of a timestamp; 512-token blocks unless the record
- *             says "block_tokens" (our synth extension) or --block-tokens is given. Loaded and
+ *             says "block_tokens" (our extension) or --block-tokens is given; a session_id
+ *             "A/B" is a child of session "A" (session paths, traces/FORMATS.md). Loaded and
  *             sorted, since delays make the order depend on every session.
  *   weka      a directory of per-conversation JSON files; hash ids are local to a file, so each
  *             file gets its own namespace (file index << 40); sub-agents (nested at any depth)
@@ -20,6 +21,7 @@
  * is static), so several traces can be open and read at once.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <glib.h>
 #include <jansson.h>
 #include <math.h>
@@ -126,6 +128,14 @@ static inline bool in_object(const uint64_t *bits, int d)
 	return bits[d / 64] >> d % 64 & 1;
 }
 
+static inline void set_in_object(uint64_t *bits, int d, bool obj)
+{
+	if (obj)
+		bits[d / 64] |= 1ull << d % 64;
+	else
+		bits[d / 64] &= ~(1ull << d % 64);
+}
+
 static int idtab_push(struct idtab *ids, uint64_t v)
 {
 	if (ids->npool == ids->cap) {
@@ -175,6 +185,50 @@ static const char *parse_ids(struct idtab *ids, const char *a)
 	return NULL;
 }
 
+/*
+ * Copy the text from r up to the array at a into the compacted copy at *w (NULL: none yet),
+ * then the array's table index and the newlines a..z spanned; the ids parsed from npool start
+ * on become entry nent. end is the end of the whole text (the copy gets room for the rest).
+ * false when out of memory.
+ */
+static bool splice_index(struct idtab *ids, char **w, const char *r, const char *a, const char *z,
+                         const char *end, size_t start)
+{
+	/* room for the text so far, the index (an empty "[]" can be shorter than it) and the rest
+	 */
+	size_t used = *w ? (size_t)(*w - ids->txt) : 0, need = used + (size_t)(end - r) + 24;
+	char *p;
+
+	if (need > ids->txtcap) {
+		size_t c = need > 2 * ids->txtcap ? need : 2 * ids->txtcap;
+		char *n = realloc(ids->txt, c);
+		if (!n)
+			return false;
+		ids->txt = n;
+		ids->txtcap = c;
+	}
+	if (ids->nent == ids->entcap) {
+		size_t c = ids->entcap ? 2 * ids->entcap : 256;
+		void *n = realloc(ids->ent, c * sizeof(*ids->ent));
+		if (!n)
+			return false;
+		ids->ent = n;
+		ids->entcap = c;
+	}
+	p = ids->txt + used;
+	memcpy(p, r, (size_t)(a - r));
+	p += a - r;
+	p += sprintf(p, "%zu", ids->nent);
+	for (const char *c = a; c <= z; c++)
+		if (*c == '\n')
+			*p++ = '\n';
+	ids->ent[ids->nent].off = start;
+	ids->ent[ids->nent].n = ids->npool - start;
+	ids->nent++;
+	*w = p;
+	return true;
+}
+
 /* Returns the text to parse (the compacted copy, or s itself when nothing was extracted or the
  * scanner gave up) and its length in *outlen. s[len] must be a NUL, as it is in the callers' texts
  * (a lineio line, a g_file_get_contents() buffer): the scans stop at it. */
@@ -193,11 +247,7 @@ static const char *hashids_extract(struct idtab *ids, const char *s, size_t len,
 		case '[':
 			if (depth == SCAN_DEPTH)
 				goto whole;
-			if (*q == '{')
-				inobj[depth / 64] |= 1ull << depth % 64;
-			else
-				inobj[depth / 64] &= ~(1ull << depth % 64);
-			depth++;
+			set_in_object(inobj, depth++, *q == '{');
 			want_key = *q++ == '{';
 			continue;
 		case '}':
@@ -245,34 +295,8 @@ static const char *hashids_extract(struct idtab *ids, const char *s, size_t len,
 		if (z + 1 < end && !memchr(" \t\r\n,}]", z[1], 7))
 			goto whole; /* not JSON, but "[1]0" as index 1 would read as the number 10 (and
 				     * jansson reads a NUL after a number as nothing at all) */
-		/* room for the text so far, the index (an empty "[]" can be shorter than it) and the rest */
-		size_t used = w ? (size_t)(w - ids->txt) : 0, need = used + (size_t)(end - r) + 24;
-		if (need > ids->txtcap) {
-			size_t c = need > 2 * ids->txtcap ? need : 2 * ids->txtcap;
-			char *n = realloc(ids->txt, c);
-			if (!n)
-				goto whole;
-			ids->txt = n;
-			ids->txtcap = c;
-		}
-		if (ids->nent == ids->entcap) {
-			size_t c = ids->entcap ? 2 * ids->entcap : 256;
-			void *n = realloc(ids->ent, c * sizeof(*ids->ent));
-			if (!n)
-				goto whole;
-			ids->ent = n;
-			ids->entcap = c;
-		}
-		w = ids->txt + used;
-		memcpy(w, r, (size_t)(a - r));
-		w += a - r;
-		w += sprintf(w, "%zu", ids->nent);
-		for (const char *c = a; c <= z; c++)
-			if (*c == '\n')
-				*w++ = '\n';
-		ids->ent[ids->nent].off = start;
-		ids->ent[ids->nent].n = ids->npool - start;
-		ids->nent++;
+		if (!splice_index(ids, &w, r, a, z, end, start))
+			goto whole;
 		r = q = z + 1;
 	}
 	if (!w)
@@ -486,7 +510,7 @@ static int weka_requests(struct weka_ctx *c, json_t *reqs, double base, uint64_t
 {
 	struct trace *t = c->t;
 	if (!json_is_array(reqs))
-		return trace_bad(t, "%s: %s'requests' is not an array", c->file, where) ? -1 : 0;
+		return trace_bad(t, "%s: %s'requests' is not an array", c->file, where);
 	for (size_t i = 0; i < json_array_size(reqs); i++) {
 		json_t *r = json_array_get(reqs, i);
 		double rt;
@@ -533,88 +557,128 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int weka_load(struct trace *t)
+/* The *.json names in directory path, sorted (the order sessions are numbered in). -1 when
+ * the directory does not open or memory runs out. */
+static int json_names(const char *path, char ***names, size_t *n)
 {
-	DIR *d = opendir(t->path);
+	DIR *d = opendir(path);
 	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	int rc = -1;
-	if (!d) {
-		snprintf(t->err, sizeof(t->err), "%s: cannot open directory", t->path);
+	size_t cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (!d)
 		return -1;
-	}
 	while ((e = readdir(d))) {
 		size_t l = strlen(e->d_name);
-		if (l > 5 && !strcmp(e->d_name + l - 5, ".json")) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 256;
-				names = realloc(names, cap * sizeof(*names));
-			}
-			names[n++] = strdup(e->d_name);
+		if (l <= 5 || strcmp(e->d_name + l - 5, ".json"))
+			continue;
+		if (*n == cap) {
+			char **nn = realloc(*names, (cap = cap ? 2 * cap : 256) * sizeof(**names));
+			if (!nn)
+				break;
+			*names = nn;
 		}
+		if (!((*names)[*n] = strdup(e->d_name)))
+			break;
+		(*n)++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (e)
+		return -1; /* stopped early: out of memory */
+	qsort(*names, *n, sizeof(**names), cmp_str);
+	return 0;
+}
+
+/* One conversation file, parsed (hash_ids through the side table); NULL with je filled. */
+static json_t *weka_parse(struct trace *t, const char *path, json_error_t *je)
+{
+	gchar *text = NULL;
+	gsize tlen = 0;
+	size_t clen;
+	const char *ctext;
+	json_t *root;
+
+	if (!g_file_get_contents(path, &text, &tlen, NULL)) {
+		snprintf(je->text, sizeof(je->text), "cannot read the file");
+		je->line = 0;
+		return NULL;
+	}
+	ctext = hashids_extract(t->ids, text, tlen, &clen);
+	root = json_loadb(ctext, clen, 0, je);
+	if (!root && ctext != text)
+		json_decref(json_loadb(text, tlen, 0, je)); /* the error's position in the file */
+	g_free(text);
+	return root;
+}
+
+/* The start of the next session: Poisson arrivals (exponential gaps, seeded) or a fixed
+ * --stagger. */
+static double next_start(struct trace *t, double start, uint64_t *rng)
+{
+	if (t->o.stagger > 0)
+		return start + t->o.stagger;
+	*rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
+	double u = ((*rng >> 11) + 1) * 0x1.0p-53;
+	return start - log(u) / t->o.session_rate;
+}
+
+/* File number i of the directory: 0, or -1 to stop. A file that is read moves *start (and the
+ * arrival generator *rng) on to its session's start; a skipped one leaves them. */
+static int weka_file(struct trace *t, const char *path, size_t i, double *start, uint64_t *rng)
+{
+	json_error_t je;
+	json_t *root = weka_parse(t, path, &je);
+	struct weka_ctx c = {t, path, (uint64_t)i << NS_SHIFT, 64};
+	uint64_t bs = 0;
+	struct stat sb;
+	int r;
+
+	if (!root)
+		return trace_bad(t, "%s:%d: invalid JSON: %s", path, je.line, je.text);
+	if (!json_is_object(root) || get_uint(root, "block_size", &bs) < 0 || bs > UINT32_MAX ||
+	    !json_object_get(root, "requests")) {
+		json_decref(root);
+		return trace_bad(t,
+		                 "%s: not a WEKA conversation (needs 'requests' and an integer "
+		                 "'block_size')",
+		                 path);
+	}
+	if (bs)
+		c.block_tokens = (uint32_t)bs;
+	if (i)
+		*start = next_start(t, *start, rng);
+	uint64_t s = t->nsessions++;
+	r = weka_requests(&c, json_object_get(root, "requests"), *start, s, KV_NO_SESSION, "");
+	json_decref(root);
+	if (!r && !stat(path, &sb))
+		t->bytes_loaded += (uint64_t)sb.st_size;
+	return r;
+}
+
+static int weka_load(struct trace *t)
+{
+	char **names;
+	size_t n;
+	int rc = -1;
 	uint64_t rng = t->o.seed * 0x9e3779b97f4a7c15ull + 1;
 	double start = 0;
+
+	if (json_names(t->path, &names, &n)) {
+		snprintf(t->err, sizeof(t->err), "%s: %s", t->path,
+		         names || errno == ENOMEM ? "out of memory" : "cannot open directory");
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char path[PATH_MAX + 256];
-		json_error_t je;
+
 		snprintf(path, sizeof(path), "%s/%s", t->path, names[i]);
-		gchar *text = NULL;
-		gsize tlen = 0;
-		json_t *root = NULL;
-		if (g_file_get_contents(path, &text, &tlen, NULL)) {
-			size_t clen;
-			const char *ctext = hashids_extract(t->ids, text, tlen, &clen);
-			root = json_loadb(ctext, clen, 0, &je);
-			if (!root && ctext != text)
-				json_decref(json_loadb(text, tlen, 0, &je)); /* the error's position in the file */
-			g_free(text);
-		} else {
-			snprintf(je.text, sizeof(je.text), "cannot read the file");
-			je.line = 0;
-		}
-		if (!root) {
-			if (trace_bad(t, "%s:%d: invalid JSON: %s", path, je.line, je.text))
-				goto out;
-			continue;
-		}
-		uint64_t bs = 0;
-		struct weka_ctx c = {t, path, (uint64_t)i << NS_SHIFT, 64};
-		if (!json_is_object(root) || get_uint(root, "block_size", &bs) < 0 || bs > UINT32_MAX ||
-		    !json_object_get(root, "requests")) {
-			json_decref(root);
-			if (trace_bad(t, "%s: not a WEKA conversation (needs 'requests' and an integer 'block_size')", path))
-				goto out;
-			continue;
-		}
-		if (bs)
-			c.block_tokens = (uint32_t)bs;
 		if (i >> (64 - NS_SHIFT)) {
-			json_decref(root);
 			snprintf(t->err, sizeof(t->err), "%s: more than 2^24 files", t->path);
 			goto out;
 		}
-		/* session start: Poisson arrivals (exponential gaps) or a fixed stagger */
-		if (i) {
-			if (t->o.stagger > 0) {
-				start += t->o.stagger;
-			} else {
-				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-				double u = ((rng >> 11) + 1) * 0x1.0p-53;
-				start += -log(u) / t->o.session_rate;
-			}
-		}
-		uint64_t s = t->nsessions++;
-		int r = weka_requests(&c, json_object_get(root, "requests"), start, s, KV_NO_SESSION, "");
-		json_decref(root);
-		if (r)
+		if (weka_file(t, path, i, &start, &rng))
 			goto out;
-		struct stat sb;
-		if (!stat(path, &sb))
-			t->bytes_loaded += (uint64_t)sb.st_size;
 	}
 	if (!n) {
 		snprintf(t->err, sizeof(t->err), "%s: no *.json files", t->path);
@@ -630,131 +694,189 @@ out:
 
 /* ---- JSONL ---- */
 
-/* Parse one JSONL record. 1 = request in rq (blocks in t->blocks), 0 = skipped, -1 = error. */
+/*
+ * JSONL records. One function per format reads the members that format defines; what the
+ * three share (lengths, hash_ids, an optional timestamp) is read once, by jsonl_common().
+ * Each returns what jsonl_record() does: 1 = request in rq, 0 = skipped, -1 = error.
+ */
+struct jsonl_rec {
+	json_t *o;
+	bool has_ts; /* a valid "timestamp" member, in ts (the format's unit) */
+	double ts;
+};
+
+/* input_length, output_length, hash_ids and timestamp, which every JSONL format has. */
+static int jsonl_common(struct trace *t, struct jsonl_rec *r, struct kv_request *rq)
+{
+	uint64_t in, out;
+	const char *why;
+	int has_ts;
+
+	if (!json_is_object(r->o))
+		return trace_bad(t, "not a JSON object");
+	if (get_uint(r->o, "input_length", &in) != 1 || in > UINT32_MAX)
+		return trace_bad(t, "missing or invalid 'input_length'");
+	if (get_uint(r->o, "output_length", &out) != 1 || out > UINT32_MAX)
+		return trace_bad(t, "missing or invalid 'output_length'");
+	why = get_blocks(t, r->o, 0, &rq->nblocks);
+	if (why)
+		return trace_bad(t, "%s", why);
+	rq->input_tokens = (uint32_t)in;
+	rq->output_tokens = (uint32_t)out;
+	rq->blocks = t->blocks;
+	rq->session = rq->parent = KV_NO_SESSION;
+	has_ts = get_num(r->o, "timestamp", &r->ts);
+	if (has_ts < 0)
+		return trace_bad(t, "'timestamp' is not a non-negative number");
+	r->has_ts = has_ts;
+	return 1;
+}
+
+/* Mooncake: timestamp in ms, 512-token blocks, no sessions. */
+static int mooncake_record(struct trace *t, const struct jsonl_rec *r, struct kv_request *rq)
+{
+	if (!r->has_ts)
+		return trace_bad(t, "missing 'timestamp'");
+	rq->t = r->ts / 1000.0;
+	rq->block_tokens = t->o.block_tokens ? t->o.block_tokens : 512;
+	return 1;
+}
+
+/* Bailian: timestamp in s, 16-token blocks; a turn continues its parent chat's session, a root
+ * (parent_chat_id -1 or absent) or a turn of an unknown parent starts one. */
+static int bailian_record(struct trace *t, const struct jsonl_rec *r, struct kv_request *rq)
+{
+	json_t *cid = json_object_get(r->o, "chat_id"),
+	       *pid = json_object_get(r->o, "parent_chat_id");
+	gint64 chat, parent, *key;
+	struct sess *p, *s;
+
+	if (!r->has_ts || !json_is_integer(cid) || (pid && !json_is_integer(pid)))
+		return trace_bad(t, "needs 'timestamp' and integer 'chat_id' / 'parent_chat_id'");
+	rq->t = r->ts;
+	rq->block_tokens = t->o.block_tokens ? t->o.block_tokens : 16;
+	chat = json_integer_value(cid);
+	parent = pid ? json_integer_value(pid) : -1;
+	p = parent >= 0 ? g_hash_table_lookup(t->sessions, &parent) : NULL;
+	s = g_new(struct sess, 1);
+	key = g_new(gint64, 1);
+	*key = chat;
+	s->id = p ? p->id : t->nsessions++;
+	s->parent = KV_NO_SESSION;
+	s->last_t = r->ts;
+	g_hash_table_replace(t->sessions, key, s);
+	rq->session = s->id;
+	return 1;
+}
+
+#define AIPERF_KEY_MAX 256 /* a session table key: "s:" + the session_id + NUL */
+
+/* The session table's key for an AIPerf session_id (strings and integers never collide; a
+ * record without one is a session of its own). -1 when session_id has another type, -2 when
+ * it is too long (cut, two ids would become one session). */
+static int aiperf_key(struct trace *t, json_t *sid, char *key, size_t len)
+{
+	int n;
+
+	if (json_is_string(sid))
+		n = snprintf(key, len, "s:%s", json_string_value(sid));
+	else if (json_is_integer(sid))
+		n = snprintf(key, len, "i:%lld", (long long)json_integer_value(sid));
+	else if (!sid)
+		n = snprintf(key, len, "line:%llu", (unsigned long long)t->lio.line);
+	else
+		return -1;
+	return n >= 0 && (size_t)n < len ? 0 : -2;
+}
+
+/* The parent of a new AIPerf session (traces/FORMATS.md, "session paths"): a session_id
+ * "A/B" is a child of session "A" when A has been seen; otherwise it has none. */
+static uint64_t aiperf_parent(struct trace *t, char *key)
+{
+	char *slash = strrchr(key, '/');
+	struct sess *p;
+
+	if (!slash)
+		return KV_NO_SESSION;
+	*slash = 0;
+	p = g_hash_table_lookup(t->sessions, key);
+	*slash = '/';
+	return p ? p->id : KV_NO_SESSION;
+}
+
+/* AIPerf: Mooncake's members plus session_id; a turn may give "delay" (ms after its session's
+ * previous turn) instead of a timestamp, and "block_tokens". */
+static int aiperf_record(struct trace *t, const struct jsonl_rec *r, struct kv_request *rq)
+{
+	json_t *bt = json_object_get(r->o, "block_tokens");
+	char key[AIPERF_KEY_MAX];
+	double delay = 0;
+	struct sess *s;
+	int has_delay;
+
+	switch (aiperf_key(t, json_object_get(r->o, "session_id"), key, sizeof(key))) {
+	case -1:
+		return trace_bad(t, "'session_id' must be a string or an integer");
+	case -2:
+		return trace_bad(t, "'session_id' longer than %d bytes", AIPERF_KEY_MAX - 3);
+	}
+	has_delay = get_num(r->o, "delay", &delay);
+	if (has_delay < 0 || (bt && (!json_is_integer(bt) || json_integer_value(bt) <= 0 ||
+	                             json_integer_value(bt) > 1 << 20)))
+		return trace_bad(t, "invalid 'delay' or 'block_tokens'");
+	s = g_hash_table_lookup(t->sessions, key);
+	if (!s) {
+		if (!r->has_ts)
+			return trace_bad(t, "the first turn of session '%s' needs a 'timestamp'",
+			                 key + 2);
+		s = g_new(struct sess, 1);
+		s->id = t->nsessions++;
+		s->parent = aiperf_parent(t, key);
+		g_hash_table_insert(t->sessions, g_strdup(key), s);
+	}
+	rq->parent = s->parent;
+	rq->t = r->has_ts ? r->ts / 1000.0 : s->last_t + delay / 1000.0;
+	s->last_t = rq->t;
+	rq->session = s->id;
+	rq->block_tokens = t->o.block_tokens ? t->o.block_tokens
+	                   : bt              ? (uint32_t)json_integer_value(bt)
+	                                     : 512;
+	return 1;
+}
+
+/* Parse one JSONL record with t->fmt's reader. 1 = request in rq (blocks in t->blocks),
+ * 0 = skipped, -1 = error. */
 static int jsonl_record(struct trace *t, char *line, size_t len, struct kv_request *rq)
 {
 	json_error_t je;
 	size_t clen;
 	const char *ctext = hashids_extract(t->ids, line, len, &clen);
-	json_t *o = json_loadb(ctext, clen, 0, &je);
-	int rc = 0;
-	uint64_t in, out;
-	double ts;
-	if (!o) {
+	struct jsonl_rec r = {json_loadb(ctext, clen, 0, &je), false, 0};
+	int rc;
+
+	if (!r.o) {
 		if (ctext != line)
-			json_decref(json_loadb(line, len, 0, &je)); /* the error's column in the line */
-		return trace_bad(t, "invalid JSON: %s (column %d)", je.text, je.column) ? -1 : 0;
+			json_decref(
+			        json_loadb(line, len, 0, &je)); /* the error's column in the line */
+		return trace_bad(t, "invalid JSON: %s (column %d)", je.text, je.column);
 	}
-	if (!json_is_object(o)) {
-		rc = trace_bad(t, "not a JSON object") ? -1 : 0;
-		goto out;
-	}
-	if (get_uint(o, "input_length", &in) != 1 || in > UINT32_MAX) {
-		rc = trace_bad(t, "missing or invalid 'input_length'") ? -1 : 0;
-		goto out;
-	}
-	if (get_uint(o, "output_length", &out) != 1 || out > UINT32_MAX) {
-		rc = trace_bad(t, "missing or invalid 'output_length'") ? -1 : 0;
-		goto out;
-	}
-	const char *why = get_blocks(t, o, 0, &rq->nblocks);
-	if (why) {
-		rc = trace_bad(t, "%s", why) ? -1 : 0;
-		goto out;
-	}
-	rq->input_tokens = (uint32_t)in;
-	rq->output_tokens = (uint32_t)out;
-	rq->blocks = t->blocks;
-	rq->session = rq->parent = KV_NO_SESSION;
-	int has_ts = get_num(o, "timestamp", &ts);
-	if (has_ts < 0) {
-		rc = trace_bad(t, "'timestamp' is not a non-negative number") ? -1 : 0;
-		goto out;
-	}
-	switch (t->fmt) {
-	case TF_MOONCAKE:
-		if (!has_ts) {
-			rc = trace_bad(t, "missing 'timestamp'") ? -1 : 0;
-			goto out;
+	rc = jsonl_common(t, &r, rq);
+	if (rc == 1) {
+		switch (t->fmt) {
+		case TF_MOONCAKE:
+			rc = mooncake_record(t, &r, rq);
+			break;
+		case TF_BAILIAN:
+			rc = bailian_record(t, &r, rq);
+			break;
+		case TF_AIPERF:
+			rc = aiperf_record(t, &r, rq);
+			break;
+		default:
+			break;
 		}
-		rq->t = ts / 1000.0;
-		rq->block_tokens = t->o.block_tokens ? t->o.block_tokens : 512;
-		break;
-	case TF_BAILIAN: {
-		json_t *cid = json_object_get(o, "chat_id"), *pid = json_object_get(o, "parent_chat_id");
-		if (!has_ts || !json_is_integer(cid) || (pid && !json_is_integer(pid))) {
-			rc = trace_bad(t, "needs 'timestamp' and integer 'chat_id' / 'parent_chat_id'") ? -1 : 0;
-			goto out;
-		}
-		rq->t = ts;
-		rq->block_tokens = t->o.block_tokens ? t->o.block_tokens : 16;
-		gint64 chat = json_integer_value(cid), parent = pid ? json_integer_value(pid) : -1;
-		struct sess *p = parent >= 0 ? g_hash_table_lookup(t->sessions, &parent) : NULL;
-		struct sess *s = g_new(struct sess, 1);
-		gint64 *key = g_new(gint64, 1);
-		*key = chat;
-		/* a turn continues its parent's session; a root (or an unknown parent) starts one */
-		s->id = p ? p->id : t->nsessions++;
-		s->parent = KV_NO_SESSION;
-		s->last_t = ts;
-		g_hash_table_replace(t->sessions, key, s);
-		rq->session = s->id;
-		break;
 	}
-	case TF_AIPERF: {
-		json_t *sid = json_object_get(o, "session_id"), *bt = json_object_get(o, "block_tokens");
-		char key[128];
-		double delay = 0;
-		if (json_is_string(sid))
-			snprintf(key, sizeof(key), "s:%s", json_string_value(sid));
-		else if (json_is_integer(sid))
-			snprintf(key, sizeof(key), "i:%lld", (long long)json_integer_value(sid));
-		else if (!sid)
-			snprintf(key, sizeof(key), "line:%llu", (unsigned long long)t->lio.line);
-		else {
-			rc = trace_bad(t, "'session_id' must be a string or an integer") ? -1 : 0;
-			goto out;
-		}
-		int has_delay = get_num(o, "delay", &delay);
-		if (has_delay < 0 || (bt && (!json_is_integer(bt) || json_integer_value(bt) <= 0 ||
-					     json_integer_value(bt) > 1 << 20))) {
-			rc = trace_bad(t, "invalid 'delay' or 'block_tokens'") ? -1 : 0;
-			goto out;
-		}
-		struct sess *s = g_hash_table_lookup(t->sessions, key);
-		if (!s) {
-			if (!has_ts) {
-				rc = trace_bad(t, "the first turn of session '%s' needs a 'timestamp'", key + 2) ? -1 : 0;
-				goto out;
-			}
-			s = g_new(struct sess, 1);
-			s->id = t->nsessions++;
-			s->parent = KV_NO_SESSION;
-			/* synth names sub-agents "<parent>/sub<k>": link them to their parent */
-			char *slash = strrchr(key, '/');
-			if (slash) {
-				*slash = 0;
-				struct sess *p = g_hash_table_lookup(t->sessions, key);
-				*slash = '/';
-				if (p)
-					s->parent = p->id;
-			}
-			g_hash_table_insert(t->sessions, g_strdup(key), s);
-		}
-		rq->parent = s->parent;
-		rq->t = has_ts ? ts / 1000.0 : s->last_t + delay / 1000.0;
-		s->last_t = rq->t;
-		rq->session = s->id;
-		rq->block_tokens = t->o.block_tokens ? t->o.block_tokens
-			       : bt ? (uint32_t)json_integer_value(bt) : 512;
-		break;
-	}
-	default:
-		break;
-	}
-	rc = 1;
-out:
-	json_decref(o);
+	json_decref(r.o);
 	return rc;
 }
 

@@ -8,7 +8,8 @@
  * [1, 20 x mean]); session arrivals are Poisson (the first at t = 0); the gap between two
  * requests of a session is exponential with mean --think (it includes the response time).
  * Agentic: after each main-session turn, with probability --subagent-p, a sub-agent session
- * "<parent>/sub<k>" starts one gap later with the system prompt plus a task message (mean
+ * "<parent>/sub<k>" (a session path: the AIPerf reader links it to its parent by the rule in
+ * traces/FORMATS.md) starts one gap later with the system prompt plus a task message (mean
  * --message) and runs 2..8 turns of its own, concurrently with the parent.
  *
  * Hash ids, counter-based. The context is cut into blocks of --block-tokens. The system
@@ -227,7 +228,8 @@ static void subagent(struct gen *g, uint32_t pidx, uint32_t k, double t)
 	char name[40];
 	struct rng r;
 	rng_seed(&r, o->seed, ((uint64_t)o->kind << 32) | pidx, 0x5ab0000000000000ull | k);
-	snprintf(name, sizeof(name), "s%u/sub%u", pidx, k); /* "<parent>/sub<k>" */
+	/* a session path "<parent>/<child>" (traces/FORMATS.md) names its parent */
+	snprintf(name, sizeof(name), "s%u/sub%u", pidx, k);
 	long si = sess_new(g, name);
 	if (si < 0)
 		return;

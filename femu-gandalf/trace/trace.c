@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "err.h"
 #include "trace_int.h"
 
 void trace_opts_default(struct trace_opts *o)
@@ -50,7 +51,7 @@ int trace_bad(struct trace *t, const char *fmt, ...)
 	char why[400];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	fg_verr_rc(why, sizeof(why), 0, fmt, ap);
 	va_end(ap);
 	if (t->lio.f)
 		snprintf(t->err, sizeof(t->err), "%s:%llu: %s", t->path, (unsigned long long)t->lio.line, why);

@@ -33,6 +33,12 @@ struct trace {
 	struct idtab *ids;
 };
 
+/*
+ * A malformed record: its error, as "FILE:LINE: why", goes into t->err. Returns 0 when
+ * --skip-bad skips it, -1 to stop: exactly what a reader's record function returns for a bad
+ * record (1 = a record, 0 = none, -1 = error), so every bad-record path is one statement,
+ *	return trace_bad(t, "op '%s': must be R, W, D or F", f[1]);
+ */
 int trace_bad(struct trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int blk_open(struct trace *t);
 int blk_ftrace_event(const char *line); /* 1 block_rq_issue, 2 block_rq_complete, 0 neither */

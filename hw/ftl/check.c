@@ -12,21 +12,10 @@
  *   - counters are coherent: nand = host + gc + wl + pad program bytes.
  * Erase counts never decreasing is checked by the tests across calls (they only increment).
  */
-#include <stdarg.h>
 #include <stdlib.h>
 
+#include "err.h"
 #include "ftl_int.h"
-
-static int bad(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 int ftl_check(const struct ftl *f, char *err, size_t len)
 {
@@ -37,12 +26,14 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 			continue;
 		uint32_t ppn = m - 1;
 		if (ppn >= f->g.phys_units)
-			return bad(err, len, "l2p[%llu]=%u past the physical end", (unsigned long long)lpn, ppn);
+			return fg_err(err, len, "l2p[%llu]=%u past the physical end",
+			              (unsigned long long)lpn, ppn);
 		if (!bit_get(f->valid, ppn))
-			return bad(err, len, "l2p[%llu]=%u but that unit is not valid", (unsigned long long)lpn, ppn);
+			return fg_err(err, len, "l2p[%llu]=%u but that unit is not valid",
+			              (unsigned long long)lpn, ppn);
 		if (f->p2l[ppn] != lpn + 1)
-			return bad(err, len, "l2p[%llu]=%u but p2l[%u]=%u", (unsigned long long)lpn, ppn, ppn,
-				   f->p2l[ppn] - 1);
+			return fg_err(err, len, "l2p[%llu]=%u but p2l[%u]=%u",
+			              (unsigned long long)lpn, ppn, ppn, f->p2l[ppn] - 1);
 		mapped++;
 	}
 	for (uint32_t g = 0; g < f->g.gc_units; g++) {
@@ -53,20 +44,21 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 			cnt++;
 			uint32_t lpn = f->p2l[base + i];
 			if (!lpn || lpn > f->g.user_units || f->l2p[lpn - 1] != base + i + 1)
-				return bad(err, len, "valid unit %llu is not mapped back (p2l=%u)",
-					   (unsigned long long)(base + i), lpn);
+				return fg_err(err, len,
+				              "valid unit %llu is not mapped back (p2l=%u)",
+				              (unsigned long long)(base + i), lpn);
 			if (f->blk[(base + i) / f->upb].bad)
-				return bad(err, len, "valid unit %llu lies in a retired block",
-					   (unsigned long long)(base + i));
+				return fg_err(err, len, "valid unit %llu lies in a retired block",
+				              (unsigned long long)(base + i));
 		}
 		if (cnt != f->gu[g].valid)
-			return bad(err, len, "GC unit %u: valid count %u, bitmap has %llu", g, f->gu[g].valid,
-				   (unsigned long long)cnt);
+			return fg_err(err, len, "GC unit %u: valid count %u, bitmap has %llu", g,
+			              f->gu[g].valid, (unsigned long long)cnt);
 		valid_bits += cnt;
 	}
 	if (valid_bits != mapped)
-		return bad(err, len, "%llu valid units but %llu mapped lpns", (unsigned long long)valid_bits,
-			   (unsigned long long)mapped);
+		return fg_err(err, len, "%llu valid units but %llu mapped lpns",
+		              (unsigned long long)valid_bits, (unsigned long long)mapped);
 
 	/* GC unit states and the structures that hold them */
 	uint32_t nfree = 0, nopen = 0, nclosed = 0, nret = 0;
@@ -82,78 +74,94 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 			}
 		}
 		if (cap != u->cap)
-			return bad(err, len, "GC unit %u: cap %u, good blocks give %u", g, u->cap, cap);
+			return fg_err(err, len, "GC unit %u: cap %u, good blocks give %u", g,
+			              u->cap, cap);
 		switch (u->state) {
 		case GU_FREE:
 			nfree++;
 			if (u->valid)
-				return bad(err, len, "free GC unit %u holds %u valid units", g, u->valid);
+				return fg_err(err, len, "free GC unit %u holds %u valid units", g,
+				              u->valid);
 			if (u->pos >= f->pool[u->pool].n || f->pool[u->pool].a[u->pos] != g)
-				return bad(err, len, "free GC unit %u not at its pool position", g);
+				return fg_err(err, len, "free GC unit %u not at its pool position",
+				              g);
 			if (u->erase != emax)
-				return bad(err, len, "free GC unit %u: erase key %u, blocks say %u", g, u->erase, emax);
+				return fg_err(err, len,
+				              "free GC unit %u: erase key %u, blocks say %u", g,
+				              u->erase, emax);
 			break;
 		case GU_OPEN: nopen++; break;
 		case GU_CLOSED:
 			nclosed++;
 			if (u->pos >= f->nclosed || f->closed[u->pos] != g)
-				return bad(err, len, "closed GC unit %u not in the closed set", g);
+				return fg_err(err, len, "closed GC unit %u not in the closed set",
+				              g);
 			break;
 		case GU_RETIRED:
 			nret++;
 			if (u->valid || u->cap)
-				return bad(err, len, "retired GC unit %u still has capacity or data", g);
+				return fg_err(err, len,
+				              "retired GC unit %u still has capacity or data", g);
 			break;
-		default: return bad(err, len, "GC unit %u: bad state %u", g, u->state);
+		default:
+			return fg_err(err, len, "GC unit %u: bad state %u", g, u->state);
 		}
 	}
 	if (nfree != f->nfree || nopen != f->nopen || nclosed != f->nclosed || nret != f->nretired_gu)
-		return bad(err, len, "state counts free %u/%u open %u/%u closed %u/%u retired %u/%u", nfree,
-			   f->nfree, nopen, f->nopen, nclosed, f->nclosed, nret, f->nretired_gu);
+		return fg_err(err, len,
+		              "state counts free %u/%u open %u/%u closed %u/%u retired %u/%u",
+		              nfree, f->nfree, nopen, f->nopen, nclosed, f->nclosed, nret,
+		              f->nretired_gu);
 	uint32_t pooled = 0;
 	for (uint32_t p = 0; p < f->npools; p++) {
 		const struct heap *h = &f->pool[p];
 		pooled += h->n;
 		for (uint32_t i = 1; i < h->n; i++)
 			if (f->gu[h->a[(i - 1) / 2]].erase > f->gu[h->a[i]].erase)
-				return bad(err, len, "free pool %u is not a min-heap at %u", p, i);
+				return fg_err(err, len, "free pool %u is not a min-heap at %u", p,
+				              i);
 	}
 	if (pooled != f->nfree)
-		return bad(err, len, "pools hold %u units, nfree is %u", pooled, f->nfree);
+		return fg_err(err, len, "pools hold %u units, nfree is %u", pooled, f->nfree);
 	if (f->cfg.gc_policy == FTL_GC_GREEDY) {
 		uint32_t inb = 0;
 		for (uint32_t k = 0; k <= f->upg; k++)
 			for (uint32_t g = f->bucket[k]; g != NONE; g = f->gu[g].next) {
 				const struct gu *u = &f->gu[g];
 				if (u->state != GU_CLOSED || u->valid + f->upg - u->cap != k)
-					return bad(err, len, "GC unit %u in greedy bucket %u wrongly", g, k);
+					return fg_err(err, len,
+					              "GC unit %u in greedy bucket %u wrongly", g,
+					              k);
 				if (k < f->min_bucket)
-					return bad(err, len, "bucket %u is below min_bucket %u", k, f->min_bucket);
+					return fg_err(err, len, "bucket %u is below min_bucket %u",
+					              k, f->min_bucket);
 				if (++inb > f->nclosed)
-					return bad(err, len, "greedy bucket lists loop");
+					return fg_err(err, len, "greedy bucket lists loop");
 			}
 		if (inb != f->nclosed)
-			return bad(err, len, "%u units in buckets, %u closed", inb, f->nclosed);
+			return fg_err(err, len, "%u units in buckets, %u closed", inb, f->nclosed);
 	}
 
 	/* wear accounting */
 	uint64_t live = 0, sum = 0;
 	uint64_t *h = calloc(f->ehist_len ? f->ehist_len : 1, sizeof(uint64_t));
 	if (!h)
-		return bad(err, len, "out of memory");
+		return fg_err(err, len, "out of memory");
 	for (uint32_t b = 0; b < f->g.blocks; b++) {
 		const struct blk *k = &f->blk[b];
 		if (k->bad)
 			continue;
 		if (k->erase >= k->endurance) {
 			free(h);
-			return bad(err, len, "live block %u at erase %u >= endurance %u", b, k->erase, k->endurance);
+			return fg_err(err, len, "live block %u at erase %u >= endurance %u", b,
+			              k->erase, k->endurance);
 		}
 		live++;
 		sum += k->erase;
 		if (k->erase >= f->ehist_len) {
 			free(h);
-			return bad(err, len, "block %u erase %u outside the histogram", b, k->erase);
+			return fg_err(err, len, "block %u erase %u outside the histogram", b,
+			              k->erase);
 		}
 		h[k->erase]++;
 	}
@@ -164,19 +172,21 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 	uint64_t got = mism == NONE ? 0 : h[mism];
 	free(h);
 	if (mism != NONE)
-		return bad(err, len, "erase histogram[%u]=%llu, blocks give %llu", mism,
-			   (unsigned long long)f->ehist[mism], (unsigned long long)got);
+		return fg_err(err, len, "erase histogram[%u]=%llu, blocks give %llu", mism,
+		              (unsigned long long)f->ehist[mism], (unsigned long long)got);
 	if (live != f->live_blocks || sum != f->erase_sum)
-		return bad(err, len, "live blocks %llu/%llu, erase sum %llu/%llu", (unsigned long long)live,
-			   (unsigned long long)f->live_blocks, (unsigned long long)sum,
-			   (unsigned long long)f->erase_sum);
+		return fg_err(err, len, "live blocks %llu/%llu, erase sum %llu/%llu",
+		              (unsigned long long)live, (unsigned long long)f->live_blocks,
+		              (unsigned long long)sum, (unsigned long long)f->erase_sum);
 	if (live && f->ehist[f->emin] == 0)
-		return bad(err, len, "emin %u has no block", f->emin);
+		return fg_err(err, len, "emin %u has no block", f->emin);
 	const struct ftl_stats *s = &f->st;
 	if (s->nand_write_bytes != s->host_prog_bytes + s->gc_prog_bytes + s->wl_prog_bytes + s->pad_prog_bytes)
-		return bad(err, len, "nand bytes %llu != host+gc+wl+pad", (unsigned long long)s->nand_write_bytes);
+		return fg_err(err, len, "nand bytes %llu != host+gc+wl+pad",
+		              (unsigned long long)s->nand_write_bytes);
 	if (s->host_prog_bytes < s->host_write_bytes)
-		return bad(err, len, "host program bytes %llu < host write bytes %llu",
-			   (unsigned long long)s->host_prog_bytes, (unsigned long long)s->host_write_bytes);
+		return fg_err(err, len, "host program bytes %llu < host write bytes %llu",
+		              (unsigned long long)s->host_prog_bytes,
+		              (unsigned long long)s->host_write_bytes);
 	return 0;
 }

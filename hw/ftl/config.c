@@ -10,11 +10,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "ftl_int.h"
+#include "parse.h"
 
 enum ktype { K_U32, K_U64, K_DBL, K_BOOL, K_ENUM, K_STR };
 
@@ -69,17 +70,6 @@ static const struct key keys[] = {
 #undef O
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return FTL_E_INVAL;
-}
-
 void ftl_config_default(struct ftl_config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -130,26 +120,20 @@ static const struct key *find_key(const char *name)
 	return NULL;
 }
 
-int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char *err, size_t len)
+/* The value of a string, bool or enum key into p. */
+static int set_word(const struct key *k, void *p, const char *name, const char *val, char *err,
+                    size_t len)
 {
-	const struct key *k = find_key(name);
-	char *end;
-	double d;
-	void *p;
+	char opts[128] = "";
 
-	if (!k)
-		return fail(err, len, "%s: unknown config key", name);
-	p = (char *)c + k->off;
-	if (!val || !*val)
-		return fail(err, len, "%s=: empty value", name);
 	switch (k->type) {
 	case K_STR:
 		if (strlen(val) >= FTL_NAME_MAX)
-			return fail(err, len, "%s=%s: longer than %d characters", name, val,
-				    FTL_NAME_MAX - 1);
+			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: longer than %d characters",
+			                 name, val, FTL_NAME_MAX - 1);
 		/* snapshots keep the config as key=value lines: a line break would end the value */
 		if (strpbrk(val, "\n\r"))
-			return fail(err, len, "%s: a line break in the value", name);
+			return fg_err_rc(err, len, FTL_E_INVAL, "%s: a line break in the value", name);
 		strcpy(p, val);
 		return FTL_OK;
 	case K_BOOL:
@@ -158,72 +142,98 @@ int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char
 		else if (!strcmp(val, "off") || !strcmp(val, "false") || !strcmp(val, "0"))
 			*(bool *)p = false;
 		else
-			return fail(err, len, "%s=%s: must be on or off", name, val);
+			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be on or off", name,
+			                 val);
 		return FTL_OK;
-	case K_ENUM:
+	default: /* K_ENUM */
 		for (int i = 0; k->names[i]; i++)
 			if (!strcmp(val, k->names[i])) {
 				*(int *)p = i;
 				return FTL_OK;
 			}
-		{
-			char opts[128] = "";
-			for (int i = 0; k->names[i]; i++) {
-				strcat(opts, i ? "|" : "");
-				strcat(opts, k->names[i]);
-			}
-			return fail(err, len, "%s=%s: must be one of %s", name, val, opts);
-		}
-	default:
-		break;
+		for (int i = 0, n = 0; k->names[i] && n < (int)sizeof(opts); i++)
+			n += snprintf(opts + n, sizeof(opts) - (size_t)n, "%s%s", i ? "|" : "",
+			              k->names[i]);
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be one of %s", name, val,
+		                 opts);
 	}
-	/* numbers: accept k/K, m/M, g/G, t/T binary suffixes for integer sizes */
+}
+
+/* A number for key k: integers take the binary size suffixes (common/parse: k, KiB, ...). */
+static int parse_number(const struct key *k, const char *name, const char *val, double *out,
+                        char *err, size_t len)
+{
+	char *end;
+	double d;
+
 	errno = 0;
 	d = strtod(val, &end);
 	if (end == val || errno)
-		return fail(err, len, "%s=%s: not a number", name, val);
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: not a number", name, val);
 	if (k->type != K_DBL && *end) {
-		double mul = 0;
-		switch (*end) {
-		case 'k': case 'K': mul = 1024.0; break;
-		case 'm': case 'M': mul = 1048576.0; break;
-		case 'g': case 'G': mul = 1073741824.0; break;
-		case 't': case 'T': mul = 1099511627776.0; break;
-		}
-		if (mul && (!end[1] || ((end[1] == 'i' || end[1] == 'B') && !end[2]) ||
-			    (end[1] == 'i' && end[2] == 'B' && !end[3]))) {
+		double mul = fg_size_suffix(end); /* the CLI's sizes and the config's: one rule */
+		if (mul) {
 			d *= mul;
 			end += strlen(end);
 		}
 	}
 	if (*end)
-		return fail(err, len, "%s=%s: trailing characters '%s'", name, val, end);
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: trailing characters '%s'", name,
+		                 val, end);
 	if (!isfinite(d))
-		return fail(err, len, "%s=%s: not a finite number", name, val);
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: not a finite number", name, val);
 	if (k->type != K_DBL && d != floor(d))
-		return fail(err, len, "%s=%s: must be an integer", name, val);
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be an integer", name, val);
+	*out = d;
+	return FTL_OK;
+}
+
+int ftl_config_set(struct ftl_config *c, const char *name, const char *val, char *err, size_t len)
+{
+	const struct key *k = find_key(name);
+	double d = 0; /* set by parse_number() on success (gcc cannot always see it) */
+	void *p;
+	int rc;
+
+	if (!k)
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s: unknown config key", name);
+	p = (char *)c + k->off;
+	if (!val || !*val)
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=: empty value", name);
+	if (k->type == K_STR || k->type == K_BOOL || k->type == K_ENUM)
+		return set_word(k, p, name, val, err, len);
+	if ((rc = parse_number(k, name, val, &d, err, len)))
+		return rc;
 	/* op_percent and spare_factor are alternatives: setting one clears the other */
 	if (!strcmp(name, "op_percent") || !strcmp(name, "spare_factor")) {
 		if (d < k->min || d > k->max)
-			return fail(err, len, "%s=%s: must be in [%g, %g]", name, val, k->min, k->max);
+			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be in [%g, %g]", name,
+			                 val, k->min, k->max);
 		c->op_percent = c->spare_factor = -1;
 		*(double *)p = d;
 		return FTL_OK;
 	}
 	if (d < k->min)
-		return fail(err, len, k->min == 1 && k->type != K_DBL ? "%s=%s: must be > 0" : "%s=%s: must be >= %g",
-			    name, val, k->min);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 k->min == 1 && k->type != K_DBL ? "%s=%s: must be > 0"
+		                                                 : "%s=%s: must be >= %g",
+		                 name, val, k->min);
 	if (d > k->max)
-		return fail(err, len, "%s=%s: must be <= %g", name, val, k->max);
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%s: must be <= %g", name, val, k->max);
 	switch (k->type) {
 	case K_U32: *(uint32_t *)p = (uint32_t)d; break;
-	case K_U64: *(uint64_t *)p = strtoull(val, NULL, 0); break;
+	case K_U64: {
+		/* exact past 2^53 when given in digits; a size suffix ("4k") was applied to d */
+		char *e;
+		uint64_t v = strtoull(val, &e, 0);
+		*(uint64_t *)p = *e ? (uint64_t)d : v;
+		break;
+	}
 	case K_DBL: *(double *)p = d; break;
 	default: break;
 	}
 	return FTL_OK;
 }
-
 
 size_t ftl_config_format(const struct ftl_config *c, char *buf, size_t len)
 {
@@ -262,7 +272,8 @@ static int check_bounds(const struct ftl_config *c, const struct key *k, char *e
 		while (k->names[n])
 			n++;
 		if (v < 0 || v >= n)
-			return fail(err, len, "%s=%d: not a valid choice", k->name, v);
+			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%d: not a valid choice",
+			                 k->name, v);
 		return FTL_OK;
 	}
 	default: return FTL_OK;
@@ -272,11 +283,45 @@ static int check_bounds(const struct ftl_config *c, const struct key *k, char *e
 			return FTL_OK;
 	if (d < k->min) {
 		if (k->min == 1 && k->type == K_U32)
-			return fail(err, len, "%s=%g: must be > 0", k->name, d);
-		return fail(err, len, "%s=%g: must be >= %g", k->name, d, k->min);
+			return fg_err_rc(err, len, FTL_E_INVAL, "%s=%g: must be > 0", k->name, d);
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%g: must be >= %g", k->name, d, k->min);
 	}
 	if (d > k->max)
-		return fail(err, len, "%s=%g: must be <= %g", k->name, d, k->max);
+		return fg_err_rc(err, len, FTL_E_INVAL, "%s=%g: must be <= %g", k->name, d, k->max);
+	return FTL_OK;
+}
+
+/*
+ * The GC thresholds, and the check that the spare can hold the GC units that never hold
+ * reclaimable data (the reserve and the open write frontiers) with room to spare.
+ */
+static int derive_gc(const struct ftl_config *c, struct ftl_geometry *g, char *err, size_t len)
+{
+	/* GC units that never hold reclaimable data: the reserve, and open frontier blocks */
+	uint32_t nfront = c->host_streams + (c->gc_stream == FTL_GC_SEPARATE);
+	g->reserve_gc_units = c->gc_reserve * (g->planes / g->blocks_per_gc_unit);
+	g->fg_free_gc_units = (uint32_t)ceil(c->gc_fg_free_pct / 100.0 * g->gc_units);
+	if (g->fg_free_gc_units < g->reserve_gc_units)
+		g->fg_free_gc_units = g->reserve_gc_units;
+	g->bg_free_gc_units = (uint32_t)ceil(c->gc_bg_free_pct / 100.0 * g->gc_units);
+	if (g->bg_free_gc_units < g->fg_free_gc_units)
+		g->bg_free_gc_units = g->fg_free_gc_units;
+	uint64_t held = (uint64_t)g->fg_free_gc_units + 1 +
+	                (uint64_t)nfront * g->frontier_slots / g->blocks_per_gc_unit;
+	uint64_t spare_gu = (g->phys_units - g->user_units) / g->units_per_gc_unit;
+	if (spare_gu < held + 2)
+		return fg_err_rc(
+		        err, len, FTL_E_INVAL,
+		        "%s=%g: only %llu spare GC units, need > %llu (GC reserve %u + %u open "
+		        "frontier units + 2); raise the spare or use more, smaller blocks",
+		        c->spare_factor >= 0 ? "spare_factor" : "op_percent",
+		        c->spare_factor >= 0 ? c->spare_factor : c->op_percent,
+		        (unsigned long long)spare_gu, (unsigned long long)held + 1,
+		        g->fg_free_gc_units, (unsigned)(held - g->fg_free_gc_units - 1));
+	if (c->gc_bg_free_pct < c->gc_fg_free_pct)
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "gc_bg_free_pct=%g: must be >= gc_fg_free_pct=%g",
+		                 c->gc_bg_free_pct, c->gc_fg_free_pct);
 	return FTL_OK;
 }
 
@@ -293,38 +338,46 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 		if ((rc = check_bounds(c, &keys[i], err, len)))
 			return rc;
 	if ((c->op_percent < 0) == (c->spare_factor < 0))
-		return fail(err, len, "op_percent/spare_factor: set exactly one of the two");
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "op_percent/spare_factor: set exactly one of the two");
 	if (c->unit_size % FTL_SECTOR)
-		return fail(err, len, "unit_size=%u: must be a multiple of %u", c->unit_size, FTL_SECTOR);
+		return fg_err_rc(err, len, FTL_E_INVAL, "unit_size=%u: must be a multiple of %u",
+		                 c->unit_size, FTL_SECTOR);
 	if (c->page_size % c->unit_size)
-		return fail(err, len, "page_size=%u: must be a multiple of unit_size=%u", c->page_size,
-			    c->unit_size);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "page_size=%u: must be a multiple of unit_size=%u", c->page_size,
+		                 c->unit_size);
 	uint64_t planes = (uint64_t)c->channels * c->luns_per_channel * c->planes_per_lun;
 	uint64_t blocks = planes * c->blocks_per_plane;
 	if (planes > 65536)
-		return fail(err, len, "channels*luns_per_channel*planes_per_lun=%llu: must be <= 65536",
-			    (unsigned long long)planes);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "channels*luns_per_channel*planes_per_lun=%llu: must be <= 65536",
+		                 (unsigned long long)planes);
 	if (blocks >= (1ull << 31))
-		return fail(err, len, "blocks_per_plane=%u: %llu blocks in all, must be < 2^31",
-			    c->blocks_per_plane, (unsigned long long)blocks);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "blocks_per_plane=%u: %llu blocks in all, must be < 2^31",
+		                 c->blocks_per_plane, (unsigned long long)blocks);
 	g->units_per_page = c->page_size / c->unit_size;
 	if (g->units_per_page > 64)
-		return fail(err, len, "page_size=%u: at most 64 mapping units (unit_size=%u) per page",
-			    c->page_size, c->unit_size);
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "page_size=%u: at most 64 mapping units (unit_size=%u) per page",
+		                 c->page_size, c->unit_size);
 	uint64_t upb = (uint64_t)g->units_per_page * c->pages_per_block;
 	uint64_t phys = blocks * upb;
 	if (phys >= UINT32_MAX)
-		return fail(err, len,
-			    "unit_size=%u: %llu physical mapping units, must be < 2^32 (use a larger "
-			    "unit_size or fewer blocks)",
-			    c->unit_size, (unsigned long long)phys);
+		return fg_err_rc(
+		        err, len, FTL_E_INVAL,
+		        "unit_size=%u: %llu physical mapping units, must be < 2^32 (use a larger "
+		        "unit_size or fewer blocks)",
+		        c->unit_size, (unsigned long long)phys);
 	g->planes = (uint32_t)planes;
 	g->luns = c->channels * c->luns_per_channel;
 	g->blocks = (uint32_t)blocks;
 	g->units_per_block = (uint32_t)upb;
 	g->blocks_per_gc_unit = c->gc_unit == FTL_GC_SUPERBLOCK ? g->planes : 1;
 	if ((uint64_t)upb * g->blocks_per_gc_unit >= UINT32_MAX)
-		return fail(err, len, "pages_per_block=%u: GC unit too large", c->pages_per_block);
+		return fg_err_rc(err, len, FTL_E_INVAL, "pages_per_block=%u: GC unit too large",
+		                 c->pages_per_block);
 	g->units_per_gc_unit = (uint32_t)upb * g->blocks_per_gc_unit;
 	g->gc_units = g->blocks / g->blocks_per_gc_unit;
 	g->frontier_slots = g->planes; /* one open block per plane */
@@ -335,32 +388,10 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 	/* sectors must not straddle: user bytes is a whole number of units */
 	g->user_bytes = g->user_units * c->unit_size;
 	if (g->user_units == 0)
-		return fail(err, len, "spare_factor=%g: leaves no user capacity", sf);
+		return fg_err_rc(err, len, FTL_E_INVAL, "spare_factor=%g: leaves no user capacity",
+		                 sf);
 
-	/* GC units that never hold reclaimable data: the reserve, and open frontier blocks */
-	uint32_t nfront = c->host_streams + (c->gc_stream == FTL_GC_SEPARATE);
-	g->reserve_gc_units = c->gc_reserve * (g->planes / g->blocks_per_gc_unit);
-	g->fg_free_gc_units = (uint32_t)ceil(c->gc_fg_free_pct / 100.0 * g->gc_units);
-	if (g->fg_free_gc_units < g->reserve_gc_units)
-		g->fg_free_gc_units = g->reserve_gc_units;
-	g->bg_free_gc_units = (uint32_t)ceil(c->gc_bg_free_pct / 100.0 * g->gc_units);
-	if (g->bg_free_gc_units < g->fg_free_gc_units)
-		g->bg_free_gc_units = g->fg_free_gc_units;
-	uint64_t held = (uint64_t)g->fg_free_gc_units + 1 + (uint64_t)nfront * g->frontier_slots /
-								g->blocks_per_gc_unit;
-	uint64_t spare_gu = (phys - g->user_units) / g->units_per_gc_unit;
-	if (spare_gu < held + 2)
-		return fail(err, len,
-			    "%s=%g: only %llu spare GC units, need > %llu (GC reserve %u + %u open "
-			    "frontier units + 2); raise the spare or use more, smaller blocks",
-			    c->spare_factor >= 0 ? "spare_factor" : "op_percent",
-			    c->spare_factor >= 0 ? c->spare_factor : c->op_percent,
-			    (unsigned long long)spare_gu, (unsigned long long)held + 1,
-			    g->fg_free_gc_units, (unsigned)(held - g->fg_free_gc_units - 1));
-	if (c->gc_bg_free_pct < c->gc_fg_free_pct)
-		return fail(err, len, "gc_bg_free_pct=%g: must be >= gc_fg_free_pct=%g",
-			    c->gc_bg_free_pct, c->gc_fg_free_pct);
-	return FTL_OK;
+	return derive_gc(c, g, err, len);
 }
 
 int ftl_config_validate(const struct ftl_config *c, char *err, size_t len)

@@ -77,7 +77,10 @@ int ftl_config_set(struct ftl_config *cfg, const char *key, const char *value, c
 		   size_t errlen);
 /* Check the whole config; the error names the offending key, e.g. "pages_per_block=0: must be > 0". */
 int ftl_config_validate(const struct ftl_config *cfg, char *err, size_t errlen);
-/* Write every key as "key=value\n" lines; returns the length (snprintf semantics). */
+/* Write every key as "key=value\n" lines; returns the length (snprintf semantics: a result
+ * >= len means the text was cut). FTL_CONFIG_TEXT_MAX holds any config's text with room to
+ * spare (about 1.3 KB today), and is the bound a snapshot's config section is read against. */
+#define FTL_CONFIG_TEXT_MAX 8192
 size_t ftl_config_format(const struct ftl_config *cfg, char *buf, size_t len);
 /* Iterate the key table: returns NULL past the end. help gets a one-line description. */
 const char *ftl_config_key(size_t i, const char **help);

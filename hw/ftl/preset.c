@@ -28,19 +28,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "ftl_int.h"
-
-static int fail(char *err, size_t len, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return status;
-}
+#include "parse.h"
 
 /* snprintf into a fixed buffer; false when it does not fit. */
 static bool put(char *dst, size_t len, const char *fmt, ...)
@@ -264,12 +254,12 @@ static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *er
 	int rc = FTL_OK;
 
 	if (!f)
-		return fail(err, errlen, FTL_E_IO, "%s: %s", in->path, strerror(errno));
+		return fg_err_rc(err, errlen, FTL_E_IO, "%s: %s", in->path, strerror(errno));
 	/* op_percent and spare_factor are alternatives: a preset names one of them */
 	cfg->op_percent = cfg->spare_factor = -1;
 	set_name(cfg, in->path);
 	for (;;) {
-		char *s, *eq, *key, *val;
+		char *s, *key, *val;
 
 		errno = 0; /* getline() leaves it alone at end of file */
 		if (getline(&line, &cap, f) < 0)
@@ -292,35 +282,33 @@ static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *er
 			have_ssd |= group == G_SSD;
 			continue;
 		}
-		eq = strchr(s, '=');
-		if (!eq || eq == s)
+		if (fg_kv_split(s, FG_KV_TRIM, &key, &val))
 			goto syntax;
-		*eq = 0;
-		key = trim(s);
-		val = trim(eq + 1);
 		if (group == G_NONE) {
-			rc = fail(err, errlen, FTL_E_INVAL, "%s:%u: %s= before any [group]",
-			          in->path, lineno, key);
+			rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s:%u: %s= before any [group]",
+			               in->path, lineno, key);
 			goto out;
 		}
 		if (group == G_SSD && ftl_config_set(cfg, key, val, kerr, sizeof(kerr))) {
-			rc = fail(err, errlen, FTL_E_INVAL, "%s:%u: %s", in->path, lineno, kerr);
+			rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s:%u: %s", in->path, lineno,
+			               kerr);
 			goto out;
 		}
 		if (group == G_ABOUT && !strcmp(key, "description"))
 			snprintf(in->description, sizeof(in->description), "%s", val);
 	}
 	if (ferror(f) || errno == ENOMEM)
-		rc = fail(err, errlen, errno == ENOMEM ? FTL_E_NOMEM : FTL_E_IO, "%s: %s", in->path,
-		          strerror(errno));
+		rc = fg_err_rc(err, errlen, errno == ENOMEM ? FTL_E_NOMEM : FTL_E_IO, "%s: %s",
+		               in->path, strerror(errno));
 	else if (!have_ssd)
-		rc = fail(err, errlen, FTL_E_INVAL, "%s: no [ssd] group", in->path);
+		rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s: no [ssd] group", in->path);
 	else if (cfg->op_percent < 0 && cfg->spare_factor < 0)
-		rc = fail(err, errlen, FTL_E_INVAL, "%s: set op_percent or spare_factor", in->path);
+		rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s: set op_percent or spare_factor",
+		               in->path);
 	goto out;
 syntax:
-	rc = fail(err, errlen, FTL_E_INVAL, "%s:%u: expected [group] or key=value", in->path,
-	          lineno);
+	rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s:%u: expected [group] or key=value", in->path,
+	               lineno);
 out:
 	free(line);
 	fclose(f);
@@ -337,16 +325,16 @@ int ftl_preset_load(struct ftl_config *cfg, const char *name_or_file, const char
 	ftl_config_default(cfg);
 	in->path[0] = in->description[0] = 0;
 	if (!name || !*name)
-		return fail(err, errlen, FTL_E_INVAL, "empty preset name");
+		return fg_err_rc(err, errlen, FTL_E_INVAL, "empty preset name");
 	if (strchr(name, '/') || ends_with(name, ".ini")) {
 		if (!put(in->path, sizeof(in->path), "%s", name))
-			return fail(err, errlen, FTL_E_INVAL, "%.64s...: path too long", name);
+			return fg_err_rc(err, errlen, FTL_E_INVAL, "%.64s...: path too long", name);
 		return read_ini(cfg, in, err, errlen);
 	}
 	if (!put(file, sizeof(file), "%s.ini", name))
-		return fail(err, errlen, FTL_E_INVAL, "preset name '%.64s...' too long", name);
+		return fg_err_rc(err, errlen, FTL_E_INVAL, "preset name '%.64s...' too long", name);
 	if (ftl_search_find(dirs, file, in->path, sizeof(in->path)))
-		return fail(err, errlen, FTL_E_NOENT, "unknown preset '%s' (no %s in %s)", name,
-		            file, ftl_search_path_str(dirs, list, sizeof(list)));
+		return fg_err_rc(err, errlen, FTL_E_NOENT, "unknown preset '%s' (no %s in %s)",
+		                 name, file, ftl_search_path_str(dirs, list, sizeof(list)));
 	return read_ini(cfg, in, err, errlen);
 }

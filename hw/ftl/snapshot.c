@@ -19,7 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "ftl_int.h"
+#include "parse.h"
 
 #define MAGIC "FGFTLSNP"
 #define VERSION 1u
@@ -116,9 +118,16 @@ static void fill_hdr(struct hdr *h)
 
 int ftl_snapshot_save(const struct ftl *f, const char *path, char *err, size_t errlen)
 {
-	char *tmp = malloc(strlen(path) + 16), cfgtext[8192];
+	char *tmp, cfgtext[FTL_CONFIG_TEXT_MAX];
 	struct hdr h;
 	struct wr w = {0};
+
+	/* a cut config would load as a different drive: refuse before touching the file */
+	if (ftl_config_format(&f->cfg, cfgtext, sizeof(cfgtext)) >= sizeof(cfgtext))
+		return fg_err_rc(err, errlen, FTL_E_INVAL,
+		                 "%s: the drive's config is longer than %d bytes", path,
+		                 FTL_CONFIG_TEXT_MAX - 1);
+	tmp = malloc(strlen(path) + 16);
 	if (!tmp)
 		return snprintf(err, errlen, "out of memory"), FTL_E_NOMEM;
 	sprintf(tmp, "%s.tmp.XXXXXX", path);
@@ -128,7 +137,6 @@ int ftl_snapshot_save(const struct ftl *f, const char *path, char *err, size_t e
 		free(tmp);
 		return FTL_E_IO;
 	}
-	ftl_config_format(&f->cfg, cfgtext, sizeof(cfgtext));
 	/* header placeholder, then the body, then the real header */
 	fill_hdr(&h);
 	put(&w, &h, sizeof(h));
@@ -258,11 +266,11 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 	struct rd r = {buf, h.body_len, 0, NULL};
 	uint64_t clen;
 	memcpy(&clen, r.p, sizeof(clen));
-	if (clen >= 8192 || clen + 8 > r.left) {
+	if (clen >= FTL_CONFIG_TEXT_MAX || clen + 8 > r.left) {
 		load_fail(err, errlen, path, "bad config section");
 		goto out;
 	}
-	char text[8192];
+	char text[FTL_CONFIG_TEXT_MAX], *save;
 	memcpy(text, r.p + 8, clen);
 	text[clen] = 0;
 	r.p += 8 + clen;
@@ -270,15 +278,13 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 	struct ftl_config cfg;
 	ftl_config_default(&cfg);
 	cfg.op_percent = cfg.spare_factor = -1;
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		char *eq = strchr(line, '=');
-		char e2[256];
-		if (!eq) {
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *key, *val, e2[256];
+		if (fg_kv_split(line, 0, &key, &val)) {
 			load_fail(err, errlen, path, "bad config line");
 			goto out;
 		}
-		*eq = 0;
-		if (ftl_config_set(&cfg, line, eq + 1, e2, sizeof(e2))) {
+		if (ftl_config_set(&cfg, key, val, e2, sizeof(e2))) {
 			snprintf(err, errlen, "%s: config in snapshot: %s", path, e2);
 			goto out;
 		}

@@ -29,6 +29,6 @@ ${CC:-gcc} -std=gnu11 -O2 -g ${EXTRA_CFLAGS:-} -Wall -Wextra -Wno-unused-paramet
 	-D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
 	-I"$gen" -I"$root/hw/ftl" -I"$root/common" -I"$root/hw/nbdkit" \
 	$(pkg-config --cflags nbdkit) \
-	"$root"/hw/nbdkit/plugin.c "$root"/hw/nbdkit/store.c "$root"/hw/ftl/*.c "$root"/common/json.c \
+	"$root"/hw/nbdkit/plugin.c "$root"/hw/nbdkit/store.c "$root"/hw/ftl/*.c "$root"/common/json.c "$root"/common/err.c "$root"/common/parse.c \
 	-lpthread -lm -ldl \
 	-o "$out/nbdkit-femu-gandalf-plugin.so"

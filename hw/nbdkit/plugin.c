@@ -58,6 +58,7 @@
 
 #include "fg_paths.h"
 #include "ftl.h"
+#include "parse.h"
 #include "json.h"
 #include "store.h"
 
@@ -274,6 +275,67 @@ static const char *reason(const char *err, const char *kv)
 	return !strncmp(err, kv, n) && err[n] == ':' && err[n + 1] == ' ' ? err + n + 2 : err;
 }
 
+/* Apply one set=KEY=VALUE to cfg (common/parse splits it): 0, or -1 with the error printed. */
+static int apply_set(struct ftl_config *cfg, const char *kv)
+{
+	char key[FTL_NAME_MAX], err[256];
+	const char *val;
+	int rc = fg_kv_split_copy(kv, key, sizeof(key), &val);
+
+	if (rc == -1) {
+		nbdkit_error("set=%s: expected set=key=value (keys: femu-gandalf config-keys)", kv);
+		return -1;
+	}
+	if (rc == -2) { /* no key is this long */
+		nbdkit_error("set=%s: unknown config key (keys: femu-gandalf config-keys)", kv);
+		return -1;
+	}
+	if (ftl_config_set(cfg, key, val, err, sizeof(err))) {
+		nbdkit_error("set=%s: %s", kv, reason(err, kv));
+		return -1;
+	}
+	return 0;
+}
+
+static int config_set(const char *value)
+{
+	struct ftl_config scratch;
+
+	if (g.nsets == MAX_SETS) {
+		nbdkit_error("set=%s: more than %d set= parameters", value, MAX_SETS);
+		return -1;
+	}
+	/* check the key and the value's syntax and bounds now; relations between keys are
+	 * checked once the preset is loaded */
+	ftl_config_default(&scratch);
+	if (apply_set(&scratch, value))
+		return -1;
+	g.sets[g.nsets] = strdup(value);
+	return g.sets[g.nsets++] ? 0 : -1;
+}
+
+static int config_data(const char *value)
+{
+	free(g.data_spec);
+	free(g.data_path);
+	g.data_path = NULL;
+	g.data_spec = strdup(value);
+	if (!strcmp(value, "ram")) {
+		g.data = STORE_RAM;
+	} else if (!strcmp(value, "none")) {
+		g.data = STORE_NONE;
+	} else if (!strncmp(value, "file:", 5) && value[5]) {
+		g.data = STORE_FILE;
+		g.data_path = nbdkit_absolute_path(value + 5);
+		if (!g.data_path)
+			return -1;
+	} else {
+		nbdkit_error("data=%s: expected ram, none or file:PATH", value);
+		return -1;
+	}
+	return 0;
+}
+
 static int fg_config(const char *key, const char *value)
 {
 	if (!strcmp(key, "preset")) {
@@ -284,55 +346,10 @@ static int fg_config(const char *key, const char *value)
 		g.preset = strdup(value);
 		return g.preset ? 0 : -1;
 	}
-	if (!strcmp(key, "set")) {
-		struct ftl_config scratch;
-		char err[256];
-		const char *eq = strchr(value, '=');
-		if (!eq || eq == value) {
-			nbdkit_error(
-			        "set=%s: expected set=key=value (keys: femu-gandalf config-keys)",
-			        value);
-			return -1;
-		}
-		if (g.nsets == MAX_SETS) {
-			nbdkit_error("set=%s: more than %d set= parameters", value, MAX_SETS);
-			return -1;
-		}
-		/* check the key and the value's syntax and bounds now; relations between keys are
-		 * checked once the preset is loaded */
-		char *k = strndup(value, (size_t)(eq - value));
-		ftl_config_default(&scratch);
-		int rc = k ? ftl_config_set(&scratch, k, eq + 1, err, sizeof(err)) : FTL_E_NOMEM;
-		free(k);
-		if (rc) {
-			if (rc == FTL_E_NOMEM)
-				strcpy(err, "out of memory");
-			nbdkit_error("set=%s: %s", value, reason(err, value));
-			return -1;
-		}
-		g.sets[g.nsets] = strdup(value);
-		return g.sets[g.nsets++] ? 0 : -1;
-	}
-	if (!strcmp(key, "data")) {
-		free(g.data_spec);
-		free(g.data_path);
-		g.data_path = NULL;
-		g.data_spec = strdup(value);
-		if (!strcmp(value, "ram")) {
-			g.data = STORE_RAM;
-		} else if (!strcmp(value, "none")) {
-			g.data = STORE_NONE;
-		} else if (!strncmp(value, "file:", 5) && value[5]) {
-			g.data = STORE_FILE;
-			g.data_path = nbdkit_absolute_path(value + 5);
-			if (!g.data_path)
-				return -1;
-		} else {
-			nbdkit_error("data=%s: expected ram, none or file:PATH", value);
-			return -1;
-		}
-		return 0;
-	}
+	if (!strcmp(key, "set"))
+		return config_set(value);
+	if (!strcmp(key, "data"))
+		return config_data(value);
 	if (!strcmp(key, "snapshot"))
 		return set_path(&g.snapshot, key, value);
 	if (!strcmp(key, "stats"))
@@ -414,11 +431,15 @@ static int load_preset(struct ftl_config *cfg)
 static int config_diff(const struct ftl_config *want, const struct ftl_config *have, char *out,
                        size_t outlen)
 {
-	char a[8192], b[8192];
+	char a[FTL_CONFIG_TEXT_MAX], b[FTL_CONFIG_TEXT_MAX];
 	char *sa, *sb, *la, *lb;
 
-	ftl_config_format(want, a, sizeof(a));
-	ftl_config_format(have, b, sizeof(b));
+	/* a cut text could hide the difference: say so instead */
+	if (ftl_config_format(want, a, sizeof(a)) >= sizeof(a) ||
+	    ftl_config_format(have, b, sizeof(b)) >= sizeof(b))
+		return snprintf(out, outlen, "config longer than %d bytes: cannot compare",
+		                FTL_CONFIG_TEXT_MAX - 1),
+		       1;
 	la = strtok_r(a, "\n", &sa);
 	lb = strtok_r(b, "\n", &sb);
 	for (; la || lb; la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
@@ -442,36 +463,12 @@ static char *data_sidecar(void)
 	return p;
 }
 
-static int fg_config_complete(void)
+/* The drive: the snapshot's when snapshot= names an existing file (it must match cfg), else a
+ * fresh one from cfg. */
+static int open_drive(const struct ftl_config *cfg)
 {
-	struct ftl_config cfg;
 	char err[512];
 	struct stat st;
-
-	if (!g.preset) {
-		char dirs[2048];
-		nbdkit_error(
-		        "preset= is required: a name from %s (femu-gandalf presets) or an .ini "
-		        "file",
-		        ftl_search_path_str(g.presets.dir, dirs, sizeof(dirs)));
-		return -1;
-	}
-	if (load_preset(&cfg))
-		return -1;
-	for (int i = 0; i < g.nsets; i++) {
-		char *eq = strchr(g.sets[i], '=');
-		*eq = 0;
-		int rc = ftl_config_set(&cfg, g.sets[i], eq + 1, err, sizeof(err));
-		*eq = '=';
-		if (rc) {
-			nbdkit_error("set=%s: %s", g.sets[i], reason(err, g.sets[i]));
-			return -1;
-		}
-	}
-	if (ftl_config_validate(&cfg, err, sizeof(err))) {
-		nbdkit_error("preset=%s%s: %s", g.preset, g.nsets ? " with set=" : "", err);
-		return -1;
-	}
 
 	if (g.snapshot && stat(g.snapshot, &st) == 0) {
 		g.ftl = ftl_snapshot_load(g.snapshot, err, sizeof(err));
@@ -479,7 +476,7 @@ static int fg_config_complete(void)
 			nbdkit_error("snapshot=%s: %s", g.snapshot, err);
 			return -1;
 		}
-		if (config_diff(&cfg, ftl_get_config(g.ftl), err, sizeof(err))) {
+		if (config_diff(cfg, ftl_get_config(g.ftl), err, sizeof(err))) {
 			nbdkit_error(
 			        "snapshot=%s: %s (preset= and set= must describe the drive the "
 			        "snapshot was saved from)",
@@ -495,14 +492,19 @@ static int fg_config_complete(void)
 			nbdkit_error("snapshot=%s: %s", g.snapshot, strerror(errno));
 			return -1;
 		}
-		g.ftl = ftl_create(&cfg, err, sizeof(err));
+		g.ftl = ftl_create(cfg, err, sizeof(err));
 		if (!g.ftl) {
 			nbdkit_error("preset=%s: %s", g.preset, err);
 			return -1;
 		}
 	}
-	g.size = ftl_get_geometry(g.ftl)->user_bytes;
-	g.unit = ftl_get_config(g.ftl)->unit_size;
+	return 0;
+}
+
+/* The data store, and a loaded snapshot's data when the store is in RAM. */
+static int open_store(void)
+{
+	char err[512];
 
 	if (store_open(&g.store, g.data, g.data_path, g.size, !g.loaded, err, sizeof(err))) {
 		nbdkit_error("%s", err);
@@ -520,6 +522,37 @@ static int fg_config_complete(void)
 		if (rc)
 			return -1;
 	}
+	return 0;
+}
+
+static int fg_config_complete(void)
+{
+	struct ftl_config cfg;
+	char err[512];
+
+	if (!g.preset) {
+		char dirs[2048];
+		nbdkit_error(
+		        "preset= is required: a name from %s (femu-gandalf presets) or an .ini "
+		        "file",
+		        ftl_search_path_str(g.presets.dir, dirs, sizeof(dirs)));
+		return -1;
+	}
+	if (load_preset(&cfg))
+		return -1;
+	for (int i = 0; i < g.nsets; i++)
+		if (apply_set(&cfg, g.sets[i]))
+			return -1;
+	if (ftl_config_validate(&cfg, err, sizeof(err))) {
+		nbdkit_error("preset=%s%s: %s", g.preset, g.nsets ? " with set=" : "", err);
+		return -1;
+	}
+	if (open_drive(&cfg))
+		return -1;
+	g.size = ftl_get_geometry(g.ftl)->user_bytes;
+	g.unit = ftl_get_config(g.ftl)->unit_size;
+	if (open_store())
+		return -1;
 	nbdkit_debug("femu-gandalf: preset %s, %" PRIu64 " user bytes, data=%s%s, latency=%s",
 	             ftl_get_config(g.ftl)->name, g.size, g.data_spec ? g.data_spec : "ram",
 	             g.loaded ? ", snapshot loaded" : "", lat_names[g.latency]);
@@ -528,79 +561,82 @@ static int fg_config_complete(void)
 
 /* ---- stats -------------------------------------------------------------------------------- */
 
-static void write_stats(bool final)
+/* The plugin's own members: the "nbdkit" object of the stats file. */
+static void stats_plugin_json(struct json_out *j, bool final)
 {
-	static bool warned;
-	char *buf = NULL, *tmp = NULL;
-	size_t len = 0;
-	FILE *o;
-	int fd = -1;
-	uint64_t now = mono_ns();
-	const struct ftl_config *cfg = ftl_get_config(g.ftl);
-	uint64_t sleeps = atomic_load(&g.sleeps);
-	double bpd = (cfg->dwpd > 0 ? cfg->dwpd : 1) * (double)g.size;
+	uint64_t now = mono_ns(), sleeps = atomic_load(&g.sleeps), held = atomic_load(&g.held);
 
-	if (!g.stats || !(o = open_memstream(&buf, &len)))
-		return;
-	struct json_out j;
-	jout_init(&j, o);
-	jout_object(&j, NULL, JOUT_BLOCK);
-	jout_object(&j, "nbdkit", JOUT_INLINE);
-	jout_num(&j, "uptime_s", "%.3f", (double)(now - g.t0) / 1e9);
-	jout_bool(&j, "final", final);
-	jout_str(&j, "data", g.data_spec ? g.data_spec : "ram");
-	jout_u64(&j, "data_allocated_bytes", store_allocated(&g.store));
-	jout_str(&j, "snapshot", g.snapshot); /* null without one */
-	jout_bool(&j, "snapshot_loaded", g.loaded);
-	jout_u64(&j, "virtual_time_base_ns", g.base);
-	jout_break(&j);
-	jout_str(&j, "latency", lat_names[g.latency]);
-	jout_str(&j, "flush", g.flush_pad ? "pad" : "ignore");
-	jout_u64(&j, "fua_writes", atomic_load(&g.fua));
-	uint64_t held = atomic_load(&g.held);
-	jout_u64(&j, "held", held);
-	jout_num(&j, "release_late_ns_mean", "%.0f",
+	jout_object(j, "nbdkit", JOUT_INLINE);
+	jout_num(j, "uptime_s", "%.3f", (double)(now - g.t0) / 1e9);
+	jout_bool(j, "final", final);
+	jout_str(j, "data", g.data_spec ? g.data_spec : "ram");
+	jout_u64(j, "data_allocated_bytes", store_allocated(&g.store));
+	jout_str(j, "snapshot", g.snapshot); /* null without one */
+	jout_bool(j, "snapshot_loaded", g.loaded);
+	jout_u64(j, "virtual_time_base_ns", g.base);
+	jout_break(j);
+	jout_str(j, "latency", lat_names[g.latency]);
+	jout_str(j, "flush", g.flush_pad ? "pad" : "ignore");
+	jout_u64(j, "fua_writes", atomic_load(&g.fua));
+	jout_u64(j, "held", held);
+	jout_num(j, "release_late_ns_mean", "%.0f",
 	         held ? (double)atomic_load(&g.over_ns) / (double)held : 0.0);
-	jout_u64(&j, "sleeps", sleeps);
-	jout_num(&j, "sleep_late_ns_mean", "%.0f",
+	jout_u64(j, "sleeps", sleeps);
+	jout_num(j, "sleep_late_ns_mean", "%.0f",
 	         sleeps ? (double)atomic_load(&g.late_ns) / (double)sleeps : 0.0);
-	jout_u64(&j, "sleep_late_ns_ewma", atomic_load(&g.late_ewma_ns));
-	jout_break(&j);
-	jout_object(&j, "requests", JOUT_BLOCK);
+	jout_u64(j, "sleep_late_ns_ewma", atomic_load(&g.late_ewma_ns));
+	jout_break(j);
+	jout_object(j, "requests", JOUT_BLOCK);
 	for (int i = 0; i < OP_N; i++) {
 		struct op_stats *s = &g.ops[i];
 		uint64_t n = atomic_load(&s->n);
-		jout_object(&j, op_names[i], JOUT_INLINE);
-		jout_u64(&j, "n", n);
-		jout_u64(&j, "bytes", atomic_load(&s->bytes));
-		jout_u64(&j, "errors", atomic_load(&s->errors));
-		jout_num(&j, "model_ns_mean", "%.0f", n ? (double)atomic_load(&s->model_ns) / (double)n : 0.0);
-		jout_num(&j, "wall_ns_mean", "%.0f", n ? (double)atomic_load(&s->wall_ns) / (double)n : 0.0);
-		jout_end(&j);
+		jout_object(j, op_names[i], JOUT_INLINE);
+		jout_u64(j, "n", n);
+		jout_u64(j, "bytes", atomic_load(&s->bytes));
+		jout_u64(j, "errors", atomic_load(&s->errors));
+		jout_num(j, "model_ns_mean", "%.0f",
+		         n ? (double)atomic_load(&s->model_ns) / (double)n : 0.0);
+		jout_num(j, "wall_ns_mean", "%.0f",
+		         n ? (double)atomic_load(&s->wall_ns) / (double)n : 0.0);
+		jout_end(j);
 	}
-	jout_end(&j);
-	jout_break(&j);
-	jout_end(&j);
+	jout_end(j);
+	jout_break(j);
+	jout_end(j);
+}
+
+/* The stats file's text into *buf (*len bytes): the plugin's members, then the FTL's. -1
+ * (errno set) when the memory stream fails; else 0, and *jerr is jout_finish()'s verdict. */
+static int stats_json(bool final, char **buf, size_t *len, int *jerr)
+{
+	const struct ftl_config *cfg = ftl_get_config(g.ftl);
+	double bpd = (cfg->dwpd > 0 ? cfg->dwpd : 1) * (double)g.size;
+	struct json_out j;
+	FILE *o = open_memstream(buf, len);
+
+	if (!o)
+		return -1;
+	jout_init(&j, o);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	stats_plugin_json(&j, final);
 	pthread_mutex_lock(&g.lock);
 	ftl_json_members(g.ftl, bpd, &j);
 	pthread_mutex_unlock(&g.lock);
 	jout_end(&j);
-	int jerr = jout_finish(&j);
-	if (fclose(o) || !buf)
-		goto fail;
-	if (jerr) { /* cannot happen short of a bug here: keep the last good file */
-		if (!warned)
-			nbdkit_error("stats=%s: %s", g.stats, jout_strerror(jerr));
-		warned = true;
-		free(buf);
-		return;
-	}
+	*jerr = jout_finish(&j);
+	return fclose(o) || !*buf ? -1 : 0;
+}
 
-	size_t n = strlen(g.stats) + 16;
-	tmp = malloc(n);
+/* buf into path, atomically (a temporary file renamed over it): 0, or -1 with errno set. */
+static int write_atomic(const char *path, const char *buf, size_t len)
+{
+	size_t n = strlen(path) + 16;
+	char *tmp = malloc(n);
+	int fd, e;
+
 	if (!tmp)
-		goto fail;
-	snprintf(tmp, n, "%s.tmp.XXXXXX", g.stats);
+		return -1;
+	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		goto fail;
@@ -613,25 +649,42 @@ static void write_stats(bool final)
 			goto fail;
 		w += (size_t)k;
 	}
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
+	e = close(fd);
 	fd = -1;
-	if (rename(tmp, g.stats) < 0)
+	if (e < 0 || rename(tmp, path) < 0)
 		goto fail;
 	free(tmp);
-	free(buf);
-	return;
+	return 0;
 fail:
-	if (!warned) /* say it once; the next period tries again */
-		nbdkit_error("stats=%s: cannot write it: %s", g.stats, strerror(errno));
-	warned = true;
+	e = errno;
 	if (fd >= 0)
 		close(fd);
-	if (tmp)
-		unlink(tmp);
+	unlink(tmp);
 	free(tmp);
+	errno = e;
+	return -1;
+}
+
+static void write_stats(bool final)
+{
+	static bool warned; /* say it once; the next period tries again */
+	char *buf = NULL;
+	size_t len = 0;
+	int jerr = 0, rc;
+
+	if (!g.stats)
+		return;
+	rc = stats_json(final, &buf, &len, &jerr);
+	if (!rc && jerr) {
+		/* cannot happen short of a bug here: keep the last good file */
+		if (!warned)
+			nbdkit_error("stats=%s: %s", g.stats, jout_strerror(jerr));
+		warned = true;
+	} else if (rc || write_atomic(g.stats, buf, len)) {
+		if (!warned)
+			nbdkit_error("stats=%s: cannot write it: %s", g.stats, strerror(errno));
+		warned = true;
+	}
 	free(buf);
 }
 

@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,18 +28,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "store.h"
 
 #define CHUNK (1u << 20)
-
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t size, bool fresh,
                char *err, size_t errlen)
@@ -56,10 +47,10 @@ int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t
 	if (kind == STORE_RAM) {
 		s->fd = memfd_create("femu-gandalf-data", MFD_CLOEXEC);
 		if (s->fd < 0)
-			return fail(err, errlen, "data=ram: memfd_create: %s", strerror(errno));
+			return fg_err(err, errlen, "data=ram: memfd_create: %s", strerror(errno));
 		if (ftruncate(s->fd, (off_t)size) < 0) {
-			fail(err, errlen, "data=ram: cannot size the store to %llu bytes: %s",
-			     (unsigned long long)size, strerror(errno));
+			fg_err(err, errlen, "data=ram: cannot size the store to %llu bytes: %s",
+			       (unsigned long long)size, strerror(errno));
 			store_close(s);
 			return -1;
 		}
@@ -68,39 +59,39 @@ int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t
 	s->path = strdup(path);
 	s->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (s->fd < 0 || !s->path) {
-		fail(err, errlen, "data=file:%s: %s", path, strerror(errno));
+		fg_err(err, errlen, "data=file:%s: %s", path, strerror(errno));
 		store_close(s);
 		return -1;
 	}
 	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		fail(err, errlen, "data=file:%s: not a regular file", path);
+		fg_err(err, errlen, "data=file:%s: not a regular file", path);
 		store_close(s);
 		return -1;
 	}
 	if (flock(s->fd, LOCK_EX | LOCK_NB) < 0) {
-		fail(err, errlen, "data=file:%s: in use by another process (flock: %s)", path,
-		     strerror(errno));
+		fg_err(err, errlen, "data=file:%s: in use by another process (flock: %s)", path,
+		       strerror(errno));
 		store_close(s);
 		return -1;
 	}
 	if (fresh && st.st_size != 0) {
-		fail(err, errlen,
-		     "data=file:%s: exists and is not empty, but the drive starts empty (no "
-		     "snapshot "
-		     "loaded); remove the file, or pass the snapshot= it was saved with",
-		     path);
+		fg_err(err, errlen,
+		       "data=file:%s: exists and is not empty, but the drive starts empty (no "
+		       "snapshot "
+		       "loaded); remove the file, or pass the snapshot= it was saved with",
+		       path);
 		store_close(s);
 		return -1;
 	}
 	if (!fresh && st.st_size != 0 && (uint64_t)st.st_size != size) {
-		fail(err, errlen, "data=file:%s: size %llu does not match the drive's %llu bytes",
-		     path, (unsigned long long)st.st_size, (unsigned long long)size);
+		fg_err(err, errlen, "data=file:%s: size %llu does not match the drive's %llu bytes",
+		       path, (unsigned long long)st.st_size, (unsigned long long)size);
 		store_close(s);
 		return -1;
 	}
 	if (ftruncate(s->fd, (off_t)size) < 0) {
-		fail(err, errlen, "data=file:%s: cannot size it to %llu bytes: %s", path,
-		     (unsigned long long)size, strerror(errno));
+		fg_err(err, errlen, "data=file:%s: cannot size it to %llu bytes: %s", path,
+		       (unsigned long long)size, strerror(errno));
 		store_close(s);
 		return -1;
 	}
@@ -214,7 +205,7 @@ static int copy_sparse(int in, int out, uint64_t size, const char *what, char *e
 	bool seek_ok = true;
 
 	if (!buf)
-		return fail(err, errlen, "%s: out of memory", what);
+		return fg_err(err, errlen, "%s: out of memory", what);
 	while (pos < size) {
 		uint64_t data = pos, hole = size;
 		if (seek_ok) {
@@ -238,9 +229,9 @@ static int copy_sparse(int in, int out, uint64_t size, const char *what, char *e
 				continue;
 			if (r <= 0) {
 				free(buf);
-				return fail(err, errlen, "%s: read at %llu: %s", what,
-				            (unsigned long long)off,
-				            r < 0 ? strerror(errno) : "end of file");
+				return fg_err(err, errlen, "%s: read at %llu: %s", what,
+				              (unsigned long long)off,
+				              r < 0 ? strerror(errno) : "end of file");
 			}
 			if (!all_zero(buf, (size_t)r)) {
 				for (ssize_t w = 0; w < r;) {
@@ -250,11 +241,11 @@ static int copy_sparse(int in, int out, uint64_t size, const char *what, char *e
 						continue;
 					if (k < 0) {
 						free(buf);
-						return fail(err, errlen, "%s: write at %llu: %s",
-						            what,
-						            (unsigned long long)off +
-						                    (unsigned long long)w,
-						            strerror(errno));
+						return fg_err(err, errlen, "%s: write at %llu: %s",
+						              what,
+						              (unsigned long long)off +
+						                      (unsigned long long)w,
+						              strerror(errno));
 					}
 					w += k;
 				}
@@ -276,22 +267,23 @@ int store_save(struct store *s, const char *path, char *err, size_t errlen)
 	if (s->kind == STORE_NONE)
 		return 0;
 	if (!tmp)
-		return fail(err, errlen, "%s: out of memory", path);
+		return fg_err(err, errlen, "%s: out of memory", path);
 	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		fail(err, errlen, "%s: cannot create a temporary file: %s", path, strerror(errno));
+		fg_err(err, errlen, "%s: cannot create a temporary file: %s", path,
+		       strerror(errno));
 		free(tmp);
 		return -1;
 	}
 	rc = ftruncate(fd, (off_t)s->size) < 0
-	             ? fail(err, errlen, "%s: ftruncate: %s", tmp, strerror(errno))
+	             ? fg_err(err, errlen, "%s: ftruncate: %s", tmp, strerror(errno))
 	             : copy_sparse(s->fd, fd, s->size, path, err, errlen);
 	if (!rc && fsync(fd) < 0)
-		rc = fail(err, errlen, "%s: fsync: %s", tmp, strerror(errno));
+		rc = fg_err(err, errlen, "%s: fsync: %s", tmp, strerror(errno));
 	close(fd);
 	if (!rc && rename(tmp, path) < 0)
-		rc = fail(err, errlen, "%s: rename: %s", path, strerror(errno));
+		rc = fg_err(err, errlen, "%s: rename: %s", path, strerror(errno));
 	if (rc)
 		unlink(tmp);
 	free(tmp);
@@ -307,13 +299,13 @@ int store_load(struct store *s, const char *path, char *err, size_t errlen)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(err, errlen, "%s: %s", path, strerror(errno));
+		return fg_err(err, errlen, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0)
 		st.st_size = -1;
 	if ((uint64_t)st.st_size != s->size) {
 		close(fd);
-		return fail(err, errlen, "%s: size %llu does not match the drive's %llu bytes",
-		            path, (unsigned long long)st.st_size, (unsigned long long)s->size);
+		return fg_err(err, errlen, "%s: size %llu does not match the drive's %llu bytes",
+		              path, (unsigned long long)st.st_size, (unsigned long long)s->size);
 	}
 	rc = copy_sparse(fd, s->fd, s->size, path, err, errlen);
 	close(fd);
