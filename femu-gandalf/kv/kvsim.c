@@ -33,6 +33,8 @@
 #include <string.h>
 
 #include "kvsim.h"
+#include "u64map.h"
+#include "vec.h"
 
 static int fail(char *err, size_t len, const char *fmt, ...)
 {
@@ -43,81 +45,12 @@ static int fail(char *err, size_t len, const char *fmt, ...)
 	return -1;
 }
 
-/* ---- key -> object map ---- */
-
-static inline uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
-}
+/* ---- key -> object map (common/u64map.h) ---- */
 
 uint32_t kv_lookup(const struct kvsim *s, uint64_t key)
 {
-	uint64_t m = s->mcap - 1;
-	for (uint64_t i = mix(key) & m;; i = (i + 1) & m) {
-		if (s->map[i].val == KV_NONE)
-			return KV_NONE;
-		if (s->map[i].key == key)
-			return s->map[i].val;
-	}
-}
-
-/* Start fetching key's slot: a request's lookups are independent, so their misses can overlap. */
-static inline void map_prefetch(const struct kvsim *s, uint64_t key)
-{
-	__builtin_prefetch(&s->map[mix(key) & (s->mcap - 1)]);
-}
-
-static int map_grow(struct kvsim *s);
-
-static int map_put(struct kvsim *s, uint64_t key, uint32_t val)
-{
-	if ((s->mcount + 1) * 4 > s->mcap * 3 && map_grow(s))
-		return -1;
-	uint64_t m = s->mcap - 1, i = mix(key) & m;
-	while (s->map[i].val != KV_NONE)
-		i = (i + 1) & m;
-	s->map[i].key = key;
-	s->map[i].val = val;
-	s->mcount++;
-	return 0;
-}
-
-static int map_grow(struct kvsim *s)
-{
-	uint64_t ocap = s->mcap;
-	struct kv_slot *old = s->map, *n = malloc((ocap ? ocap * 2 : 1024) * sizeof(*n));
-	if (!n)
-		return -1;
-	s->map = n;
-	s->mcap = ocap ? ocap * 2 : 1024;
-	for (uint64_t i = 0; i < s->mcap; i++)
-		s->map[i].val = KV_NONE;
-	s->mcount = 0;
-	for (uint64_t i = 0; i < ocap; i++)
-		if (old[i].val != KV_NONE)
-			map_put(s, old[i].key, old[i].val);
-	free(old);
-	return 0;
-}
-
-static void map_del(struct kvsim *s, uint64_t key)
-{
-	uint64_t m = s->mcap - 1, i = mix(key) & m;
-	while (s->map[i].key != key || s->map[i].val == KV_NONE)
-		i = (i + 1) & m;
-	/* backward-shift deletion keeps every probe chain unbroken */
-	for (uint64_t j = (i + 1) & m; s->map[j].val != KV_NONE; j = (j + 1) & m) {
-		uint64_t h = mix(s->map[j].key) & m;
-		if (((j - h) & m) >= ((j - i) & m)) {
-			s->map[i] = s->map[j];
-			i = j;
-		}
-	}
-	s->map[i].val = KV_NONE;
-	s->mcount--;
+	uint64_t v = u64map_get(&s->map, key);
+	return v == U64MAP_EMPTY ? KV_NONE : (uint32_t)v;
 }
 
 /* ---- LRU lists ---- */
@@ -187,14 +120,8 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 		o = s->free_head;
 		s->free_head = s->obj[o].dnext;
 	} else {
-		if (s->nobj == s->cap) {
-			uint32_t c = s->cap ? s->cap * 2 : 4096;
-			struct kv_obj *n = realloc(s->obj, (size_t)c * sizeof(*n));
-			if (!n)
-				return KV_NONE;
-			s->obj = n;
-			s->cap = c;
-		}
+		if (s->nobj == KV_NONE - 1 || vec_reserve(s->obj, s->cap, (uint64_t)s->nobj + 1))
+			return KV_NONE;
 		o = s->nobj++;
 	}
 	struct kv_obj *x = &s->obj[o];
@@ -205,7 +132,7 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 	x->size = size;
 	x->dprev = x->dnext = x->sprev = x->snext = KV_NONE;
 	x->pol_link[0] = x->pol_link[1] = KV_NONE;
-	if (map_put(s, key, o))
+	if (u64map_put(&s->map, key, o))
 		return KV_NONE;
 	x = &s->obj[o];
 	x->parent = p;
@@ -264,7 +191,7 @@ static void obj_free(struct kvsim *s, uint32_t o)
 		if (x->sib[1] != KV_NONE)
 			s->obj[x->sib[1]].sib[0] = x->sib[0];
 	}
-	map_del(s, x->key);
+	u64map_del(&s->map, x->key);
 	x->in_dram = x->in_ssd = 0;
 	x->size = 0;
 	x->dnext = s->free_head;
@@ -316,14 +243,8 @@ static bool slot_alloc(struct kvsim *s, struct kv_obj *x)
 static void slot_free(struct kvsim *s, struct kv_obj *x)
 {
 	int k = x->kind;
-	if (s->nfree[k] == s->freecap[k]) {
-		uint64_t c = s->freecap[k] ? 2 * s->freecap[k] : 1024;
-		uint64_t *n = realloc(s->freeslot[k], c * sizeof(uint64_t));
-		if (!n)
-			return; /* the slot leaks; the allocator stays correct */
-		s->freeslot[k] = n;
-		s->freecap[k] = c;
-	}
+	if (vec_reserve(s->freeslot[k], s->freecap[k], s->nfree[k] + 1))
+		return; /* the slot leaks; the allocator stays correct */
 	s->freeslot[k][s->nfree[k]++] = x->lba;
 }
 
@@ -635,14 +556,8 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 
 static int lat_push(struct kvsim *s, double v)
 {
-	if (s->st.nlat == s->st.latcap) {
-		uint64_t c = s->st.latcap ? 2 * s->st.latcap : 4096;
-		double *n = realloc(s->st.lat, c * sizeof(double));
-		if (!n)
-			return -1;
-		s->st.lat = n;
-		s->st.latcap = c;
-	}
+	if (vec_reserve(s->st.lat, s->st.latcap, s->st.nlat + 1))
+		return -1;
 	s->st.lat[s->st.nlat++] = v;
 	return 0;
 }
@@ -665,19 +580,14 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 		s->pol->begin(s);
 
 	/* the usable prefix: all chunks cached up to r, and (hybrid) a state at b <= r */
-	if (n > s->idxcap) {
-		uint32_t *ni = realloc(s->idx, (size_t)n * sizeof(uint32_t));
-		if (!ni)
-			return fail(err, errlen, "out of memory");
-		s->idx = ni;
-		s->idxcap = n;
-	}
+	if (vec_reserve(s->idx, s->idxcap, n))
+		return fail(err, errlen, "out of memory");
 	uint32_t r = 0;
 	for (uint32_t i = 0; i < n && i < 8; i++)
-		map_prefetch(s, rq->blocks[i]);
+		u64map_prefetch(&s->map, rq->blocks[i]);
 	while (r < n) {
 		if (r + 8 < n)
-			map_prefetch(s, rq->blocks[r + 8]);
+			u64map_prefetch(&s->map, rq->blocks[r + 8]);
 		uint32_t o = kv_lookup(s, rq->blocks[r]);
 		if (o == KV_NONE)
 			break;
@@ -847,9 +757,9 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 		if (k != x->nchild)
 			return fail(err, errlen, "object %u: %u children linked, %u counted", o, k, x->nchild);
 	}
-	if (live != s->mcount)
+	if (live != s->map.count)
 		return fail(err, errlen, "%llu live objects, map holds %llu", (unsigned long long)live,
-			    (unsigned long long)s->mcount);
+			    (unsigned long long)s->map.count);
 	return 0;
 }
 
@@ -867,11 +777,10 @@ int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_polic
 		return fail(err, errlen, "--dram 0: the DRAM tier must hold something");
 	if (!c->ssd_bytes)
 		return fail(err, errlen, "--ssd 0: the SSD tier must hold something");
-	if (map_grow(s))
+	if (u64map_init(&s->map, 1024))
 		return fail(err, errlen, "out of memory");
 	if (p->init && p->init(s, err, errlen)) {
-		free(s->map);
-		s->map = NULL;
+		u64map_free(&s->map);
 		s->pol = NULL; /* nothing for kvsim_free() to finish */
 		return -1;
 	}
@@ -891,7 +800,7 @@ void kvsim_free(struct kvsim *s)
 	if (s->pol && s->pol->fini)
 		s->pol->fini(s);
 	free(s->obj);
-	free(s->map);
+	u64map_free(&s->map);
 	free(s->freeslot[0]);
 	free(s->freeslot[1]);
 	free(s->ring);

@@ -12,6 +12,7 @@
 
 #include "ftl.h"
 #include "trace.h"
+#include "u64map.h"
 
 #define KV_NONE UINT32_MAX
 
@@ -121,9 +122,9 @@ struct kvsim {
 	struct ftl *ftl; /* NULL = no device (TBW division only) */
 	/* objects and the key -> index map */
 	struct kv_obj *obj;
-	uint32_t nobj, cap, free_head;
-	struct kv_slot { uint64_t key; uint32_t val; } *map; /* one cache line holds a key and its value */
-	uint64_t mcap, mcount;
+	uint32_t nobj, free_head;
+	uint64_t cap;
+	struct u64map map; /* key -> object index */
 	/* tiers: DRAM in object bytes, SSD in slot bytes (what it takes of the device) */
 	uint64_t dram_used, ssd_used;
 	uint32_t dhead, dtail;
@@ -145,7 +146,7 @@ struct kvsim {
 	double now_t;
 	struct kv_stats st;
 	uint32_t *idx;       /* object index of each prefix block of the current request */
-	uint32_t idxcap;
+	uint64_t idxcap;
 };
 
 /* The oracle's knowledge of the future: one pass over the trace (docs/policies.md). */

@@ -70,13 +70,11 @@
 
 #include "kvsim.h"
 #include "pheap.h"
+#include "u64map.h"
+#include "vec.h"
 
 #define NB 40 /* log2 buckets of idle requests */
 #define WINDOW 4096 /* candidates are gathered from this many least recently used objects */
-
-struct sess {
-	uint64_t id, last_req;
-};
 
 struct gstate {
 	double lambda;
@@ -85,8 +83,7 @@ struct gstate {
 	/* reuse statistics */
 	double back[NB], gone[NB];  /* returned after idle in bucket k; still idle / left unused */
 	double p[NB];               /* p(idle >= 2^k), refreshed once per request */
-	struct sess *sess;          /* open-addressing session table (sessioned traces) */
-	uint64_t scap, scount;
+	struct u64map sess;         /* session -> its last request (sessioned traces) */
 	bool sessions;
 	/* candidates of the current request */
 	uint64_t built_req;
@@ -94,7 +91,7 @@ struct gstate {
 	struct vq {
 		struct pheap heap;
 		struct pent *v; /* popped in order; v[cur..n) not yet taken */
-		size_t n, cur, cap;
+		uint64_t n, cur, cap;
 	} vq[2];
 	bool vbuilt;
 	size_t swpriced; /* swatch[0..swpriced) are in the heaps */
@@ -107,10 +104,10 @@ struct gstate {
 		uint64_t seq;
 		uint32_t o;
 	} *watch;
-	size_t nwatch, wcap;
+	uint64_t nwatch, wcap;
 	/* the SSD watch list: every SSD-only leaf is on it (pol_flag ON_SWATCH), and some stale ones */
 	uint32_t *swatch;
-	size_t nswatch, swcap;
+	uint64_t nswatch, swcap;
 	bool scan_all;             /* scan=1, or out of memory for the watch list: build() scans all of DRAM */
 };
 #define ON_WATCH 1
@@ -134,42 +131,15 @@ static int bucket(uint64_t w)
 
 /* ---- sessions ---- */
 
-static struct sess *sess_get(struct gstate *g, uint64_t id)
-{
-	if ((g->scount + 1) * 2 > g->scap) {
-		uint64_t oc = g->scap;
-		struct sess *old = g->sess;
-		g->scap = oc ? oc * 2 : 1024;
-		g->sess = calloc(g->scap, sizeof(*g->sess));
-		for (uint64_t i = 0; i < oc; i++)
-			if (old[i].id) {
-				uint64_t j = (old[i].id * 0x9e3779b97f4a7c15ull) & (g->scap - 1);
-				while (g->sess[j].id)
-					j = (j + 1) & (g->scap - 1);
-				g->sess[j] = old[i];
-			}
-		free(old);
-	}
-	uint64_t key = id + 1, j = (key * 0x9e3779b97f4a7c15ull) & (g->scap - 1);
-	while (g->sess[j].id && g->sess[j].id != key)
-		j = (j + 1) & (g->scap - 1);
-	if (!g->sess[j].id) {
-		g->sess[j].id = key;
-		g->sess[j].last_req = UINT64_MAX;
-		g->scount++;
-	}
-	return &g->sess[j];
-}
-
 /* idle requests of the object's session (or the object itself without sessions) */
 static uint64_t idle(const struct kvsim *s, const struct kv_obj *x)
 {
 	struct gstate *g = G(s);
 	uint64_t last = x->last_req;
 	if (g->sessions && x->session != KV_NO_SESSION) {
-		struct sess *e = sess_get(g, x->session);
-		if (e->last_req != UINT64_MAX && e->last_req > last)
-			last = e->last_req;
+		uint64_t e = u64map_get(&g->sess, x->session); /* U64MAP_EMPTY: not seen */
+		if (e != U64MAP_EMPTY && e > last)
+			last = e;
 	}
 	return s->req > last ? s->req - last : 1;
 }
@@ -192,9 +162,11 @@ static void refresh_p(struct kvsim *s)
 	double gone[NB];
 	memcpy(gone, g->gone, sizeof(gone));
 	if (g->sessions)
-		for (uint64_t i = 0; i < g->scap; i++)
-			if (g->sess[i].id && g->sess[i].last_req != UINT64_MAX && s->req > g->sess[i].last_req)
-				gone[bucket(s->req - g->sess[i].last_req)] += 1;
+		for (uint64_t i = 0; i < g->sess.cap; i++) {
+			uint64_t last = g->sess.slot[i].val; /* (counts: table order does not matter) */
+			if (last != U64MAP_EMPTY && s->req > last)
+				gone[bucket(s->req - last)] += 1;
+		}
 	double b = 0, d = 0;
 	for (int k = NB - 1; k >= 0; k--) {
 		b += g->back[k];
@@ -244,15 +216,9 @@ static void watch(struct kvsim *s, uint32_t o)
 	struct gstate *g = G(s);
 	if (s->obj[o].pol_flag & ON_WATCH)
 		return;
-	if (g->nwatch == g->wcap) {
-		size_t c = g->wcap ? 2 * g->wcap : 1024;
-		struct went *n = realloc(g->watch, c * sizeof(*n));
-		if (!n) {
-			g->scan_all = true; /* a lost candidate would change results: scan DRAM instead */
-			return;
-		}
-		g->watch = n;
-		g->wcap = c;
+	if (vec_reserve(g->watch, g->wcap, g->nwatch + 1)) {
+		g->scan_all = true; /* a lost candidate would change results: scan DRAM instead */
+		return;
 	}
 	g->watch[g->nwatch++].o = o;
 	s->obj[o].pol_flag |= ON_WATCH;
@@ -264,14 +230,8 @@ static void swatch(struct kvsim *s, uint32_t o)
 	struct gstate *g = G(s);
 	if (s->obj[o].pol_flag & ON_SWATCH)
 		return;
-	if (g->nswatch == g->swcap) {
-		size_t c = g->swcap ? 2 * g->swcap : 1024;
-		uint32_t *n = realloc(g->swatch, c * sizeof(*n));
-		if (!n)
-			return; /* a missed victim: build() falls back to the SSD LRU tail */
-		g->swatch = n;
-		g->swcap = c;
-	}
+	if (vec_reserve(g->swatch, g->swcap, g->nswatch + 1))
+		return; /* a missed victim: build() falls back to the SSD LRU tail */
 	g->swatch[g->nswatch++] = o;
 	s->obj[o].pol_flag |= ON_SWATCH;
 }
@@ -420,14 +380,8 @@ static bool victim_at(struct kvsim *s, int k, size_t i)
 	while (q->n <= i) {
 		if (!q->heap.n)
 			return false;
-		if (q->n == q->cap) {
-			size_t c = q->cap ? 2 * q->cap : 256;
-			struct pent *v = realloc(q->v, c * sizeof(*v));
-			if (!v)
-				return false;
-			q->v = v;
-			q->cap = c;
-		}
+		if (vec_reserve(q->v, q->cap, q->n + 1))
+			return false;
 		q->v[q->n++] = pheap_pop(&q->heap);
 	}
 	return true;
@@ -697,7 +651,7 @@ static void gandalf_fini(struct kvsim *s)
 		pheap_free(&g->vq[k].heap);
 		free(g->vq[k].v);
 	}
-	free(g->sess);
+	u64map_free(&g->sess);
 	free(g->watch);
 	free(g->swatch);
 	free(g);
@@ -727,8 +681,10 @@ static void gandalf_begin_req(struct kvsim *s)
 	if (s->cur_session == KV_NO_SESSION)
 		return;
 	g->sessions = true;
-	struct sess *e = sess_get(g, s->cur_session);
-	if (e->last_req != UINT64_MAX && s->req > e->last_req)
-		g->back[bucket(s->req - e->last_req)] += 1;
-	e->last_req = s->req;
+	uint64_t *last = u64map_upsert(&g->sess, s->cur_session, s->req);
+	if (!last)
+		return; /* out of memory: the estimate misses this session, the run goes on */
+	if (*last != s->req && s->req > *last)
+		g->back[bucket(s->req - *last)] += 1;
+	*last = s->req;
 }

@@ -24,12 +24,11 @@
 
 #include "kvsim.h"
 #include "pheap.h"
+#include "u64map.h"
+#include "vec.h"
 
 struct fut {
-	/* key -> slot: open addressing, at most half full (sized by distinct keys, not references) */
-	uint64_t *keys;
-	uint32_t *slot;
-	uint64_t cap;
+	struct u64map slot; /* key -> slot (sized by distinct keys, not references) */
 	/* per slot: its uses are uses[off, off + n), request indices, ascending; pos is the first
 	 * one not yet passed (requests only move forward) */
 	struct ulist {
@@ -48,77 +47,29 @@ struct ostate {
 	struct pheap dram; /* max next use (stored negated: min-heap) */
 	struct pheap ssd[2]; /* min remaining uses, per kind (a slot class is refilled from itself) */
 	uint64_t *orphaned; /* keys of parents that lost a child: re-keyed before the next choice */
-	size_t norph, orphcap;
+	uint64_t norph, orphcap;
 };
-
-static uint64_t hmix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
-}
 
 static uint32_t fut_find(const struct fut *f, uint64_t key)
 {
-	if (!f->cap)
-		return UINT32_MAX;
-	for (uint64_t i = hmix(key) & (f->cap - 1);; i = (i + 1) & (f->cap - 1)) {
-		if (f->slot[i] == UINT32_MAX)
-			return UINT32_MAX;
-		if (f->keys[i] == key)
-			return f->slot[i];
-	}
-}
-
-static int fut_grow(struct fut *f)
-{
-	uint64_t ocap = f->cap, *ok = f->keys;
-	uint32_t *os = f->slot;
-	f->cap = ocap ? 2 * ocap : 1 << 16;
-	f->keys = malloc(f->cap * sizeof(uint64_t));
-	f->slot = malloc(f->cap * sizeof(uint32_t));
-	if (!f->keys || !f->slot) {
-		free(ok);
-		free(os);
-		return -1;
-	}
-	memset(f->slot, 0xff, f->cap * sizeof(uint32_t));
-	for (uint64_t j = 0; j < ocap; j++) {
-		if (os[j] == UINT32_MAX)
-			continue;
-		uint64_t i = hmix(ok[j]) & (f->cap - 1);
-		while (f->slot[i] != UINT32_MAX)
-			i = (i + 1) & (f->cap - 1);
-		f->keys[i] = ok[j];
-		f->slot[i] = os[j];
-	}
-	free(ok);
-	free(os);
-	return 0;
+	uint64_t v = u64map_get(&f->slot, key);
+	return v == U64MAP_EMPTY ? UINT32_MAX : (uint32_t)v;
 }
 
 /* The key's slot, added (with a use count of 0) if new. UINT32_MAX when out of memory. */
 static uint32_t fut_add(struct fut *f, uint64_t key)
 {
-	if ((f->nslot + 1) * 2 > f->cap && fut_grow(f))
+	if (f->nslot >= UINT32_MAX - 2)
 		return UINT32_MAX;
-	uint64_t i = hmix(key) & (f->cap - 1);
-	while (f->slot[i] != UINT32_MAX) {
-		if (f->keys[i] == key)
-			return f->slot[i];
-		i = (i + 1) & (f->cap - 1);
+	uint64_t *v = u64map_upsert(&f->slot, key, f->nslot);
+	if (!v)
+		return UINT32_MAX;
+	if (*v != f->nslot) /* there already */
+		return (uint32_t)*v;
+	if (vec_reserve(f->ul, f->slotcap, f->nslot + 1)) {
+		u64map_del(&f->slot, key);
+		return UINT32_MAX;
 	}
-	if (f->nslot == f->slotcap) {
-		uint64_t c = f->slotcap ? 2 * f->slotcap : 1 << 16;
-		struct ulist *n = realloc(f->ul, c * sizeof(*n));
-		if (!n || f->nslot >= UINT32_MAX - 2)
-			return UINT32_MAX;
-		f->ul = n;
-		f->slotcap = c;
-	}
-	f->keys[i] = key;
-	f->slot[i] = (uint32_t)f->nslot;
 	f->ul[f->nslot] = (struct ulist){0, 0, 0};
 	return (uint32_t)f->nslot++;
 }
@@ -128,8 +79,7 @@ void kv_oracle_free(void *p)
 	struct fut *f = p;
 	if (!f)
 		return;
-	free(f->keys);
-	free(f->slot);
+	u64map_free(&f->slot);
 	free(f->ul);
 	free(f->uses);
 	free(f);
@@ -168,7 +118,7 @@ static uint64_t seg_base(const struct seg *sg, uint64_t nseg, const uint64_t *id
 void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_t errlen)
 {
 	struct fut *f = calloc(1, sizeof(*f));
-	struct fut bset = {0}; /* boundaries (states) created so far */
+	struct u64map bset = {0}; /* boundaries (states) created so far: block id -> 0 */
 	uint64_t nreq = kt->n, nseg = 0, total = 0;
 	struct seg *sg = malloc(((kt->nbufs ? kt->nbufs : kt->n) + 1) * sizeof(*sg));
 	uint32_t *sl = NULL, *state = malloc((nreq + 1) * sizeof(uint32_t));
@@ -212,7 +162,7 @@ void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_
 		const struct kv_request *rq = &kt->rq[i];
 		const uint32_t *rs = rq->nblocks ? sl + seg_base(sg, nseg, rq->blocks) : NULL;
 		uint32_t b = rq->nblocks;
-		while (b > 0 && fut_find(&bset, rq->blocks[b - 1]) == UINT32_MAX)
+		while (b > 0 && u64map_get(&bset, rq->blocks[b - 1]) == U64MAP_EMPTY)
 			b--;
 		nch[i] = hybrid ? b : rq->nblocks;
 		for (uint32_t j = 0; j < nch[i]; j++)
@@ -225,7 +175,7 @@ void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_
 		uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : rq->nblocks;
 		if (bnd > rq->nblocks)
 			bnd = rq->nblocks;
-		if (bnd > 0 && fut_add(&bset, rq->blocks[bnd - 1]) == UINT32_MAX)
+		if (bnd > 0 && u64map_put(&bset, rq->blocks[bnd - 1], 0))
 			goto oom;
 	}
 	uint64_t nuses = 0;
@@ -255,9 +205,7 @@ fail:
 	kv_oracle_free(f);
 	f = NULL;
 done:
-	free(bset.keys);
-	free(bset.slot);
-	free(bset.ul);
+	u64map_free(&bset);
 	free(sg);
 	free(sl);
 	free(state);
@@ -404,14 +352,8 @@ static void oracle_removed(struct kvsim *s, uint32_t o)
 	uint64_t pk = kv_parent_key(x->key, x->parent_key);
 	if (!g || !s->cfg.model.linear_state_bytes || pk == KV_NO_PARENT)
 		return;
-	if (g->norph == g->orphcap) {
-		size_t c = g->orphcap ? 2 * g->orphcap : 256;
-		uint64_t *n = realloc(g->orphaned, c * sizeof(*n));
-		if (!n)
-			return; /* the parent keeps its old key: a later eviction, not a wrong one */
-		g->orphaned = n;
-		g->orphcap = c;
-	}
+	if (vec_reserve(g->orphaned, g->orphcap, g->norph + 1))
+		return; /* the parent keeps its old key: a later eviction, not a wrong one */
 	g->orphaned[g->norph++] = pk;
 }
 
