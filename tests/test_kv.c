@@ -57,16 +57,21 @@ static void req(struct kvsim *s, double t, uint64_t session, int n, ...)
 	assert_int_equal(kvsim_check(s, err, sizeof(err)), 0);
 }
 
-static struct kvsim *sim(const char *pol, const char *params, struct kv_config c)
+static struct kvsim *sim_prep(const char *pol, const char *params, struct kv_config c, void *prepared)
 {
 	struct kvsim *s = calloc(1, sizeof(*s));
 	char err[256];
 	const struct kv_policy *p = kv_policy_find(pol);
 	assert_non_null(s);
 	assert_non_null(p);
-	if (kvsim_init(s, &c, p, params, NULL, err, sizeof(err)))
+	if (kvsim_init(s, &c, p, params, prepared, NULL, err, sizeof(err)))
 		fail_msg("%s", err);
 	return s;
+}
+
+static struct kvsim *sim(const char *pol, const char *params, struct kv_config c)
+{
+	return sim_prep(pol, params, c, NULL);
 }
 
 /* A drive for the allocator tests: like the tiny preset (one plane, 4 KiB pages and units, Sf
@@ -93,7 +98,7 @@ static struct kvsim *sim_ftl(const char *pol, struct kv_config c, struct ftl *f)
 	struct kvsim *s = calloc(1, sizeof(*s));
 	char err[256];
 	assert_non_null(s);
-	if (kvsim_init(s, &c, kv_policy_find(pol), "", f, err, sizeof(err)))
+	if (kvsim_init(s, &c, kv_policy_find(pol), "", NULL, f, err, sizeof(err)))
 		fail_msg("%s", err);
 	return s;
 }
@@ -495,17 +500,17 @@ static void test_bad_params(void **state)
 	struct kvsim s;
 	char err[256];
 	struct kv_config c = cfg(2, 8, false);
-	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru-k"), "q=3", NULL, err, sizeof(err)), -1);
+	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru-k"), "q=3", NULL, NULL, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "--param q: unknown parameter for policy lru-k"));
-	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru-k"), "k=x", NULL, err, sizeof(err)), -1);
+	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru-k"), "k=x", NULL, NULL, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not a number"));
-	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("gandalf"), "lambda=-1", NULL, err, sizeof(err)), -1);
+	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("gandalf"), "lambda=-1", NULL, NULL, err, sizeof(err)), -1);
 	c.dram_bytes = 0;
-	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru"), "", NULL, err, sizeof(err)), -1);
+	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru"), "", NULL, NULL, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "--dram 0"));
 	c = cfg(2, 8, false);
 	c.ssd_bytes = 0;
-	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru"), "", NULL, err, sizeof(err)), -1);
+	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru"), "", NULL, NULL, err, sizeof(err)), -1);
 	assert_null(kv_policy_find("nope"));
 }
 
@@ -587,20 +592,24 @@ static void make_trace(uint64_t seed)
 
 static struct kvsim *sim_any(const char *pol, struct kv_config c)
 {
-	if (!strcmp(pol, "oracle")) {
+	const struct kv_policy *p = kv_policy_find(pol);
+	void *prepared = NULL;
+	if (p->prepare) { /* an offline policy is told the trace the test replays */
 		char err[512];
-		c.oracle = kv_oracle_prepare(&future, c.model.linear_state_bytes > 0, err, sizeof(err));
-		if (!c.oracle)
+		prepared = p->prepare(&future, &c, err, sizeof(err));
+		if (!prepared)
 			fail_msg("%s", err);
 	}
-	return sim(pol, "", c);
+	return sim_prep(pol, "", c, prepared);
 }
 
 static void free_any(struct kvsim *s)
 {
-	void *o = s->cfg.oracle;
+	const struct kv_policy *p = s->pol;
+	void *prepared = s->prepared;
 	done(s);
-	kv_oracle_free(o);
+	if (prepared)
+		p->unprepare(prepared);
 }
 
 static void run_trace(struct kvsim *s)

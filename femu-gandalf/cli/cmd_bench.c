@@ -16,7 +16,7 @@
  * --kv PATH instead measures the KV-cache tier simulator at the kv command's defaults
  * (Qwen3-Next-80B-A3B, 100 GiB DRAM, 1 TiB SSD tier, no device): the trace is loaded once, then
  * each policy (--policy, default all) replays it; rates are prefix-block accesses per second of
- * replay, parsing excluded (it is reported on its own, as is the oracle's pre-pass).
+ * replay, parsing excluded (it is reported on its own, as is an offline policy's pre-pass, prepare()).
  */
 #include <math.h>
 #include <stdio.h>
@@ -140,12 +140,13 @@ static int bench_kv(const char *path, const char *policy)
 	struct kv_config cfg = {0};
 	char err[8192];
 	int rc = 1;
-	void *fut = NULL;
+	void *prepared = NULL;
+	const struct kv_policy *prepared_for = NULL;
 	trace_opts_default(&o);
-	fg_kv_defaults(&cfg);
+	kv_config_default(&cfg);
 	cfg.dram_bytes = 100ull << 30;
 	cfg.ssd_bytes = 1ull << 40;
-	fg_kv_no_device(&cfg);
+	kv_cost_no_device(&cfg);
 	if (kv_model_load("qwen3-next-80b-a3b", &cfg.model, err, sizeof(err))) {
 		fprintf(stderr, "femu-gandalf bench: %s\n", err);
 		return EXIT_USAGE;
@@ -178,17 +179,16 @@ static int bench_kv(const char *path, const char *policy)
 		double prep = 0;
 		if (strcmp(policy, "all") && strcmp(policy, p->name))
 			continue;
-		cfg.oracle = NULL;
-		if (!strcmp(p->name, "oracle")) {
+		if (p->prepare) { /* an offline policy's pass over the trace, timed on its own */
 			t0 = now_seconds();
-			if (!fut && !(fut = kv_oracle_prepare(&kt, cfg.model.linear_state_bytes > 0, err, sizeof(err)))) {
+			if (!(prepared = p->prepare(&kt, &cfg, err, sizeof(err)))) {
 				fprintf(stderr, "femu-gandalf bench: %s\n", err);
 				goto out;
 			}
 			prep = now_seconds() - t0;
-			cfg.oracle = fut;
+			prepared_for = p;
 		}
-		if (kvsim_init(&s, &cfg, p, "", NULL, err, sizeof(err))) {
+		if (kvsim_init(&s, &cfg, p, "", prepared, NULL, err, sizeof(err))) {
 			fprintf(stderr, "femu-gandalf bench: %s\n", err);
 			goto out;
 		}
@@ -211,6 +211,11 @@ static int bench_kv(const char *path, const char *policy)
 			 1 - (double)s.st.hit_blocks / (s.st.prefix_blocks ? s.st.prefix_blocks : 1));
 		jout_end(&j);
 		kvsim_free(&s);
+		if (prepared_for) {
+			prepared_for->unprepare(prepared);
+			prepared_for = NULL;
+			prepared = NULL;
+		}
 	}
 	jout_end(&j);
 	jout_break(&j);
@@ -220,7 +225,8 @@ static int bench_kv(const char *path, const char *policy)
 	jout_end(&j);
 	rc = fg_json_finish(&j);
 out:
-	kv_oracle_free(fut);
+	if (prepared_for)
+		prepared_for->unprepare(prepared);
 	kv_trace_free(&kt);
 	return rc;
 }

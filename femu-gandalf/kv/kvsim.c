@@ -216,13 +216,17 @@ bool kv_is_root_side(const struct kvsim *s, uint32_t o)
 
 uint64_t kv_slot_bytes(const struct kv_obj *x)
 {
-	return (x->size + 4095) / 4096 * 4096;
+	return (x->size + KV_SLOT_BYTES - 1) / KV_SLOT_BYTES * KV_SLOT_BYTES;
 }
 #define slot_size kv_slot_bytes
 
+/* Trace time in ns for the FTL. Past 1.8e10 s (570 years) the ns no longer fit a uint64_t
+ * (1.8e19): such a time (a malformed trace) is pinned to UINT64_MAX / 2 instead of wrapping. */
+#define KV_NS_MAX_S 1.8e10
+
 static uint64_t now_ns(const struct kvsim *s)
 {
-	return s->now_t > 0 ? (s->now_t < 1.8e10 ? (uint64_t)(s->now_t * 1e9) : UINT64_MAX / 2) : 0;
+	return s->now_t > 0 ? (s->now_t < KV_NS_MAX_S ? (uint64_t)(s->now_t * 1e9) : UINT64_MAX / 2) : 0;
 }
 
 static bool slot_alloc(struct kvsim *s, struct kv_obj *x)
@@ -764,7 +768,7 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 }
 
 int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p, const char *params,
-	       struct ftl *ftl, char *err, size_t errlen)
+	       void *prepared, struct ftl *ftl, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->cfg = *c;
@@ -772,11 +776,15 @@ int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_polic
 	s->ftl = ftl;
 	s->free_head = s->dhead = s->dtail = KV_NONE;
 	s->shead[0] = s->shead[1] = s->stail[0] = s->stail[1] = KV_NONE;
-	snprintf(s->params, sizeof(s->params), "%s", params ? params : "");
+	s->prepared = prepared;
 	if (!c->dram_bytes)
 		return fail(err, errlen, "--dram 0: the DRAM tier must hold something");
 	if (!c->ssd_bytes)
 		return fail(err, errlen, "--ssd 0: the SSD tier must hold something");
+	if (kv_params_parse(p, params, s->pv, err, errlen))
+		return -1;
+	if (p->prepare && !prepared)
+		return fail(err, errlen, "policy %s needs its pass over the trace (prepare()) first", p->name);
 	if (u64map_init(&s->map, 1024))
 		return fail(err, errlen, "out of memory");
 	if (p->init && p->init(s, err, errlen)) {
@@ -807,50 +815,4 @@ void kvsim_free(struct kvsim *s)
 	free(s->st.lat);
 	free(s->idx);
 	memset(s, 0, sizeof(*s));
-}
-
-/* ---- policy parameters: "k=v,k=v" ---- */
-
-double kv_param(const struct kvsim *s, const char *key, double def)
-{
-	size_t kl = strlen(key);
-	for (const char *p = s->params; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len > kl && !strncmp(p, key, kl) && p[kl] == '=')
-			return atof(p + kl + 1);
-		p += len + (e ? 1 : 0);
-	}
-	return def;
-}
-
-int kv_params_check(const struct kvsim *s, const char *allowed, char *err, size_t errlen)
-{
-	for (const char *p = s->params; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		const char *eq = memchr(p, '=', len);
-		char key[64];
-		if (!eq || eq == p || (size_t)(eq - p) >= sizeof(key))
-			return fail(err, errlen, "--param '%.*s': expected name=value", (int)len, p);
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - p), p);
-		char *end;
-		char val[64];
-		snprintf(val, sizeof(val), "%.*s", (int)(len - (size_t)(eq - p) - 1), eq + 1);
-		strtod(val, &end);
-		if (!*val || *end)
-			return fail(err, errlen, "--param %s=%s: not a number", key, val);
-		bool ok = false;
-		for (const char *a = allowed; *a && !ok;) {
-			const char *c = strchr(a, ',');
-			size_t al = c ? (size_t)(c - a) : strlen(a);
-			ok = al == strlen(key) && !strncmp(a, key, al);
-			a += al + (c ? 1 : 0);
-		}
-		if (!ok)
-			return fail(err, errlen, "--param %s: unknown parameter for policy %s (it takes: %s)", key,
-				    s->pol->name, *allowed ? allowed : "none");
-		p += len + (e ? 1 : 0);
-	}
-	return 0;
 }

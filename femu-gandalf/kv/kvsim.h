@@ -53,6 +53,8 @@ struct kv_obj {
 	uint32_t pol_link[2];/* policy scratch: links of a policy's own list (KV_NONE when new) */
 };
 #define KV_NO_PARENT UINT64_MAX
+/* The SSD tier's allocation unit: an object takes whole 4 KiB slots (the mapping unit). */
+#define KV_SLOT_BYTES 4096ull
 #define KV_LINEAR_BIT (1ull << 63)
 
 /* The key of an object's parent: a state hangs off the chunk at its boundary, a chunk off the
@@ -76,10 +78,22 @@ struct kv_config {
 	double gpu_usd_per_hour, ssd_usd;      /* prices; ssd_usd is for the SSD tier's drive */
 	double ssd_usd_per_tb;                 /* drive price per TB of user capacity */
 	double tbw_bytes;                      /* rated TBW of the SSD tier for the TBW lifetime */
-	double target_years;                   /* gandalf: write budget (0 = none) */
-	void *oracle;                          /* oracle: future uses, from kv_oracle_prepare() */
 	double ssd_phys_bytes, ssd_pe;         /* for naive P/E without a device */
 };
+/* The kv command's defaults: bandwidths, prefill rate, prices (docs/kv.md). */
+void kv_config_default(struct kv_config *c);
+
+/* ---- costs and lifetimes, defined once (cost.c) ---- */
+/* Without a device: the SSD tier is rated 1 DWPD for 5 years and priced by its own size. */
+void kv_cost_no_device(struct kv_config *c);
+double kv_gpu_usd_per_second(const struct kv_config *c);
+double kv_gpu_usd_per_token(const struct kv_config *c); /* recomputing one prefill token */
+double kv_wear_usd_per_byte(const struct kv_config *c); /* the wear fee: drive price / rated TBW */
+double kv_bytes_per_day(uint64_t bytes, double duration_s);
+double kv_tbw_days(const struct kv_config *c, double bytes_per_day); /* INFINITY without writes */
+/* What the run cost the drive: NAND bytes over its P/E budget with a device, else host bytes
+ * over the rated TBW, times the drive's price. */
+double kv_wear_usd(const struct kv_config *c, bool device, uint64_t host_bytes, uint64_t nand_bytes);
 
 struct kv_stats {
 	uint64_t requests, prefix_blocks, hit_blocks, prefix_tokens, missed_tokens;
@@ -95,9 +109,33 @@ struct kv_stats {
 };
 
 struct kvsim;
+
+/*
+ * A policy parameter, declared once in the policy's file: the CLI's --param validation, --sweep
+ * and `kv --help` read the table. A value must lie in [min, max] (min itself excluded when
+ * min_open); sweep[0..nsweep) is the --sweep grid (none: the parameter stays at its default).
+ */
+struct kv_param {
+	const char *name;
+	double def, min, max;
+	bool min_open;
+	const double *sweep;
+	int nsweep;
+	const char *help;
+};
+#define KV_SWEEP(...)                                                                              \
+	.sweep = (const double[]){__VA_ARGS__},                                                    \
+	.nsweep = (int)(sizeof((const double[]){__VA_ARGS__}) / sizeof(double))
+#define KV_MAX_PARAMS 8
+
 struct kv_policy {
 	const char *name;
-	const char *params; /* "name=default,..." documented parameters */
+	const struct kv_param *params; /* NULL, or a table ended by an entry with a NULL name */
+	/* An offline policy's pass over the whole trace before any run: its result is handed to
+	 * every run of the policy on that trace (kv_prepared()), and freed with unprepare(). */
+	void *(*prepare)(const struct kv_trace *kt, const struct kv_config *c, char *err, size_t errlen);
+	void (*unprepare)(void *prepared);
+	bool one_pass; /* prepare() knows one pass of the trace: the trace may not be looped */
 	int (*init)(struct kvsim *s, char *err, size_t errlen);
 	void (*fini)(struct kvsim *s);
 	/* a new object entered DRAM / an object was used (hit or re-admission) */
@@ -118,7 +156,8 @@ struct kvsim {
 	struct kv_config cfg;
 	const struct kv_policy *pol;
 	void *pol_state;
-	char params[256];
+	double pv[KV_MAX_PARAMS]; /* the policy's parameters, in its table's order */
+	void *prepared;           /* the policy's prepare() result */
 	struct ftl *ftl; /* NULL = no device (TBW division only) */
 	/* objects and the key -> index map */
 	struct kv_obj *obj;
@@ -149,21 +188,30 @@ struct kvsim {
 	uint64_t idxcap;
 };
 
-/* The oracle's knowledge of the future: one pass over the trace (docs/policies.md). */
-void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_t errlen);
-void kv_oracle_free(void *f);
-
-/* Parse "k=v,k=v" policy parameters: get one as a double (default if absent). */
-double kv_param(const struct kvsim *s, const char *key, double def);
-/* Check that every key in s->params is one of `allowed` (comma-separated). */
-int kv_params_check(const struct kvsim *s, const char *allowed, char *err, size_t errlen);
+/* Parameter i of the policy's table (the value given, or its default). */
+static inline double kv_param(const struct kvsim *s, int i)
+{
+	return s->pv[i];
+}
 
 const struct kv_policy *kv_policy_find(const char *name);
 void kv_policy_list(FILE *out);
+/* Every policy with its parameters (default, range, sweep grid), for --help. */
+void kv_policy_help(FILE *out);
 extern const struct kv_policy *const kv_policies[];
+/* The parameter named name of p, or NULL. */
+const struct kv_param *kv_policy_param(const struct kv_policy *p, const char *name);
+/* Parse "k=v,k=v" against p's table into pv (defaults first). 0, or -1 with a message naming the
+ * key (unknown key, not a number, out of range: with the range). */
+int kv_params_parse(const struct kv_policy *p, const char *params, double *pv, char *err, size_t errlen);
+/* --sweep: the points of p's grid (the product of every swept parameter's values, the first
+ * parameter outermost), each as a "k=v,..." string; one empty point without a grid. */
+uint64_t kv_sweep_points(const struct kv_policy *p);
+void kv_sweep_point(const struct kv_policy *p, uint64_t j, char *buf, size_t len);
 
+/* prepared: p->prepare()'s result when p has one (required then), else NULL */
 int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p, const char *params,
-	       struct ftl *ftl, char *err, size_t errlen);
+	       void *prepared, struct ftl *ftl, char *err, size_t errlen);
 void kvsim_free(struct kvsim *s);
 /* End-of-run accounting (objects still on SSD: were they hit there?). Call once, before reading st. */
 void kvsim_finish(struct kvsim *s);

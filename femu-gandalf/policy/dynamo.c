@@ -12,21 +12,17 @@
 
 #include "kvsim.h"
 
-static int dyn_init(struct kvsim *s, char *err, size_t errlen)
-{
-	if (kv_params_check(s, "threshold,decay", err, errlen))
-		return -1;
-	if (kv_param(s, "decay", 600) <= 0 || kv_param(s, "threshold", 2) < 1) {
-		snprintf(err, errlen, "--param: decay must be > 0 and threshold >= 1");
-		return -1;
-	}
-	return 0;
-}
+enum { THRESHOLD, DECAY };
+static const struct kv_param dyn_params[] = {
+	[THRESHOLD] = {"threshold", 2, 1, INFINITY, .help = "count an object needs to be written", KV_SWEEP(2, 4, 8)},
+	[DECAY] = {"decay", 600, 0, INFINITY, .min_open = true, .help = "seconds of trace time per halving"},
+	{NULL},
+};
 
 /* score = count, valid as of last_t */
 static double decayed(const struct kvsim *s, const struct kv_obj *x)
 {
-	double periods = floor(s->now_t / kv_param(s, "decay", 600)) - floor(x->last_t / kv_param(s, "decay", 600));
+	double periods = floor(s->now_t / kv_param(s, DECAY)) - floor(x->last_t / kv_param(s, DECAY));
 	return periods > 0 ? x->score / pow(2, periods) : x->score;
 }
 
@@ -46,13 +42,12 @@ static void dyn_touched(struct kvsim *s, uint32_t o)
 
 static bool dyn_spill(struct kvsim *s, uint32_t o)
 {
-	return decayed(s, &s->obj[o]) >= kv_param(s, "threshold", 2);
+	return decayed(s, &s->obj[o]) >= kv_param(s, THRESHOLD);
 }
 
 const struct kv_policy kv_policy_dynamo = {
 	.name = "dynamo",
-	.params = "threshold=2,decay=600",
-	.init = dyn_init,
+	.params = dyn_params,
 	.admitted = dyn_admitted,
 	.touched = dyn_touched,
 	.spill = dyn_spill,

@@ -60,8 +60,9 @@
  * cheapest such state is evicted so its parent becomes a droppable orphan; failing that, the
  * least recently used DRAM object goes (the core frees what it leaves unreachable).
  * FG_GANDALF_DEBUG=1 prints the learned p(w), p_again and the move/drop counts at the end.
- * Parameters: lambda=1, move_candidates=1, scan=0 (1: find DRAM candidates by scanning all of DRAM,
- * as before the watch list; slow, same results - the tests compare the two).
+ * Parameters (gandalf_params below): lambda=1, move_candidates=1, scan=0 (1: find DRAM candidates
+ * by scanning all of DRAM, as before the watch list; slow, same results - the tests compare the
+ * two), target_years=0 (the write budget; the kv command's --target-years sets it).
  */
 #include <math.h>
 #include <stdio.h>
@@ -77,7 +78,7 @@
 #define WINDOW 4096 /* candidates are gathered from this many least recently used objects */
 
 struct gstate {
-	double lambda;
+	double lambda, target_years;
 	int kcand;
 	double gpu_per_token, fee;
 	/* reuse statistics */
@@ -477,11 +478,10 @@ static bool expose(struct kvsim *s)
 static double multiplier(const struct kvsim *s)
 {
 	struct gstate *g = G(s);
-	if (s->cfg.target_years <= 0 || s->now_t <= s->st.t_first)
+	if (g->target_years <= 0 || s->now_t <= s->st.t_first)
 		return 1;
-	double budget = s->cfg.tbw_bytes * (s->now_t - s->st.t_first) / (s->cfg.target_years * 365.0 * 86400.0);
+	double budget = s->cfg.tbw_bytes * (s->now_t - s->st.t_first) / (g->target_years * 365.0 * 86400.0);
 	double written = (double)(s->st.ssd_write_bytes[0] + s->st.ssd_write_bytes[1]);
-	(void)g;
 	double m = budget > 0 ? written / budget : 1;
 	return m < 1.0 / 16 ? 1.0 / 16 : (m > 16 ? 16 : m);
 }
@@ -602,23 +602,28 @@ static void gandalf_touched(struct kvsim *s, uint32_t o)
 	}
 }
 
+enum { LAMBDA, MOVE_CANDIDATES, SCAN, TARGET_YEARS };
+static const struct kv_param gandalf_params[] = {
+	[LAMBDA] = {"lambda", 1, 0, INFINITY, .help = "weight of the SSD write fee in the move price",
+		    KV_SWEEP(0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64)},
+	[MOVE_CANDIDATES] = {"move_candidates", 1, 1, 64, .help = "longest-waiting movable objects priced per class"},
+	[SCAN] = {"scan", 0, 0, 1, .help = "1: find DRAM candidates by scanning DRAM (slow, same results)"},
+	[TARGET_YEARS] = {"target_years", 0, 0, INFINITY,
+			  .help = "SSD write budget to last this long (0: none; also --target-years)"},
+	{NULL},
+};
+
 static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "lambda,move_candidates,scan", err, errlen))
-		return -1;
 	struct gstate *g = calloc(1, sizeof(*g));
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
-	g->lambda = kv_param(s, "lambda", 1);
-	g->kcand = (int)kv_param(s, "move_candidates", 1);
-	g->scan_all = kv_param(s, "scan", 0) != 0;
-	if (g->lambda < 0 || g->kcand < 1 || g->kcand > 64) {
-		free(g);
-		snprintf(err, errlen, "--param: lambda must be >= 0 and move_candidates in 1..64");
-		return -1;
-	}
-	g->gpu_per_token = s->cfg.gpu_usd_per_hour / 3600.0 / s->cfg.prefill_tokens_per_s;
-	g->fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
+	g->lambda = kv_param(s, LAMBDA);
+	g->kcand = (int)kv_param(s, MOVE_CANDIDATES);
+	g->scan_all = kv_param(s, SCAN) != 0;
+	g->target_years = kv_param(s, TARGET_YEARS);
+	g->gpu_per_token = kv_gpu_usd_per_token(&s->cfg);
+	g->fee = kv_wear_usd_per_byte(&s->cfg);
 	g->built_req = UINT64_MAX;
 	for (int k = 0; k < NB; k++)
 		g->p[k] = 0.5;
@@ -663,7 +668,7 @@ static void gandalf_begin_req(struct kvsim *s);
 
 const struct kv_policy kv_policy_gandalf = {
 	.name = "gandalf",
-	.params = "lambda=1,move_candidates=1,scan=0",
+	.params = gandalf_params,
 	.init = gandalf_init,
 	.fini = gandalf_fini,
 	.begin = gandalf_begin_req,

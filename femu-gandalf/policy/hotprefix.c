@@ -8,6 +8,8 @@
  * DRAM -> SSD as the paper's evaluation does; "hotness" is the object's use count (admission +
  * hits) since it entered the cache. Parameter threshold (default 2, 1..10).
  */
+#include <math.h>
+
 #include "kvsim.h"
 #include "pheap.h"
 
@@ -16,18 +18,19 @@ struct hp {
 	struct pheap cold[2]; /* SSD residents by use count, per kind */
 };
 
+enum { THRESHOLD };
+static const struct kv_param hp_params[] = {
+	[THRESHOLD] = {"threshold", 2, 1, INFINITY, .help = "uses before an object is written",
+		       KV_SWEEP(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)},
+	{NULL},
+};
+
 static int hp_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "threshold", err, errlen))
-		return -1;
 	struct hp *h = calloc(1, sizeof(*h));
 	if (!h)
 		return snprintf(err, errlen, "out of memory"), -1;
-	h->threshold = kv_param(s, "threshold", 2);
-	if (h->threshold < 1) {
-		free(h);
-		return snprintf(err, errlen, "--param threshold must be >= 1"), -1;
-	}
+	h->threshold = kv_param(s, THRESHOLD);
 	s->pol_state = h;
 	return 0;
 }
@@ -89,7 +92,7 @@ static uint32_t hp_ssd_victim(struct kvsim *s)
 
 const struct kv_policy kv_policy_hotprefix = {
 	.name = "hotprefix",
-	.params = "threshold=2",
+	.params = hp_params,
 	.init = hp_init,
 	.fini = hp_fini,
 	.spill = hp_spill,

@@ -17,6 +17,5 @@ static bool lru_spill(struct kvsim *s, uint32_t o)
 
 const struct kv_policy kv_policy_lru = {
 	.name = "lru",
-	.params = "",
 	.spill = lru_spill,
 };

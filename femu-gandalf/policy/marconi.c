@@ -75,18 +75,19 @@ static uint32_t mc_ssd_victim(struct kvsim *s)
 	return lowest(s, 1);
 }
 
+enum { ALPHA };
+static const struct kv_param mc_params[] = {
+	[ALPHA] = {"alpha", 1, 0, INFINITY, .help = "weight of FLOPs saved against recency",
+		   KV_SWEEP(0, 0.25, 0.5, 1, 1.5, 2)},
+	{NULL},
+};
+
 static int mc_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "alpha", err, errlen))
-		return -1;
 	struct mc *m = calloc(1, sizeof(*m));
 	if (!m)
 		return snprintf(err, errlen, "out of memory"), -1;
-	m->alpha = kv_param(s, "alpha", 1);
-	if (m->alpha < 0) {
-		free(m);
-		return snprintf(err, errlen, "--param alpha must be >= 0"), -1;
-	}
+	m->alpha = kv_param(s, ALPHA);
 	s->pol_state = m;
 	return 0;
 }
@@ -99,7 +100,7 @@ static void mc_fini(struct kvsim *s)
 
 const struct kv_policy kv_policy_marconi = {
 	.name = "marconi",
-	.params = "alpha=1",
+	.params = mc_params,
 	.init = mc_init,
 	.fini = mc_fini,
 	.make_room = mc_make_room,

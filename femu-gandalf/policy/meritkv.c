@@ -25,13 +25,12 @@ static bool merit_spill(struct kvsim *s, uint32_t o)
 		p = 1;
 	double prefill = x->recompute_tokens / s->cfg.prefill_tokens_per_s;
 	double load = (double)x->size / (s->cfg.ssd_gbps * 1e9) + (double)x->size / (s->cfg.pcie_gbps * 1e9);
-	double fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
-	double write = fee * (double)x->size / (s->cfg.gpu_usd_per_hour / 3600.0);
+	double fee = kv_wear_usd_per_byte(&s->cfg);
+	double write = fee * (double)x->size / kv_gpu_usd_per_second(&s->cfg);
 	return p * prefill > load + write;
 }
 
 const struct kv_policy kv_policy_meritkv = {
 	.name = "meritkv",
-	.params = "",
 	.spill = merit_spill,
 };

@@ -74,7 +74,7 @@ static uint32_t fut_add(struct fut *f, uint64_t key)
 	return (uint32_t)f->nslot++;
 }
 
-void kv_oracle_free(void *p)
+static void oracle_unprepare(void *p)
 {
 	struct fut *f = p;
 	if (!f)
@@ -115,8 +115,9 @@ static uint64_t seg_base(const struct seg *sg, uint64_t nseg, const uint64_t *id
 
 /* Count the uses of every key, then record them. Each stored id is hashed once (most ids of an
  * agentic trace are repeats of a stored prefix); a request's state is looked up once. */
-void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_t errlen)
+static void *oracle_prepare(const struct kv_trace *kt, const struct kv_config *c, char *err, size_t errlen)
 {
+	const bool hybrid = c->model.linear_state_bytes > 0;
 	struct fut *f = calloc(1, sizeof(*f));
 	struct u64map bset = {0}; /* boundaries (states) created so far: block id -> 0 */
 	uint64_t nreq = kt->n, nseg = 0, total = 0;
@@ -202,7 +203,7 @@ void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_
 oom:
 	snprintf(err, errlen, "oracle: out of memory");
 fail:
-	kv_oracle_free(f);
+	oracle_unprepare(f);
 	f = NULL;
 done:
 	u64map_free(&bset);
@@ -382,7 +383,7 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 			kv_drop_dram(s, v);
 			continue;
 		}
-		uint64_t sz = (s->obj[v].size + 4095) / 4096 * 4096;
+		uint64_t sz = kv_slot_bytes(&s->obj[v]);
 		uint32_t vict[1024];
 		size_t nv;
 		double repl = ssd_replacement(s, &s->obj[v], vict, &nv, 1024);
@@ -426,20 +427,14 @@ static void oracle_touched(struct kvsim *s, uint32_t o)
 
 static int oracle_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "", err, errlen))
-		return -1;
-	if (!s->cfg.oracle) {
-		snprintf(err, errlen, "policy oracle needs the future: run it through 'femu-gandalf kv'");
-		return -1;
-	}
 	struct ostate *g = calloc(1, sizeof(*g));
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
-	g->f = s->cfg.oracle;
+	g->f = s->prepared; /* kvsim_init() saw to it that there is one */
 	for (uint64_t i = 0; i < g->f->nslot; i++) /* rewind: the future may be replayed */
 		g->f->ul[i].pos = 0;
-	g->gpu_per_token = s->cfg.gpu_usd_per_hour / 3600.0 / s->cfg.prefill_tokens_per_s;
-	g->fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
+	g->gpu_per_token = kv_gpu_usd_per_token(&s->cfg);
+	g->fee = kv_wear_usd_per_byte(&s->cfg);
 	s->pol_state = g;
 	return 0;
 }
@@ -459,7 +454,9 @@ static void oracle_fini(struct kvsim *s)
 
 const struct kv_policy kv_policy_oracle = {
 	.name = "oracle",
-	.params = "",
+	.prepare = oracle_prepare,
+	.unprepare = oracle_unprepare,
+	.one_pass = true,
 	.init = oracle_init,
 	.fini = oracle_fini,
 	.admitted = oracle_admitted,

@@ -83,19 +83,20 @@ static void wa_touched(struct kvsim *s, uint32_t o)
 		w->reused[cat(&s->obj[o])] += 1;
 }
 
+enum { TAU };
+static const struct kv_param wa_params[] = {
+	[TAU] = {"tau", 600, 0, INFINITY, .min_open = true, .help = "seconds of idleness per e-fold of priority",
+		 KV_SWEEP(60, 600, 3600)},
+	{NULL},
+};
+
 static int wa_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "tau", err, errlen))
-		return -1;
 	struct wa *w = calloc(1, sizeof(*w));
 	if (!w)
 		return snprintf(err, errlen, "out of memory"), -1;
-	w->tau = kv_param(s, "tau", 600);
+	w->tau = kv_param(s, TAU);
 	w->memo_now = NAN; /* nothing memoized yet */
-	if (w->tau <= 0) {
-		free(w);
-		return snprintf(err, errlen, "--param tau must be > 0"), -1;
-	}
 	s->pol_state = w;
 	return 0;
 }
@@ -108,7 +109,7 @@ static void wa_fini(struct kvsim *s)
 
 const struct kv_policy kv_policy_workload_aware = {
 	.name = "workload-aware",
-	.params = "tau=600",
+	.params = wa_params,
 	.init = wa_init,
 	.fini = wa_fini,
 	.admitted = wa_admitted,

@@ -10,6 +10,5 @@
 
 const struct kv_policy kv_policy_write_through = {
 	.name = "write-through",
-	.params = "",
 	.write_through = true,
 };

@@ -93,13 +93,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			die(pol->name, "ftl_create", err);
 		if (c.ssd_bytes > ftl_get_geometry(f)->user_bytes)
 			c.ssd_bytes = ftl_get_geometry(f)->user_bytes / 4096 * 4096;
-		if (!strcmp(pol->name, "oracle")) {
-			c.oracle = kv_oracle_prepare(&kt, hybrid, err, sizeof(err));
-			if (!c.oracle)
-				die(pol->name, "oracle", err);
-		}
+		void *prepared = NULL;
+		if (pol->prepare && !(prepared = pol->prepare(&kt, &c, err, sizeof(err))))
+			die(pol->name, "prepare", err);
 		struct kvsim s;
-		if (kvsim_init(&s, &c, pol, "", f, err, sizeof(err)))
+		if (kvsim_init(&s, &c, pol, "", prepared, f, err, sizeof(err)))
 			die(pol->name, "init", err);
 		for (size_t r = 0; r < n; r++) {
 			if (kvsim_request(&s, &rq[r], err, sizeof(err)))
@@ -117,8 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ftl_check(f, err, sizeof(err)))
 			die(pol->name, "ftl_check", err);
 		kvsim_free(&s);
-		if (c.oracle)
-			kv_oracle_free(c.oracle);
+		if (prepared)
+			pol->unprepare(prepared);
 		ftl_destroy(f);
 	}
 	return 0;
