@@ -175,7 +175,7 @@ static int bench_kv(const char *path, const char *policy)
 	total = load;
 	for (int i = 0; kv_policies[i]; i++) {
 		const struct kv_policy *p = kv_policies[i];
-		struct kvsim s;
+		struct kvsim *s;
 		double prep = 0;
 		if (strcmp(policy, "all") && strcmp(policy, p->name))
 			continue;
@@ -188,29 +188,29 @@ static int bench_kv(const char *path, const char *policy)
 			prep = now_seconds() - t0;
 			prepared_for = p;
 		}
-		if (kvsim_init(&s, &cfg, p, "", prepared, NULL, err, sizeof(err))) {
+		if (!(s = kvsim_new(&cfg, p, "", prepared, NULL, err, sizeof(err)))) {
 			fprintf(stderr, "femu-gandalf bench: %s\n", err);
 			goto out;
 		}
 		t0 = now_seconds();
 		for (uint64_t r = 0; r < kt.n; r++)
-			if (kvsim_request(&s, &kt.rq[r], err, sizeof(err))) {
+			if (kvsim_request(s, &kt.rq[r], err, sizeof(err))) {
 				fprintf(stderr, "femu-gandalf bench: request %llu: %s\n", (unsigned long long)r + 1, err);
-				kvsim_free(&s);
+				kvsim_free(s);
 				goto out;
 			}
-		kvsim_finish(&s);
+		kvsim_finish(s);
+		const struct kv_stats *st = kvsim_stats(s);
 		double secs = now_seconds() - t0;
 		total += prep + secs;
 		jout_object(&j, NULL, JOUT_INLINE);
 		jout_str(&j, "policy", p->name);
 		jout_num(&j, "seconds", "%.3f", secs);
 		jout_num(&j, "prepare_seconds", "%.3f", prep);
-		jout_num(&j, "block_accesses_per_s", "%.0f", s.st.prefix_blocks / secs);
-		jout_num(&j, "miss_ratio", "%.6f",
-			 1 - (double)s.st.hit_blocks / (s.st.prefix_blocks ? s.st.prefix_blocks : 1));
+		jout_num(&j, "block_accesses_per_s", "%.0f", st->prefix_blocks / secs);
+		jout_num(&j, "miss_ratio", "%.6f", 1 - (double)st->hit_blocks / (st->prefix_blocks ? st->prefix_blocks : 1));
 		jout_end(&j);
-		kvsim_free(&s);
+		kvsim_free(s);
 		if (prepared_for) {
 			prepared_for->unprepare(prepared);
 			prepared_for = NULL;

@@ -57,7 +57,7 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 {
 	char err[8192];
 	struct ftl *f = NULL;
-	struct kvsim s;
+	struct kvsim *s = NULL;
 	int rc = EXIT_USAGE;
 	struct kv_config cfg = ro->cfg;
 	memset(res, 0, sizeof(*res));
@@ -99,8 +99,8 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 		ftl_destroy(f);
 		return EXIT_USAGE;
 	}
-	if (kvsim_init(&s, &cfg, pol, params, pol == ro->prepared_for ? ro->prepared : NULL, f, err,
-		       sizeof(err))) {
+	s = kvsim_new(&cfg, pol, params, pol == ro->prepared_for ? ro->prepared : NULL, f, err, sizeof(err));
+	if (!s) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		ftl_destroy(f);
 		return EXIT_USAGE;
@@ -114,7 +114,7 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 			rq.t += toff;
 			if (rq.t > span)
 				span = rq.t;
-			if (kvsim_request(&s, &rq, err, sizeof(err))) {
+			if (kvsim_request(s, &rq, err, sizeof(err))) {
 				fprintf(stderr, "femu-gandalf: %s: request %llu: %s\n", ro->trace,
 					(unsigned long long)i + 1, err);
 				rc = 1;
@@ -123,8 +123,9 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 			if (pg.tty && !((i + 1) & 1023)) {
 				char extra[80];
 				snprintf(extra, sizeof(extra), "pass %d, %llu requests, miss %.3f", pass + 1,
-					 (unsigned long long)s.st.requests,
-					 1 - (double)s.st.hit_blocks / (s.st.prefix_blocks ? s.st.prefix_blocks : 1));
+					 (unsigned long long)kvsim_stats(s)->requests,
+					 1 - (double)kvsim_stats(s)->hit_blocks /
+							 (kvsim_stats(s)->prefix_blocks ? kvsim_stats(s)->prefix_blocks : 1));
 				progress_update(&pg, 0, 0, extra);
 			}
 		}
@@ -132,21 +133,22 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 	}
 	progress_end(&pg);
 	res->wall = now_seconds() - t0;
-	kvsim_finish(&s);
-	res->st = s.st;
-	res->duration = s.st.t_last - s.st.t_first;
-	if (s.st.nlat) {
+	kvsim_finish(s);
+	struct kv_stats *st = kvsim_stats(s);
+	res->st = *st;
+	res->duration = st->t_last - st->t_first;
+	if (st->nlat) {
 		double sum = 0;
-		for (uint64_t i = 0; i < s.st.nlat; i++)
-			sum += s.st.lat[i];
-		qsort(s.st.lat, s.st.nlat, sizeof(double), cmp_d);
-		res->lat_mean = sum / s.st.nlat;
-		res->lat_p99 = s.st.lat[(uint64_t)(0.99 * (s.st.nlat - 1))];
+		for (uint64_t i = 0; i < st->nlat; i++)
+			sum += st->lat[i];
+		qsort(st->lat, st->nlat, sizeof(double), cmp_d);
+		res->lat_mean = sum / st->nlat;
+		res->lat_p99 = st->lat[(uint64_t)(0.99 * (st->nlat - 1))];
 	}
-	uint64_t host = s.st.ssd_write_bytes[0] + s.st.ssd_write_bytes[1];
+	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
 	res->bpd = kv_bytes_per_day(host, res->duration);
 	res->tbw_days = kv_tbw_days(&cfg, res->bpd);
-	res->cost_gpu = s.st.missed_tokens * kv_gpu_usd_per_token(&cfg);
+	res->cost_gpu = st->missed_tokens * kv_gpu_usd_per_token(&cfg);
 	res->ssd_bytes = cfg.ssd_bytes;
 	if (f) {
 		res->have_ftl = true;
@@ -157,12 +159,12 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 	} else {
 		res->cost_ssd = kv_wear_usd(&cfg, false, host, 0);
 	}
-	s.st.lat = NULL; /* copied into res->st; freed by the caller */
+	st->lat = NULL; /* copied into res->st; freed by the caller */
 	rc = 0;
 out:
 	if (rc)
 		progress_end(&pg);
-	kvsim_free(&s);
+	kvsim_free(s);
 	ftl_destroy(f);
 	return rc;
 }

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 #include "u64map.h"
 #include "vec.h"
 
@@ -111,6 +111,16 @@ static void dram_push(struct kvsim *s, uint32_t o)
 
 /* ---- objects ---- */
 
+/* Room for the policy's scratch of objects 0..nobj (one more than now): the array parallel to obj */
+static int vec_reserve_bytes(struct kvsim *s)
+{
+	uint64_t need = ((uint64_t)s->nobj + 1) * s->obj_bytes, cap = s->scratch_cap * s->obj_bytes;
+	if (vec_reserve(s->scratch, cap, need))
+		return -1;
+	s->scratch_cap = cap / s->obj_bytes;
+	return 0;
+}
+
 /* A new object under the cached parent p (KV_NONE: a root). */
 static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size,
 			uint32_t p)
@@ -122,6 +132,8 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 	} else {
 		if (s->nobj == KV_NONE - 1 || vec_reserve(s->obj, s->cap, (uint64_t)s->nobj + 1))
 			return KV_NONE;
+		if (s->obj_bytes && vec_reserve_bytes(s))
+			return KV_NONE;
 		o = s->nobj++;
 	}
 	struct kv_obj *x = &s->obj[o];
@@ -131,7 +143,8 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 	x->kind = kind;
 	x->size = size;
 	x->dprev = x->dnext = x->sprev = x->snext = KV_NONE;
-	x->pol_link[0] = x->pol_link[1] = KV_NONE;
+	if (s->obj_bytes)
+		memset(s->scratch + (size_t)o * s->obj_bytes, 0, s->obj_bytes);
 	if (u64map_put(&s->map, key, o))
 		return KV_NONE;
 	x = &s->obj[o];
@@ -196,20 +209,6 @@ static void obj_free(struct kvsim *s, uint32_t o)
 	x->size = 0;
 	x->dnext = s->free_head;
 	s->free_head = o;
-}
-
-bool kv_is_leaf(const struct kvsim *s, uint32_t o)
-{
-	return s->obj[o].nchild == 0;
-}
-
-bool kv_is_root_side(const struct kvsim *s, uint32_t o)
-{
-	const struct kv_obj *x = &s->obj[o];
-	if (!x->in_dram)
-		return false;
-	uint32_t p = x->parent;
-	return p == KV_NONE || !s->obj[p].in_dram;
 }
 
 /* ---- the SSD tier ---- */
@@ -324,13 +323,14 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 		obj_free(s, o);
 }
 
-static uint32_t default_ssd_victim(struct kvsim *s)
+static uint32_t default_ssd_victim(struct kvsim *s, int kind)
 {
-	return s->stail[s->need_kind];
+	return s->stail[kind];
 }
 
-uint64_t kv_ssd_shortfall(const struct kvsim *s, const struct kv_obj *x)
+uint64_t kv_ssd_shortfall(const struct kvsim *s, uint32_t o)
 {
+	const struct kv_obj *x = &s->obj[o];
 	uint64_t sz = slot_size(x);
 	if (s->cfg.alloc == KV_ALLOC_LOG)
 		return s->ssd_used + sz > s->cfg.ssd_bytes ? s->ssd_used + sz - s->cfg.ssd_bytes : 0;
@@ -353,10 +353,9 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 		if (s->ssd_used + slot_size(x) <= s->cfg.ssd_bytes && slot_alloc(s, x))
 			break;
 		/* only a resident of the same class frees a slot that x can use */
-		s->need_kind = x->kind;
-		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s) : default_ssd_victim(s);
+		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s, x->kind) : default_ssd_victim(s, x->kind);
 		if (v != KV_NONE && (s->obj[v].kind != x->kind || !s->obj[v].in_ssd))
-			v = default_ssd_victim(s); /* the policy named no resident of the class */
+			v = default_ssd_victim(s, x->kind); /* the policy named no resident of the class */
 		if (v == KV_NONE || v == o) {
 			s->st.ssd_alloc_fail++;
 			return false;
@@ -423,10 +422,10 @@ void kv_default_make_room(struct kvsim *s, uint64_t need)
 	}
 }
 
-uint32_t kv_tail_min(struct kvsim *s, int tier, uint32_t window,
+uint32_t kv_tail_min(struct kvsim *s, int tier, int kind, uint32_t window,
 		     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg)
 {
-	uint32_t tail = tier ? s->stail[s->need_kind] : s->dtail, best = tail, o, k;
+	uint32_t tail = tier ? s->stail[kind] : s->dtail, best = tail, o, k;
 	double bs = INFINITY;
 	for (o = tail, k = 0; o != KV_NONE && k < window; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
 		double v = score(s, o, arg);
@@ -687,90 +686,11 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	return 0;
 }
 
-static int cmp_extent(const void *a, const void *b)
-{
-	uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
-	return x < y ? -1 : x > y;
-}
-
-/* No two SSD objects share an LBA (either allocator). */
-static int check_extents(const struct kvsim *s, uint64_t n, char *err, size_t errlen)
-{
-	uint64_t (*e)[2] = malloc((n ? n : 1) * sizeof(*e)), k = 0;
-	int rc = 0;
-	if (!e)
-		return fail(err, errlen, "out of memory");
-	for (int c = 0; c < 2; c++)
-		for (uint32_t o = s->shead[c]; o != KV_NONE && k < n; o = s->obj[o].snext, k++) {
-			e[k][0] = s->obj[o].lba;
-			e[k][1] = slot_size(&s->obj[o]);
-		}
-	qsort(e, k, sizeof(*e), cmp_extent);
-	for (uint64_t i = 1; i < k && !rc; i++)
-		if (e[i - 1][0] + e[i - 1][1] > e[i][0])
-			rc = fail(err, errlen, "SSD objects overlap at LBA %llu", (unsigned long long)e[i][0]);
-	free(e);
-	return rc;
-}
-
-int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
-{
-	uint64_t dram = 0, ssd = 0, nd = 0, ns = 0, live = 0;
-	if (s->dram_used > s->cfg.dram_bytes || s->ssd_used > s->cfg.ssd_bytes)
-		return fail(err, errlen, "tier over capacity: DRAM %llu/%llu SSD %llu/%llu",
-			    (unsigned long long)s->dram_used, (unsigned long long)s->cfg.dram_bytes,
-			    (unsigned long long)s->ssd_used, (unsigned long long)s->cfg.ssd_bytes);
-	for (uint32_t o = s->dhead; o != KV_NONE; o = s->obj[o].dnext) {
-		if (!s->obj[o].in_dram || ++nd > s->nobj)
-			return fail(err, errlen, "DRAM list broken at %u", o);
-		dram += s->obj[o].size;
-	}
-	for (int c = 0; c < 2; c++)
-		for (uint32_t o = s->shead[c]; o != KV_NONE; o = s->obj[o].snext) {
-			if (!s->obj[o].in_ssd || s->obj[o].kind != c || ++ns > s->nobj)
-				return fail(err, errlen, "SSD list broken at %u", o);
-			ssd += slot_size(&s->obj[o]);
-			if (s->obj[o].lba + slot_size(&s->obj[o]) > s->cfg.ssd_bytes)
-				return fail(err, errlen, "SSD slot past the tier");
-		}
-	if (check_extents(s, ns, err, errlen))
-		return -1;
-	if (dram != s->dram_used || ssd != s->ssd_used)
-		return fail(err, errlen, "tier bytes: DRAM %llu vs %llu, SSD %llu vs %llu",
-			    (unsigned long long)dram, (unsigned long long)s->dram_used, (unsigned long long)ssd,
-			    (unsigned long long)s->ssd_used);
-	for (uint32_t o = 0; o < s->nobj; o++) {
-		const struct kv_obj *x = &s->obj[o];
-		if (!x->in_dram && !x->in_ssd)
-			continue;
-		live++;
-		if (kv_lookup(s, x->key) != o)
-			return fail(err, errlen, "object %u not found under its key", o);
-		if (x->kind == OBJ_LINEAR && !s->cfg.model.linear_state_bytes)
-			return fail(err, errlen, "a dense model stores a linear state");
-		/* a tree: every object's parent is cached (a hit can reach it), and the child links
-		 * agree with the child count */
-		uint64_t pk = kv_parent_key(x->key, x->parent_key);
-		uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
-		if (p != x->parent && !(p == o && x->parent == KV_NONE))
-			return fail(err, errlen, "object %u: its parent is %s", o, p == KV_NONE ? "not cached" : "another object");
-		uint32_t k = 0;
-		for (uint32_t c = x->kid; c != KV_NONE && k <= x->nchild; c = s->obj[c].sib[1], k++)
-			if (s->obj[c].parent != o || (!s->obj[c].in_dram && !s->obj[c].in_ssd))
-				return fail(err, errlen, "object %u: child %u is not its own or not cached", o, c);
-		if (k != x->nchild)
-			return fail(err, errlen, "object %u: %u children linked, %u counted", o, k, x->nchild);
-	}
-	if (live != s->map.count)
-		return fail(err, errlen, "%llu live objects, map holds %llu", (unsigned long long)live,
-			    (unsigned long long)s->map.count);
-	return 0;
-}
-
-int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p, const char *params,
-	       void *prepared, struct ftl *ftl, char *err, size_t errlen)
+static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p, const char *params,
+		      void *prepared, struct ftl *ftl, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
+	s->obj_bytes = p->obj_bytes;
 	s->cfg = *c;
 	s->pol = p;
 	s->ftl = ftl;
@@ -803,16 +723,59 @@ void kvsim_finish(struct kvsim *s)
 			count_written_hit(s, &s->obj[o]);
 }
 
+struct kvsim *kvsim_new(const struct kv_config *c, const struct kv_policy *p, const char *params,
+			void *prepared, struct ftl *ftl, char *err, size_t errlen)
+{
+	struct kvsim *s = malloc(sizeof(*s));
+	if (!s) {
+		fail(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (kvsim_init(s, c, p, params, prepared, ftl, err, errlen)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct kv_stats *kvsim_stats(struct kvsim *s)
+{
+	return &s->st;
+}
+
+const struct kv_policy *kvsim_policy(const struct kvsim *s)
+{
+	return s->pol;
+}
+
+void *kvsim_prepared(const struct kvsim *s)
+{
+	return s->prepared;
+}
+
+uint64_t kvsim_dram_used(const struct kvsim *s)
+{
+	return s->dram_used;
+}
+
+uint64_t kvsim_ssd_used(const struct kvsim *s)
+{
+	return s->ssd_used;
+}
+
 void kvsim_free(struct kvsim *s)
 {
+	if (!s)
+		return;
 	if (s->pol && s->pol->fini)
 		s->pol->fini(s);
 	free(s->obj);
+	free(s->scratch);
 	u64map_free(&s->map);
 	free(s->freeslot[0]);
 	free(s->freeslot[1]);
 	free(s->ring);
 	free(s->st.lat);
 	free(s->idx);
-	memset(s, 0, sizeof(*s));
+	free(s);
 }

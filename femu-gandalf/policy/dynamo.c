@@ -10,7 +10,7 @@
  */
 #include <math.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 
 enum { THRESHOLD, DECAY };
 static const struct kv_param dyn_params[] = {
@@ -19,35 +19,42 @@ static const struct kv_param dyn_params[] = {
 	{NULL},
 };
 
-/* score = count, valid as of last_t */
-static double decayed(const struct kvsim *s, const struct kv_obj *x)
+/* the object's count, valid as of its last_t: the policy's per-object scratch */
+static double *score(const struct kvsim *s, uint32_t o)
 {
-	double periods = floor(s->now_t / kv_param(s, DECAY)) - floor(x->last_t / kv_param(s, DECAY));
-	return periods > 0 ? x->score / pow(2, periods) : x->score;
+	return kv_obj_scratch(s, o);
+}
+
+/* the count decayed to now */
+static double decayed(const struct kvsim *s, uint32_t x)
+{
+	double periods = floor(kv_now(s) / kv_param(s, DECAY)) - floor(kv_obj_last_t(s, x) / kv_param(s, DECAY));
+	return periods > 0 ? *score(s, x) / pow(2, periods) : *score(s, x);
 }
 
 static void dyn_admitted(struct kvsim *s, uint32_t o)
 {
-	s->obj[o].score = 1;
+	*score(s, o) = 1;
 }
 
 static void dyn_touched(struct kvsim *s, uint32_t o)
 {
 	/* called before last_t moves to now: decay from the previous use, then double */
-	struct kv_obj *x = &s->obj[o];
-	x->score = decayed(s, x) * 2;
-	if (x->score > 1e9)
-		x->score = 1e9;
+	uint32_t x = o;
+	*score(s, x) = decayed(s, x) * 2;
+	if (*score(s, x) > 1e9)
+		*score(s, x) = 1e9;
 }
 
 static bool dyn_spill(struct kvsim *s, uint32_t o)
 {
-	return decayed(s, &s->obj[o]) >= kv_param(s, THRESHOLD);
+	return decayed(s, o) >= kv_param(s, THRESHOLD);
 }
 
 const struct kv_policy kv_policy_dynamo = {
 	.name = "dynamo",
 	.params = dyn_params,
+	.obj_bytes = sizeof(double),
 	.admitted = dyn_admitted,
 	.touched = dyn_touched,
 	.spill = dyn_spill,

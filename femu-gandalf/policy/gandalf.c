@@ -69,7 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 #include "pheap.h"
 #include "u64map.h"
 #include "vec.h"
@@ -111,13 +111,18 @@ struct gstate {
 	uint64_t nswatch, swcap;
 	bool scan_all;             /* scan=1, or out of memory for the watch list: build() scans all of DRAM */
 };
+/* per-object scratch (one byte): which lists the object is on */
+static uint8_t *flags(const struct kvsim *s, uint32_t o)
+{
+	return kv_obj_scratch(s, o);
+}
 #define ON_WATCH 1
 #define KEPT 4
 #define ON_SWATCH 8
 
 static struct gstate *G(const struct kvsim *s)
 {
-	return s->pol_state;
+	return kv_state(s);
 }
 
 static int bucket(uint64_t w)
@@ -133,22 +138,22 @@ static int bucket(uint64_t w)
 /* ---- sessions ---- */
 
 /* idle requests of the object's session (or the object itself without sessions) */
-static uint64_t idle(const struct kvsim *s, const struct kv_obj *x)
+static uint64_t idle(const struct kvsim *s, uint32_t x)
 {
 	struct gstate *g = G(s);
-	uint64_t last = x->last_req;
-	if (g->sessions && x->session != KV_NO_SESSION) {
-		uint64_t e = u64map_get(&g->sess, x->session); /* U64MAP_EMPTY: not seen */
+	uint64_t last = kv_obj_last_req(s, x);
+	if (g->sessions && kv_obj_session(s, x) != KV_NO_SESSION) {
+		uint64_t e = u64map_get(&g->sess, kv_obj_session(s, x)); /* U64MAP_EMPTY: not seen */
 		if (e != U64MAP_EMPTY && e > last)
 			last = e;
 	}
-	return s->req > last ? s->req - last : 1;
+	return kv_req(s) > last ? kv_req(s) - last : 1;
 }
 
 /* when x or its session was last active (a request index): what "waiting" is measured from */
-static double last_activity(const struct kvsim *s, const struct kv_obj *x)
+static double last_activity(const struct kvsim *s, uint32_t x)
 {
-	return (double)(s->req - idle(s, x));
+	return (double)(kv_req(s) - idle(s, x));
 }
 
 static double reuse_p(const struct kvsim *s, uint64_t w)
@@ -165,8 +170,8 @@ static void refresh_p(struct kvsim *s)
 	if (g->sessions)
 		for (uint64_t i = 0; i < g->sess.cap; i++) {
 			uint64_t last = g->sess.slot[i].val; /* (counts: table order does not matter) */
-			if (last != U64MAP_EMPTY && s->req > last)
-				gone[bucket(s->req - last)] += 1;
+			if (last != U64MAP_EMPTY && kv_req(s) > last)
+				gone[bucket(kv_req(s) - last)] += 1;
 		}
 	double b = 0, d = 0;
 	for (int k = NB - 1; k >= 0; k--) {
@@ -190,24 +195,24 @@ static void refresh_p(struct kvsim *s)
  * made both look cheap - each assumed the other stays - and gandalf lost whole chains: WEKA with
  * a 200 GB SSD, miss 0.061 against 0.057 now.)
  */
-static double value(const struct kvsim *s, const struct kv_obj *x)
+static double value(const struct kvsim *s, uint32_t x)
 {
 	struct gstate *g = G(s);
-	double p = reuse_p(s, idle(s, x)), tokens = x->recompute_tokens;
-	if (s->cfg.model.linear_state_bytes && x->kind == OBJ_FULL && !x->nchild && x->last_req != s->req)
+	double p = reuse_p(s, idle(s, x)), tokens = kv_obj_recompute_tokens(s, x);
+	if (kv_cfg(s)->model.linear_state_bytes && kv_obj_kind(s, x) == OBJ_FULL && !kv_obj_nchild(s, x) && kv_obj_last_req(s, x) != kv_req(s))
 		return 0; /* (the current request's chunks get their state when it completes) */
-	if (x->kind == OBJ_LINEAR) {
-		tokens = x->end_tokens > tokens ? x->end_tokens : tokens;
-		if (x->refs > 1)
+	if (kv_obj_kind(s, x) == OBJ_LINEAR) {
+		tokens = kv_obj_end_tokens(s, x) > tokens ? kv_obj_end_tokens(s, x) : tokens;
+		if (kv_obj_refs(s, x) > 1)
 			p *= (g->again[1] + 1) / (g->again[0] + 2);
 	}
 	return p * tokens * g->gpu_per_token;
 }
 
-static double drop_price(const struct kvsim *s, const struct kv_obj *x)
+static double drop_price(const struct kvsim *s, uint32_t x)
 {
 	uint64_t w = idle(s, x);
-	return value(s, x) / ((double)x->size * (double)w);
+	return value(s, x) / ((double)kv_obj_size(s, x) * (double)w);
 }
 
 /* ---- the watch list and the parent-key index ---- */
@@ -215,38 +220,38 @@ static double drop_price(const struct kvsim *s, const struct kv_obj *x)
 static void watch(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
-	if (s->obj[o].pol_flag & ON_WATCH)
+	if (*flags(s, o) & ON_WATCH)
 		return;
 	if (vec_reserve(g->watch, g->wcap, g->nwatch + 1)) {
 		g->scan_all = true; /* a lost candidate would change results: scan DRAM instead */
 		return;
 	}
 	g->watch[g->nwatch++].o = o;
-	s->obj[o].pol_flag |= ON_WATCH;
+	*flags(s, o) |= ON_WATCH;
 }
 
 /* o may have become an SSD-only leaf: an SSD victim candidate */
 static void swatch(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
-	if (s->obj[o].pol_flag & ON_SWATCH)
+	if (*flags(s, o) & ON_SWATCH)
 		return;
 	if (vec_reserve(g->swatch, g->swcap, g->nswatch + 1))
 		return; /* a missed victim: build() falls back to the SSD LRU tail */
 	g->swatch[g->nswatch++] = o;
-	s->obj[o].pol_flag |= ON_SWATCH;
+	*flags(s, o) |= ON_SWATCH;
 }
 
 /* Object o (key) left DRAM or became a branch point: if still cached it may be an SSD-only leaf
  * now, and its DRAM children may be root-side (the core's child links find them). */
 static void departed(struct kvsim *s, uint32_t o, uint64_t key)
 {
-	if (s->obj[o].key != key || (!s->obj[o].in_dram && !s->obj[o].in_ssd))
+	if (kv_obj_key(s, o) != key || (!kv_obj_in_dram(s, o) && !kv_obj_in_ssd(s, o)))
 		return; /* it left the cache, and its descendants with it */
-	if (s->obj[o].in_ssd)
+	if (kv_obj_in_ssd(s, o))
 		swatch(s, o);
-	for (uint32_t c = s->obj[o].kid; c != KV_NONE; c = s->obj[c].sib[1])
-		if (s->obj[c].in_dram)
+	for (uint32_t c = kv_obj_first_child(s, o); c != KV_NONE; c = kv_obj_next_sibling(s, c))
+		if (kv_obj_in_dram(s, c))
 			watch(s, c);
 }
 
@@ -261,14 +266,14 @@ static void departed(struct kvsim *s, uint32_t o, uint64_t key)
  */
 static bool movable(const struct kvsim *s, uint32_t o)
 {
-	const struct kv_obj *x = &s->obj[o];
-	if (!x->in_dram || x->in_ssd)
+	uint32_t x = o;
+	if (!kv_obj_in_dram(s, x) || kv_obj_in_ssd(s, x))
 		return false;
-	if (x->kind == OBJ_LINEAR || kv_is_root_side(s, o))
+	if (kv_obj_kind(s, x) == OBJ_LINEAR || kv_is_root_side(s, o))
 		return true;
-	const struct kv_obj *y = &s->obj[x->parent]; /* in DRAM: x is not root-side */
-	uint32_t chunks = y->nchild - (kv_lookup(s, y->key | KV_LINEAR_BIT) != KV_NONE);
-	return y->in_ssd || chunks > 1;
+	uint32_t y = kv_obj_parent(s, x); /* in DRAM: x is not root-side */
+	uint32_t chunks = kv_obj_nchild(s, y) - (kv_lookup(s, kv_obj_key(s, y) | KV_LINEAR_BIT) != KV_NONE);
+	return kv_obj_in_ssd(s, y) || chunks > 1;
 }
 
 /* ---- candidates, once per request ---- */
@@ -283,11 +288,11 @@ static int seq_cmp(const void *a, const void *b)
 static void candidate(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
-	const struct kv_obj *x = &s->obj[o];
+	uint32_t x = o;
 	if (kv_is_leaf(s, o))
 		pheap_push(&g->drop, drop_price(s, x), o);
 	if (movable(s, o))
-		pheap_push(&g->move[x->kind], last_activity(s, x), o); /* longest waiting first */
+		pheap_push(&g->move[kv_obj_kind(s, x)], last_activity(s, x), o); /* longest waiting first */
 }
 
 static bool victim_ok(const struct kvsim *s, uint32_t o);
@@ -295,30 +300,30 @@ static bool victim_ok(const struct kvsim *s, uint32_t o);
 static void build(struct kvsim *s)
 {
 	struct gstate *g = G(s);
-	g->built_req = s->req;
+	g->built_req = kv_req(s);
 	g->drop.n = g->move[0].n = g->move[1].n = 0;
 	refresh_p(s);
 	/* the DRAM leaves and root-side nodes, least recently used first, as a scan of DRAM from
 	 * its tail meets them (the heaps break ties by push order) */
 	if (g->scan_all) {
-		for (uint32_t o = s->dtail; o != KV_NONE; o = s->obj[o].dprev)
+		for (uint32_t o = kv_dram_tail(s); o != KV_NONE; o = kv_dram_prev(s, o))
 			candidate(s, o);
 	} else {
 		/* an index freed and reused may be listed twice (a new object starts with no flags) */
 		size_t n = 0;
 		for (size_t i = 0; i < g->nwatch; i++) {
 			uint32_t o = g->watch[i].o;
-			struct kv_obj *x = &s->obj[o];
-			if (!(x->pol_flag & KEPT) && x->in_dram && (kv_is_leaf(s, o) || movable(s, o))) {
-				g->watch[n++] = (struct went){x->dseq, o};
-				x->pol_flag |= ON_WATCH | KEPT;
-			} else if (!(x->pol_flag & KEPT)) {
-				x->pol_flag &= ~ON_WATCH;
+			uint32_t x = o;
+			if (!(*flags(s, x) & KEPT) && kv_obj_in_dram(s, x) && (kv_is_leaf(s, o) || movable(s, o))) {
+				g->watch[n++] = (struct went){kv_obj_dram_stamp(s, x), o};
+				*flags(s, x) |= ON_WATCH | KEPT;
+			} else if (!(*flags(s, x) & KEPT)) {
+				*flags(s, x) &= ~ON_WATCH;
 			}
 		}
 		g->nwatch = n;
 		for (size_t i = 0; i < n; i++)
-			s->obj[g->watch[i].o].pol_flag &= ~KEPT;
+			*flags(s, g->watch[i].o) &= ~KEPT;
 		qsort(g->watch, n, sizeof(*g->watch), seq_cmp);
 		for (size_t i = 0; i < n; i++)
 			candidate(s, g->watch[i].o);
@@ -333,9 +338,9 @@ static void victims_push(struct kvsim *s, size_t from)
 	struct gstate *g = G(s);
 	for (size_t i = from; i < g->nswatch; i++) {
 		uint32_t o = g->swatch[i];
-		struct kv_obj *x = &s->obj[o];
+		uint32_t x = o;
 		if (victim_ok(s, o))
-			pheap_push(&g->vq[x->kind].heap, value(s, x) / (double)idle(s, x), o);
+			pheap_push(&g->vq[kv_obj_kind(s, x)].heap, value(s, x) / (double)idle(s, x), o);
 	}
 	g->npriced += g->nswatch - from;
 	g->swpriced = g->nswatch;
@@ -354,17 +359,17 @@ static void victims_build(struct kvsim *s)
 	size_t n = 0;
 	for (size_t i = 0; i < g->nswatch; i++) {
 		uint32_t o = g->swatch[i];
-		struct kv_obj *x = &s->obj[o];
-		if (!(x->pol_flag & KEPT) && victim_ok(s, o)) {
+		uint32_t x = o;
+		if (!(*flags(s, x) & KEPT) && victim_ok(s, o)) {
 			g->swatch[n++] = o;
-			x->pol_flag |= ON_SWATCH | KEPT;
-		} else if (!(x->pol_flag & KEPT)) {
-			x->pol_flag &= ~ON_SWATCH;
+			*flags(s, x) |= ON_SWATCH | KEPT;
+		} else if (!(*flags(s, x) & KEPT)) {
+			*flags(s, x) &= ~ON_SWATCH;
 		}
 	}
 	g->nswatch = n;
 	for (size_t i = 0; i < n; i++)
-		s->obj[g->swatch[i]].pol_flag &= ~KEPT;
+		*flags(s, g->swatch[i]) &= ~KEPT;
 	g->nbuild++;
 	victims_push(s, 0);
 }
@@ -390,7 +395,7 @@ static bool victim_at(struct kvsim *s, int k, size_t i)
 
 static bool victim_ok(const struct kvsim *s, uint32_t o)
 {
-	return s->obj[o].in_ssd && !s->obj[o].in_dram && kv_is_leaf(s, o);
+	return kv_obj_in_ssd(s, o) && !kv_obj_in_dram(s, o) && kv_is_leaf(s, o);
 }
 
 /*
@@ -400,30 +405,30 @@ static bool victim_ok(const struct kvsim *s, uint32_t o)
  */
 static uint32_t exposes_chunk(const struct kvsim *s, uint32_t state)
 {
-	uint32_t p = s->obj[state].parent;
-	if (p == KV_NONE || s->obj[p].in_dram || !s->obj[p].in_ssd || s->obj[p].nchild != 1)
+	uint32_t p = kv_obj_parent(s, state);
+	if (p == KV_NONE || kv_obj_in_dram(s, p) || !kv_obj_in_ssd(s, p) || kv_obj_nchild(s, p) != 1)
 		return KV_NONE;
 	return p;
 }
 
 /* value lost to make room on SSD for x: its kind's cheapest victims until x fits (for a chunk,
  * then states that expose one) */
-static double replacement(struct kvsim *s, const struct kv_obj *x)
+static double replacement(struct kvsim *s, uint32_t x)
 {
 	struct gstate *g = G(s);
 	uint64_t need = kv_ssd_shortfall(s, x), freed = 0;
 	if (!need)
 		return 0;
 	double cost = 0;
-	for (int k = x->kind, pass = 0; pass < 2 && freed < need; pass++, k = OBJ_LINEAR) {
-		if (pass && x->kind == OBJ_LINEAR)
+	for (int k = kv_obj_kind(s, x), pass = 0; pass < 2 && freed < need; pass++, k = OBJ_LINEAR) {
+		if (pass && kv_obj_kind(s, x) == OBJ_LINEAR)
 			break;
 		struct vq *q = &g->vq[k];
 		for (size_t i = q->cur; freed < need && victim_at(s, k, i); i++) {
 			uint32_t o = q->v[i].o;
 			if (!victim_ok(s, o) || (pass && exposes_chunk(s, o) == KV_NONE))
 				continue;
-			freed += kv_slot_bytes(pass ? x : &s->obj[o]);
+			freed += kv_obj_slot_bytes(s, pass ? x : o);
 			cost += q->v[i].key;
 		}
 	}
@@ -432,14 +437,13 @@ static double replacement(struct kvsim *s, const struct kv_obj *x)
 	return freed >= need ? cost : INFINITY;
 }
 
-static uint32_t gandalf_ssd_victim(struct kvsim *s)
+static uint32_t gandalf_ssd_victim(struct kvsim *s, int k)
 {
 	struct gstate *g = G(s);
-	int k = s->need_kind;
 	struct vq *q = &g->vq[k];
 	while (victim_at(s, k, q->cur)) {
 		uint32_t o = q->v[q->cur++].o;
-		if (victim_ok(s, o) && s->obj[o].kind == k)
+		if (victim_ok(s, o) && kv_obj_kind(s, o) == k)
 			return o;
 	}
 	for (q = &g->vq[OBJ_LINEAR]; k == OBJ_FULL && victim_at(s, OBJ_LINEAR, q->cur);) {
@@ -449,7 +453,7 @@ static uint32_t gandalf_ssd_victim(struct kvsim *s)
 			return p;
 		}
 	}
-	return s->stail[k]; /* no leaf of the kind on SSD: plain LRU */
+	return kv_ssd_tail(s, k); /* no leaf of the kind on SSD: plain LRU */
 }
 
 /*
@@ -464,12 +468,12 @@ static bool expose(struct kvsim *s)
 		uint32_t o = g->vq[OBJ_LINEAR].v[i].o;
 		if (!victim_ok(s, o))
 			continue;
-		uint32_t p = s->obj[o].parent;
-		if (p == KV_NONE || !s->obj[p].in_dram || s->obj[p].nchild != 1 || s->obj[p].last_req == s->req)
+		uint32_t p = kv_obj_parent(s, o);
+		if (p == KV_NONE || !kv_obj_in_dram(s, p) || kv_obj_nchild(s, p) != 1 || kv_obj_last_req(s, p) == kv_req(s))
 			continue;
 		kv_evict_ssd(s, o);
 		g->nexpose++;
-		pheap_push(&g->drop, drop_price(s, &s->obj[p]), p);
+		pheap_push(&g->drop, drop_price(s, p), p);
 		return true;
 	}
 	return false;
@@ -478,10 +482,10 @@ static bool expose(struct kvsim *s)
 static double multiplier(const struct kvsim *s)
 {
 	struct gstate *g = G(s);
-	if (g->target_years <= 0 || s->now_t <= s->st.t_first)
+	if (g->target_years <= 0 || kv_now(s) <= kv_stats(s)->t_first)
 		return 1;
-	double budget = s->cfg.tbw_bytes * (s->now_t - s->st.t_first) / (g->target_years * 365.0 * 86400.0);
-	double written = (double)(s->st.ssd_write_bytes[0] + s->st.ssd_write_bytes[1]);
+	double budget = kv_cfg(s)->tbw_bytes * (kv_now(s) - kv_stats(s)->t_first) / (g->target_years * 365.0 * 86400.0);
+	double written = (double)(kv_stats(s)->ssd_write_bytes[0] + kv_stats(s)->ssd_write_bytes[1]);
 	double m = budget > 0 ? written / budget : 1;
 	return m < 1.0 / 16 ? 1.0 / 16 : (m > 16 ? 16 : m);
 }
@@ -489,18 +493,18 @@ static double multiplier(const struct kvsim *s)
 static void gandalf_make_room(struct kvsim *s, uint64_t need)
 {
 	struct gstate *g = G(s);
-	if (s->dram_used + need <= s->cfg.dram_bytes)
+	if (!kv_dram_over(s, need))
 		return;
-	if (g->built_req != s->req || !g->drop.a)
+	if (g->built_req != kv_req(s) || !g->drop.a)
 		build(s);
 	double m = multiplier(s);
 	int rebuilt = 0;
 	bool nomove = false;
-	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
+	while (kv_dram_over(s, need) && kv_dram_head(s) != KV_NONE) {
 		/* cheapest valid drop */
 		/* (the current request's own chunks are not dropped: its chain would break) */
-		while (g->drop.n && (!s->obj[g->drop.a[0].o].in_dram || !kv_is_leaf(s, g->drop.a[0].o) ||
-				     s->obj[g->drop.a[0].o].last_req == s->req))
+		while (g->drop.n && (!kv_obj_in_dram(s, g->drop.a[0].o) || !kv_is_leaf(s, g->drop.a[0].o) ||
+				     kv_obj_last_req(s, g->drop.a[0].o) == kv_req(s)))
 			(void)pheap_pop(&g->drop);
 		double dprice = g->drop.n ? g->drop.a[0].key : INFINITY;
 		/* best move among the first k candidates of each class */
@@ -512,7 +516,7 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 			int nk = 0;
 			while (h->n && nk < g->kcand) {
 				uint32_t o = h->a[0].o;
-				struct kv_obj *x = &s->obj[o];
+				uint32_t x = o;
 				struct pent top = h->a[0];
 				(void)pheap_pop(h);
 				if (!movable(s, o) ||
@@ -520,7 +524,7 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 					continue;
 				keep[nk++] = top;
 				double price = g->lambda * m * g->fee / (double)idle(s, x) +
-					       replacement(s, x) / (double)x->size;
+					       replacement(s, x) / (double)kv_obj_size(s, x);
 				if (price < mprice) {
 					mprice = price;
 					mo = o;
@@ -534,28 +538,28 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 			continue;
 		}
 		if (mo != KV_NONE && mprice < dprice && !nomove) {
-			uint64_t key = s->obj[mo].key;
+			uint64_t key = kv_obj_key(s, mo);
 			if (!kv_write_ssd(s, mo)) { /* it stays; no more moves this time */
 				nomove = true;
 				continue;
 			}
-			g->nmove[s->obj[mo].kind]++;
+			g->nmove[kv_obj_kind(s, mo)]++;
 			kv_drop_dram(s, mo);
 			departed(s, mo, key);
 		} else if (g->drop.n) {
 			uint32_t o = g->drop.a[0].o;
 			(void)pheap_pop(&g->drop);
-			uint64_t key = s->obj[o].key;
-			uint32_t p = s->obj[o].parent;
-			g->ndrop[s->obj[o].kind]++;
+			uint64_t key = kv_obj_key(s, o);
+			uint32_t p = kv_obj_parent(s, o);
+			g->ndrop[kv_obj_kind(s, o)]++;
 			kv_drop_dram(s, o);
 			departed(s, o, key);
 			/* dropping a leaf may expose its parent as a leaf */
-			if (p != KV_NONE && s->obj[p].in_dram && kv_is_leaf(s, p))
-				pheap_push(&g->drop, drop_price(s, &s->obj[p]), p);
+			if (p != KV_NONE && kv_obj_in_dram(s, p) && kv_is_leaf(s, p))
+				pheap_push(&g->drop, drop_price(s, p), p);
 		} else if (!expose(s)) {
-			uint32_t o = s->dtail;
-			uint64_t key = s->obj[o].key;
+			uint32_t o = kv_dram_tail(s);
+			uint64_t key = kv_obj_key(s, o);
 			g->nlru++;
 			kv_drop_dram(s, o); /* no priced candidate left: LRU */
 			departed(s, o, key);
@@ -570,22 +574,22 @@ static void gandalf_removed(struct kvsim *s, uint32_t o)
 	if (!g)
 		return;
 	if (!g->sessions)
-		g->gone[bucket(s->req > s->obj[o].last_req ? s->req - s->obj[o].last_req : 1)] += 1;
+		g->gone[bucket(kv_req(s) > kv_obj_last_req(s, o) ? kv_req(s) - kv_obj_last_req(s, o) : 1)] += 1;
 	/* its parent loses a child: it may have become a leaf */
-	uint32_t p = s->obj[o].parent;
-	if (p != KV_NONE && s->obj[p].in_dram)
+	uint32_t p = kv_obj_parent(s, o);
+	if (p != KV_NONE && kv_obj_in_dram(s, p))
 		watch(s, p);
-	if (p != KV_NONE && s->obj[p].in_ssd)
+	if (p != KV_NONE && kv_obj_in_ssd(s, p))
 		swatch(s, p);
 }
 
 static void gandalf_admitted(struct kvsim *s, uint32_t o)
 {
-	if (s->obj[o].kind == OBJ_FULL) {
+	if (kv_obj_kind(s, o) == OBJ_FULL) {
 		/* its parent may have become a branch point: its other chunks may now move */
-		uint32_t p = s->obj[o].parent;
-		if (p != KV_NONE && s->obj[p].in_dram && s->obj[p].nchild > 1)
-			departed(s, p, s->obj[p].key);
+		uint32_t p = kv_obj_parent(s, o);
+		if (p != KV_NONE && kv_obj_in_dram(s, p) && kv_obj_nchild(s, p) > 1)
+			departed(s, p, kv_obj_key(s, p));
 	}
 	watch(s, o);
 }
@@ -593,10 +597,10 @@ static void gandalf_admitted(struct kvsim *s, uint32_t o)
 static void gandalf_touched(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
-	if (s->obj[o].kind == OBJ_LINEAR && s->obj[o].refs <= 2)
-		g->again[s->obj[o].refs - 1] += 1; /* refs counts the admission: 1 = first reuse */
+	if (kv_obj_kind(s, o) == OBJ_LINEAR && kv_obj_refs(s, o) <= 2)
+		g->again[kv_obj_refs(s, o) - 1] += 1; /* refs counts the admission: 1 = first reuse */
 	if (!g->sessions) {
-		uint64_t w = s->req > s->obj[o].last_req ? s->req - s->obj[o].last_req : 0;
+		uint64_t w = kv_req(s) > kv_obj_last_req(s, o) ? kv_req(s) - kv_obj_last_req(s, o) : 0;
 		if (w)
 			g->back[bucket(w)] += 1;
 	}
@@ -622,12 +626,12 @@ static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
 	g->kcand = (int)kv_param(s, MOVE_CANDIDATES);
 	g->scan_all = kv_param(s, SCAN) != 0;
 	g->target_years = kv_param(s, TARGET_YEARS);
-	g->gpu_per_token = kv_gpu_usd_per_token(&s->cfg);
-	g->fee = kv_wear_usd_per_byte(&s->cfg);
+	g->gpu_per_token = kv_gpu_usd_per_token(kv_cfg(s));
+	g->fee = kv_wear_usd_per_byte(kv_cfg(s));
 	g->built_req = UINT64_MAX;
 	for (int k = 0; k < NB; k++)
 		g->p[k] = 0.5;
-	s->pol_state = g;
+	kv_set_state(s, g);
 	return 0;
 }
 
@@ -660,7 +664,7 @@ static void gandalf_fini(struct kvsim *s)
 	free(g->watch);
 	free(g->swatch);
 	free(g);
-	s->pol_state = NULL;
+	kv_set_state(s, NULL);
 }
 
 /* Called by the core before each request through begin(): session returns feed the estimate. */
@@ -669,6 +673,7 @@ static void gandalf_begin_req(struct kvsim *s);
 const struct kv_policy kv_policy_gandalf = {
 	.name = "gandalf",
 	.params = gandalf_params,
+	.obj_bytes = 1,
 	.init = gandalf_init,
 	.fini = gandalf_fini,
 	.begin = gandalf_begin_req,
@@ -683,13 +688,13 @@ const struct kv_policy kv_policy_gandalf = {
 static void gandalf_begin_req(struct kvsim *s)
 {
 	struct gstate *g = G(s);
-	if (s->cur_session == KV_NO_SESSION)
+	if (kv_session(s) == KV_NO_SESSION)
 		return;
 	g->sessions = true;
-	uint64_t *last = u64map_upsert(&g->sess, s->cur_session, s->req);
+	uint64_t *last = u64map_upsert(&g->sess, kv_session(s), kv_req(s));
 	if (!last)
 		return; /* out of memory: the estimate misses this session, the run goes on */
-	if (*last != s->req && s->req > *last)
-		g->back[bucket(s->req - *last)] += 1;
-	*last = s->req;
+	if (*last != kv_req(s) && kv_req(s) > *last)
+		g->back[bucket(kv_req(s) - *last)] += 1;
+	*last = kv_req(s);
 }

@@ -10,7 +10,7 @@
  */
 #include <math.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 #include "pheap.h"
 
 struct hp {
@@ -31,34 +31,34 @@ static int hp_init(struct kvsim *s, char *err, size_t errlen)
 	if (!h)
 		return snprintf(err, errlen, "out of memory"), -1;
 	h->threshold = kv_param(s, THRESHOLD);
-	s->pol_state = h;
+	kv_set_state(s, h);
 	return 0;
 }
 
 static void hp_fini(struct kvsim *s)
 {
-	struct hp *h = s->pol_state;
+	struct hp *h = kv_state(s);
 	if (h) {
 		pheap_free(&h->cold[0]);
 		pheap_free(&h->cold[1]);
 	}
 	free(h);
-	s->pol_state = NULL;
+	kv_set_state(s, NULL);
 }
 
 /* the least-used SSD resident of a kind (lazy: entries whose count changed are re-keyed) */
 static uint32_t coldest(struct kvsim *s, int kind, bool pop)
 {
-	struct pheap *c = &((struct hp *)s->pol_state)->cold[kind];
+	struct pheap *c = &((struct hp *)kv_state(s))->cold[kind];
 	while (c->n) {
 		struct pent e = c->a[0];
-		if (!s->obj[e.o].in_ssd || s->obj[e.o].kind != kind) {
+		if (!kv_obj_in_ssd(s, e.o) || kv_obj_kind(s, e.o) != kind) {
 			pheap_pop(c);
 			continue;
 		}
-		if ((double)s->obj[e.o].refs != e.key) {
+		if ((double)kv_obj_refs(s, e.o) != e.key) {
 			pheap_pop(c);
-			pheap_push(c, s->obj[e.o].refs, e.o);
+			pheap_push(c, kv_obj_refs(s, e.o), e.o);
 			continue;
 		}
 		if (pop)
@@ -70,24 +70,24 @@ static uint32_t coldest(struct kvsim *s, int kind, bool pop)
 
 static bool hp_spill(struct kvsim *s, uint32_t o)
 {
-	struct hp *h = s->pol_state;
-	struct kv_obj *x = &s->obj[o];
-	if (x->refs < h->threshold)
+	struct hp *h = kv_state(s);
+	uint32_t x = o;
+	if (kv_obj_refs(s, x) < h->threshold)
 		return false;
 	if (!kv_ssd_shortfall(s, x))
 		goto admit;
-	uint32_t c = coldest(s, x->kind, false);
-	if (c != KV_NONE && s->obj[c].refs >= x->refs)
+	uint32_t c = coldest(s, kv_obj_kind(s, x), false);
+	if (c != KV_NONE && kv_obj_refs(s, c) >= kv_obj_refs(s, x))
 		return false; /* not hotter than the coldest resident */
 admit:
-	pheap_push(&h->cold[x->kind], x->refs, o);
+	pheap_push(&h->cold[kv_obj_kind(s, x)], kv_obj_refs(s, x), o);
 	return true;
 }
 
-static uint32_t hp_ssd_victim(struct kvsim *s)
+static uint32_t hp_ssd_victim(struct kvsim *s, int kind)
 {
-	uint32_t c = coldest(s, s->need_kind, true);
-	return c != KV_NONE ? c : s->stail[s->need_kind];
+	uint32_t c = coldest(s, kind, true);
+	return c != KV_NONE ? c : kv_ssd_tail(s, kind);
 }
 
 const struct kv_policy kv_policy_hotprefix = {

@@ -6,7 +6,7 @@
  * used object is evicted (TRIMmed with --trim on). Source: LMCache's local CPU + disk backends
  * and Dynamo KVBM's G2 -> G3 offload without filters. No parameters.
  */
-#include "kvsim.h"
+#include "kv_policy.h"
 
 static bool lru_spill(struct kvsim *s, uint32_t o)
 {

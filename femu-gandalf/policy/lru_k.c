@@ -7,7 +7,7 @@
  * description ("written when the session's k-th most recent entry is still in DRAM") is ambiguous
  * about what is counted, and we count uses of the object itself. Parameter k (default 2, 1..1000; swept 1..10).
  */
-#include "kvsim.h"
+#include "kv_policy.h"
 
 enum { K };
 static const struct kv_param lruk_params[] = {
@@ -17,7 +17,7 @@ static const struct kv_param lruk_params[] = {
 
 static bool lruk_spill(struct kvsim *s, uint32_t o)
 {
-	return s->obj[o].refs >= (uint32_t)kv_param(s, K);
+	return kv_obj_refs(s, o) >= (uint32_t)kv_param(s, K);
 }
 
 const struct kv_policy kv_policy_lru_k = {

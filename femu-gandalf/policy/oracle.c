@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 #include "pheap.h"
 #include "u64map.h"
 #include "vec.h"
@@ -215,23 +215,24 @@ done:
 }
 
 /* uses of o after the current request: count, and the next one (UINT32_MAX when none). The
- * object caches its key's slot in pol_link[0], so only its first call hashes. */
+ * object caches its key's slot in its scratch, so only its first call hashes. */
 static uint64_t future(struct kvsim *s, uint32_t o, uint32_t *next)
 {
-	struct fut *f = ((struct ostate *)s->pol_state)->f;
-	struct kv_obj *x = &s->obj[o];
-	if (x->pol_link[0] == KV_NONE) {
-		uint32_t slot = fut_find(f, x->key);
-		x->pol_link[0] = slot == UINT32_MAX ? NO_FUTURE : slot;
+	struct fut *f = ((struct ostate *)kv_state(s))->f;
+	uint32_t x = o;
+	uint32_t *cached = kv_obj_scratch(s, x); /* slot + 1; 0: not looked up yet */
+	if (!*cached) {
+		uint32_t slot = fut_find(f, kv_obj_key(s, x));
+		*cached = 1 + (slot == UINT32_MAX ? NO_FUTURE : slot);
 	}
-	uint32_t slot = x->pol_link[0];
+	uint32_t slot = *cached - 1;
 	*next = UINT32_MAX;
 	if (slot == NO_FUTURE)
 		return 0;
 	struct ulist *l = &f->ul[slot];
 	const uint32_t *u = f->uses + l->off;
 	uint32_t lo = l->pos;
-	while (lo < l->n && u[lo] <= s->req) /* amortized O(1): requests only advance */
+	while (lo < l->n && u[lo] <= kv_req(s)) /* amortized O(1): requests only advance */
 		lo++;
 	l->pos = lo;
 	if (lo < l->n)
@@ -247,8 +248,8 @@ static uint64_t future(struct kvsim *s, uint32_t o, uint32_t *next)
  */
 static bool orphan(const struct kvsim *s, uint32_t o)
 {
-	const struct kv_obj *x = &s->obj[o];
-	return s->cfg.model.linear_state_bytes && x->kind == OBJ_FULL && !x->nchild && x->last_req != s->req;
+	uint32_t x = o;
+	return kv_cfg(s)->model.linear_state_bytes && kv_obj_kind(s, x) == OBJ_FULL && !kv_obj_nchild(s, x) && kv_obj_last_req(s, x) != kv_req(s);
 }
 
 /* future() as it matters for a hit: an orphan has no use */
@@ -278,38 +279,38 @@ static double ssd_key(struct kvsim *s, uint32_t o)
  * the SSD heap of that kind). */
 static void compact(struct kvsim *s, int tier)
 {
-	struct ostate *g = s->pol_state;
+	struct ostate *g = kv_state(s);
 	struct pheap *h = tier ? &g->ssd[tier - 1] : &g->dram;
 	h->n = 0;
-	for (uint32_t o = tier ? s->shead[tier - 1] : s->dhead; o != KV_NONE; o = tier ? s->obj[o].snext : s->obj[o].dnext)
+	for (uint32_t o = tier ? kv_ssd_head(s, tier - 1) : kv_dram_head(s); o != KV_NONE; o = tier ? kv_ssd_next(s, o) : kv_dram_next(s, o))
 		pheap_push(h, tier ? ssd_key(s, o) : dram_key(s, o), o);
 }
 
 static void requeue(struct kvsim *s, uint32_t o)
 {
-	struct ostate *g = s->pol_state;
-	if (g->dram.n > 64 + 4 * (size_t)s->nobj)
+	struct ostate *g = kv_state(s);
+	if (g->dram.n > 64 + 4 * (size_t)kv_nobj(s))
 		compact(s, 0);
 	for (int k = 0; k < 2; k++)
-		if (g->ssd[k].n > 64 + 4 * (size_t)s->nobj)
+		if (g->ssd[k].n > 64 + 4 * (size_t)kv_nobj(s))
 			compact(s, 1 + k);
-	if (s->obj[o].in_dram)
+	if (kv_obj_in_dram(s, o))
 		pheap_push(&g->dram, dram_key(s, o), o);
-	if (s->obj[o].in_ssd)
-		pheap_push(&g->ssd[s->obj[o].kind], ssd_key(s, o), o);
+	if (kv_obj_in_ssd(s, o))
+		pheap_push(&g->ssd[kv_obj_kind(s, o)], ssd_key(s, o), o);
 }
 
 static double worth(const struct kvsim *s, uint32_t o, uint64_t uses)
 {
-	struct ostate *g = s->pol_state;
-	return (double)uses * s->obj[o].recompute_tokens * g->gpu_per_token;
+	struct ostate *g = kv_state(s);
+	return (double)uses * kv_obj_recompute_tokens(s, o) * g->gpu_per_token;
 }
 
 /* SSD victims of x's kind with the fewest remaining uses until x fits; their lost value */
-static double ssd_replacement(struct kvsim *s, const struct kv_obj *x, uint32_t *vict, size_t *nv, size_t maxv)
+static double ssd_replacement(struct kvsim *s, uint32_t x, uint32_t *vict, size_t *nv, size_t maxv)
 {
-	struct ostate *g = s->pol_state;
-	struct pheap *h = &g->ssd[x->kind];
+	struct ostate *g = kv_state(s);
+	struct pheap *h = &g->ssd[kv_obj_kind(s, x)];
 	uint64_t need = kv_ssd_shortfall(s, x), freed = 0;
 	double cost = 0;
 	struct pent held[4096];
@@ -317,7 +318,7 @@ static double ssd_replacement(struct kvsim *s, const struct kv_obj *x, uint32_t 
 	*nv = 0;
 	while (freed < need && h->n && nh < 4096 && *nv < maxv) {
 		struct pent e = pheap_pop(h);
-		if (!s->obj[e.o].in_ssd || s->obj[e.o].kind != x->kind)
+		if (!kv_obj_in_ssd(s, e.o) || kv_obj_kind(s, e.o) != kv_obj_kind(s, x))
 			continue;
 		if (ssd_key(s, e.o) != e.key) { /* a use passed without a touch: re-key it */
 			pheap_push(h, ssd_key(s, e.o), e.o);
@@ -325,7 +326,7 @@ static double ssd_replacement(struct kvsim *s, const struct kv_obj *x, uint32_t 
 		}
 		held[nh++] = e;
 		vict[(*nv)++] = e.o;
-		freed += kv_slot_bytes(&s->obj[e.o]);
+		freed += kv_obj_slot_bytes(s, e.o);
 		cost += worth(s, e.o, (uint64_t)e.key);
 	}
 	for (size_t i = 0; i < nh; i++)
@@ -337,7 +338,7 @@ static double ssd_replacement(struct kvsim *s, const struct kv_obj *x, uint32_t 
  * removed() hook runs before the child is unlinked, so this waits for the next decision). */
 static void requeue_orphaned(struct kvsim *s)
 {
-	struct ostate *g = s->pol_state;
+	struct ostate *g = kv_state(s);
 	for (size_t i = 0; i < g->norph; i++) {
 		uint32_t p = kv_lookup(s, g->orphaned[i]);
 		if (p != KV_NONE && orphan(s, p))
@@ -348,10 +349,10 @@ static void requeue_orphaned(struct kvsim *s)
 
 static void oracle_removed(struct kvsim *s, uint32_t o)
 {
-	struct ostate *g = s->pol_state;
-	const struct kv_obj *x = &s->obj[o];
-	uint64_t pk = kv_parent_key(x->key, x->parent_key);
-	if (!g || !s->cfg.model.linear_state_bytes || pk == KV_NO_PARENT)
+	struct ostate *g = kv_state(s);
+	uint32_t x = o;
+	uint64_t pk = kv_obj_parent_key(s, x);
+	if (!g || !kv_cfg(s)->model.linear_state_bytes || pk == KV_NO_PARENT)
 		return;
 	if (vec_reserve(g->orphaned, g->orphcap, g->norph + 1))
 		return; /* the parent keeps its old key: a later eviction, not a wrong one */
@@ -360,13 +361,13 @@ static void oracle_removed(struct kvsim *s, uint32_t o)
 
 static void oracle_make_room(struct kvsim *s, uint64_t need)
 {
-	struct ostate *g = s->pol_state;
+	struct ostate *g = kv_state(s);
 	requeue_orphaned(s);
-	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
+	while (kv_dram_over(s, need) && kv_dram_head(s) != KV_NONE) {
 		uint32_t v = KV_NONE;
 		while (g->dram.n) {
 			struct pent e = pheap_pop(&g->dram);
-			if (!s->obj[e.o].in_dram)
+			if (!kv_obj_in_dram(s, e.o))
 				continue;
 			double k = dram_key(s, e.o);
 			if (k == e.key) {
@@ -376,17 +377,17 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 			pheap_push(&g->dram, k, e.o); /* a use passed without a touch: re-key it */
 		}
 		if (v == KV_NONE)
-			v = s->dtail;
+			v = kv_dram_tail(s);
 		uint32_t next;
 		uint64_t uses = useful(s, v, &next);
-		if (s->obj[v].in_ssd || !uses) {
+		if (kv_obj_in_ssd(s, v) || !uses) {
 			kv_drop_dram(s, v);
 			continue;
 		}
-		uint64_t sz = kv_slot_bytes(&s->obj[v]);
+		uint64_t sz = kv_obj_slot_bytes(s, v);
 		uint32_t vict[1024];
 		size_t nv;
-		double repl = ssd_replacement(s, &s->obj[v], vict, &nv, 1024);
+		double repl = ssd_replacement(s, v, vict, &nv, 1024);
 		if (worth(s, v, uses) > g->fee * (double)sz + repl) {
 			for (size_t i = 0; i < nv; i++)
 				kv_evict_ssd(s, vict[i]);
@@ -397,21 +398,21 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 	}
 }
 
-static uint32_t oracle_ssd_victim(struct kvsim *s)
+static uint32_t oracle_ssd_victim(struct kvsim *s, int kind)
 {
-	struct ostate *g = s->pol_state;
+	struct ostate *g = kv_state(s);
 	requeue_orphaned(s);
-	struct pheap *h = &g->ssd[s->need_kind];
+	struct pheap *h = &g->ssd[kind];
 	while (h->n) {
 		struct pent e = pheap_pop(h);
-		if (!s->obj[e.o].in_ssd || s->obj[e.o].kind != s->need_kind)
+		if (!kv_obj_in_ssd(s, e.o) || kv_obj_kind(s, e.o) != kind)
 			continue;
 		double k = ssd_key(s, e.o);
 		if (k == e.key)
 			return e.o;
 		pheap_push(h, k, e.o);
 	}
-	return s->stail[s->need_kind];
+	return kv_ssd_tail(s, kind);
 }
 
 static void oracle_admitted(struct kvsim *s, uint32_t o)
@@ -430,18 +431,18 @@ static int oracle_init(struct kvsim *s, char *err, size_t errlen)
 	struct ostate *g = calloc(1, sizeof(*g));
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
-	g->f = s->prepared; /* kvsim_init() saw to it that there is one */
+	g->f = kv_prepared(s); /* kvsim_init() saw to it that there is one */
 	for (uint64_t i = 0; i < g->f->nslot; i++) /* rewind: the future may be replayed */
 		g->f->ul[i].pos = 0;
-	g->gpu_per_token = kv_gpu_usd_per_token(&s->cfg);
-	g->fee = kv_wear_usd_per_byte(&s->cfg);
-	s->pol_state = g;
+	g->gpu_per_token = kv_gpu_usd_per_token(kv_cfg(s));
+	g->fee = kv_wear_usd_per_byte(kv_cfg(s));
+	kv_set_state(s, g);
 	return 0;
 }
 
 static void oracle_fini(struct kvsim *s)
 {
-	struct ostate *g = s->pol_state;
+	struct ostate *g = kv_state(s);
 	if (!g)
 		return;
 	pheap_free(&g->dram);
@@ -449,7 +450,7 @@ static void oracle_fini(struct kvsim *s)
 	pheap_free(&g->ssd[1]);
 	free(g->orphaned);
 	free(g);
-	s->pol_state = NULL;
+	kv_set_state(s, NULL);
 }
 
 const struct kv_policy kv_policy_oracle = {
@@ -457,6 +458,7 @@ const struct kv_policy kv_policy_oracle = {
 	.prepare = oracle_prepare,
 	.unprepare = oracle_unprepare,
 	.one_pass = true,
+	.obj_bytes = sizeof(uint32_t),
 	.init = oracle_init,
 	.fini = oracle_fini,
 	.admitted = oracle_admitted,

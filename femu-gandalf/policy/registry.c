@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 
 extern const struct kv_policy kv_policy_lru, kv_policy_write_through, kv_policy_lru_k, kv_policy_dynamo,
 	kv_policy_gandalf, kv_policy_oracle, kv_policy_hotprefix, kv_policy_marconi, kv_policy_workload_aware,
