@@ -57,7 +57,8 @@ static void req(struct kvsim *s, double t, uint64_t session, int n, ...)
 	assert_int_equal(kvsim_check(s, err, sizeof(err)), 0);
 }
 
-static struct kvsim *sim_prep(const char *pol, const char *params, struct kv_config c, void *prepared)
+static struct kvsim *sim_prep(const char *pol, const char *params, struct kv_config c,
+                              void *prepared)
 {
 	char err[256];
 	const struct kv_policy *p = kv_policy_find(pol);
@@ -129,7 +130,8 @@ static void test_lru_dense(void **state)
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 2);
 	assert_int_equal(kvsim_stats(s)->ssd_write_bytes[OBJ_FULL], 2 * 4096);
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_LINEAR], 0);
-	assert_int_equal(kvsim_stats(s)->ssd_written_hit[OBJ_FULL], 1); /* block 1 was hit on SSD, block 2 not */
+	assert_int_equal(kvsim_stats(s)->ssd_written_hit[OBJ_FULL],
+	                 1); /* block 1 was hit on SSD, block 2 not */
 	assert_int_equal(kvsim_dram_used(s), 2 * TOK);
 	done(s);
 }
@@ -150,7 +152,8 @@ static void test_hybrid_needs_state(void **state)
 	assert_int_equal(kvsim_dram_used(s), 2 * TOK + 32);
 	req(s, 1, 1, 3, 1, 2, 3);
 	assert_int_equal(kvsim_stats(s)->hit_blocks, 2);
-	assert_int_equal(kvsim_stats(s)->hits[0][OBJ_LINEAR] + kvsim_stats(s)->hits[1][OBJ_LINEAR], 1);
+	assert_int_equal(kvsim_stats(s)->hits[0][OBJ_LINEAR] + kvsim_stats(s)->hits[1][OBJ_LINEAR],
+	                 1);
 	req(s, 2, 1, 3, 1, 2, 9);
 	assert_int_equal(kvsim_stats(s)->hit_blocks, 4);
 	req(s, 3, 2, 2, 5, 6);
@@ -376,7 +379,8 @@ static void test_gandalf_hybrid(void **state)
 	struct kvsim *s = sim("gandalf", "", cfg(8, 64, true));
 	req(s, 0, 1, 2, 1, 2);
 	req(s, 1, 2, 2, 1, 3);
-	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL] + kvsim_stats(s)->ssd_writes[OBJ_LINEAR], 0);
+	assert_int_equal(
+	        kvsim_stats(s)->ssd_writes[OBJ_FULL] + kvsim_stats(s)->ssd_writes[OBJ_LINEAR], 0);
 	req(s, 2, 3, 2, 1, 4);
 	assert_true(on_ssd(s, 2) && !in_dram(s, 2));
 	assert_true(on_ssd(s, 2 | KV_LINEAR_BIT) && !in_dram(s, 2 | KV_LINEAR_BIT));
@@ -399,7 +403,8 @@ static void test_gandalf_hybrid(void **state)
 	req(s, 2, 3, 1, 9);
 	assert_int_equal(kv_lookup(s, 3), KV_NONE);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
-	assert_true(kvsim_stats(s)->ssd_writes[OBJ_FULL] + kvsim_stats(s)->ssd_writes[OBJ_LINEAR] >= 1);
+	assert_true(kvsim_stats(s)->ssd_writes[OBJ_FULL] + kvsim_stats(s)->ssd_writes[OBJ_LINEAR] >=
+	            1);
 	done(s);
 }
 
@@ -500,7 +505,8 @@ static void test_bad_params(void **state)
 	assert_non_null(strstr(err, "--param q: unknown parameter for policy lru-k"));
 	assert_null(kvsim_new(&c, kv_policy_find("lru-k"), "k=x", NULL, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "not a number"));
-	assert_null(kvsim_new(&c, kv_policy_find("gandalf"), "lambda=-1", NULL, NULL, err, sizeof(err)));
+	assert_null(kvsim_new(&c, kv_policy_find("gandalf"), "lambda=-1", NULL, NULL, err,
+	                      sizeof(err)));
 	c.dram_bytes = 0;
 	assert_null(kvsim_new(&c, kv_policy_find("lru"), "", NULL, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "--dram 0"));
@@ -623,7 +629,8 @@ static double total_cost(const struct kvsim *s)
 {
 	double gpu = kv_cfg(s)->gpu_usd_per_hour / 3600.0 / kv_cfg(s)->prefill_tokens_per_s;
 	double fee = kv_cfg(s)->ssd_usd / kv_cfg(s)->tbw_bytes;
-	return kv_stats(s)->missed_tokens * gpu + (double)(kv_stats(s)->ssd_write_bytes[0] + kv_stats(s)->ssd_write_bytes[1]) * fee;
+	return kv_stats(s)->missed_tokens * gpu +
+	       (double)(kv_stats(s)->ssd_write_bytes[0] + kv_stats(s)->ssd_write_bytes[1]) * fee;
 }
 
 /* realistic proportions for the cost comparison: a chunk is one 4 KiB slot, a state two, and
@@ -656,15 +663,19 @@ static void test_random_invariants(void **state)
 			assert_true(kvsim_stats(s)->dram_peak <= kv_cfg(s)->dram_bytes);
 			assert_true(kvsim_stats(s)->ssd_peak <= kv_cfg(s)->ssd_bytes);
 			if (!(hybrid & 1))
-				assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_LINEAR] + kvsim_stats(s)->hits[0][OBJ_LINEAR] +
-							 kvsim_stats(s)->hits[1][OBJ_LINEAR],
-						 0);
+				assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_LINEAR] +
+					                 kvsim_stats(s)->hits[0][OBJ_LINEAR] +
+					                 kvsim_stats(s)->hits[1][OBJ_LINEAR],
+					         0);
 			double c = total_cost(s);
 			printf("seed %5llu %s %s %-13s miss %.4f writes %6llu cost %.6g\n",
 			       (unsigned long long)seeds[k], log ? "log  " : "slots",
-			       hybrid & 1 ? "hybrid" : "dense ",
-			       kvsim_policy(s)->name, 1 - (double)kvsim_stats(s)->hit_blocks / kvsim_stats(s)->prefix_blocks,
-			       (unsigned long long)(kvsim_stats(s)->ssd_writes[0] + kvsim_stats(s)->ssd_writes[1]), c);
+			       hybrid & 1 ? "hybrid" : "dense ", kvsim_policy(s)->name,
+			       1 - (double)kvsim_stats(s)->hit_blocks /
+				               kvsim_stats(s)->prefix_blocks,
+			       (unsigned long long)(kvsim_stats(s)->ssd_writes[0] +
+				                    kvsim_stats(s)->ssd_writes[1]),
+			       c);
 			if (!strcmp(kvsim_policy(s)->name, "oracle"))
 				oracle_cost = c;
 			else if (c < best_online)
@@ -716,7 +727,10 @@ static void test_alloc_random(void **state)
 					ftl_get_stats(f, &fs);
 					st[log] = *kvsim_stats(s);
 					waf[log] = fs.waf_cumulative;
-					assert_int_equal(fs.host_write_bytes, kvsim_stats(s)->ssd_write_bytes[0] + kvsim_stats(s)->ssd_write_bytes[1]);
+					assert_int_equal(
+					        fs.host_write_bytes,
+					        kvsim_stats(s)->ssd_write_bytes[0] +
+					                kvsim_stats(s)->ssd_write_bytes[1]);
 					assert_int_equal(kvsim_stats(s)->ftl_errors, 0);
 					done(s);
 					ftl_destroy(f);

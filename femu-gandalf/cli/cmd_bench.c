@@ -16,7 +16,8 @@
  * --kv PATH instead measures the KV-cache tier simulator at the kv command's defaults
  * (Qwen3-Next-80B-A3B, 100 GiB DRAM, 1 TiB SSD tier, no device): the trace is loaded once, then
  * each policy (--policy, default all) replays it; rates are prefix-block accesses per second of
- * replay, parsing excluded (it is reported on its own, as is an offline policy's pre-pass, prepare()).
+ * replay, parsing excluded (it is reported on its own, as is an offline policy's pre-pass,
+ * prepare()).
  */
 #include <math.h>
 #include <stdio.h>
@@ -208,7 +209,8 @@ static int bench_kv(const char *path, const char *policy)
 		jout_num(&j, "seconds", "%.3f", secs);
 		jout_num(&j, "prepare_seconds", "%.3f", prep);
 		jout_num(&j, "block_accesses_per_s", "%.0f", st->prefix_blocks / secs);
-		jout_num(&j, "miss_ratio", "%.6f", 1 - (double)st->hit_blocks / (st->prefix_blocks ? st->prefix_blocks : 1));
+		jout_num(&j, "miss_ratio", "%.6f",
+		         1 - (double)st->hit_blocks / (st->prefix_blocks ? st->prefix_blocks : 1));
 		jout_end(&j);
 		kvsim_free(s);
 		if (prepared_for) {

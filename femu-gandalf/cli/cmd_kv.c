@@ -95,11 +95,14 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 		kv_cost_no_device(&cfg);
 	}
 	if (pol->one_pass && ro->loops != 1) {
-		fprintf(stderr, "femu-gandalf: policy %s knows one pass of the trace: drop --loop\n", pol->name);
+		fprintf(stderr,
+		        "femu-gandalf: policy %s knows one pass of the trace: drop --loop\n",
+		        pol->name);
 		ftl_destroy(f);
 		return EXIT_USAGE;
 	}
-	s = kvsim_new(&cfg, pol, params, pol == ro->prepared_for ? ro->prepared : NULL, f, err, sizeof(err));
+	s = kvsim_new(&cfg, pol, params, pol == ro->prepared_for ? ro->prepared : NULL, f, err,
+	              sizeof(err));
 	if (!s) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		ftl_destroy(f);
@@ -122,10 +125,12 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 			}
 			if (pg.tty && !((i + 1) & 1023)) {
 				char extra[80];
-				snprintf(extra, sizeof(extra), "pass %d, %llu requests, miss %.3f", pass + 1,
-					 (unsigned long long)kvsim_stats(s)->requests,
-					 1 - (double)kvsim_stats(s)->hit_blocks /
-							 (kvsim_stats(s)->prefix_blocks ? kvsim_stats(s)->prefix_blocks : 1));
+				snprintf(extra, sizeof(extra), "pass %d, %llu requests, miss %.3f",
+				         pass + 1, (unsigned long long)kvsim_stats(s)->requests,
+				         1 - (double)kvsim_stats(s)->hit_blocks /
+				                         (kvsim_stats(s)->prefix_blocks
+				                                  ? kvsim_stats(s)->prefix_blocks
+				                                  : 1));
 				progress_update(&pg, 0, 0, extra);
 			}
 		}
@@ -353,10 +358,12 @@ static void csv_row(const char *pol, const char *params, const struct kv_result 
 
 /* Give a policy that declares it the value of a CLI alias (--target-years: a parameter of every
  * policy with a write budget): appended to its parameters, so it shows in the output. */
-static void add_alias(const struct kv_policy *pol, const char *name, double v, char *buf, size_t len)
+static void add_alias(const struct kv_policy *pol, const char *name, double v, char *buf,
+                      size_t len)
 {
 	if (v && kv_policy_param(pol, name))
-		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s=%.17g", *buf ? "," : "", name, v);
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s=%.17g", *buf ? "," : "", name,
+		         v);
 }
 
 int cmd_kv(int argc, char **argv)
@@ -371,27 +378,46 @@ int cmd_kv(int argc, char **argv)
 	struct kv_run_opts ro = {0};
 	kv_config_default(&ro.cfg);
 	GOptionEntry opts[] = {
-		{"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace, "KV-request trace (file or WEKA directory)", "T"},
-		{"model", 'm', 0, G_OPTION_ARG_STRING, &model, "model from the catalog (femu-gandalf models)", "M"},
-		{"dram", 0, 0, G_OPTION_ARG_STRING, &dram_s, "DRAM tier bytes (default 100G)", "SIZE"},
-		{"ssd", 0, 0, G_OPTION_ARG_STRING, &ssd_s, "SSD tier bytes (default: the whole device)", "SIZE"},
-		{"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "placement policy, or all", "P"},
-		{"param", 0, 0, G_OPTION_ARG_STRING_ARRAY, &params, "policy parameter name=value (repeatable)", "K=V"},
-		{"sweep", 0, 0, G_OPTION_ARG_NONE, &sweep, "run the policy's (or every policy's) grid; CSV output", NULL},
-		{"device", 'd', 0, G_OPTION_ARG_STRING, &device, "drive preset for the SSD tier, or none (TBW only)", "PRESET"},
-		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a drive config key (repeatable)", "KEY=VALUE"},
-		{"trim", 0, 0, G_OPTION_ARG_STRING, &trim, "TRIM evicted SSD objects: on (default) | off", "on|off"},
-		{"alloc", 0, 0, G_OPTION_ARG_STRING, &alloc, "SSD LBA allocator: slots (default) | log (circular, FIFO)", "A"},
-		{"streams", 0, 0, G_OPTION_ARG_STRING, &streams, "placement hints: none (default) | kind (linear vs full)", "S"},
-		{"loop", 0, 0, G_OPTION_ARG_INT, &loops, "replay the trace N times (toward steady state)", "N"},
-		{"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &target_years, "alias of --param target_years=Y (gandalf: SSD write budget to last this long)", "Y"},
-		{"ssd-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.ssd_gbps, "SSD read bandwidth without a device (default 10)", "GB/s"},
-		{"pcie-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.pcie_gbps, "DRAM -> GPU bandwidth (default 50)", "GB/s"},
-		{"prefill", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.prefill_tokens_per_s, "recompute rate, tokens/s (default 60000)", "R"},
-		{"gpu-hour", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.gpu_usd_per_hour, "GPU price, $/hour (default 2.5)", "USD"},
-		{"ssd-price", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.ssd_usd_per_tb, "SSD price, $ per TB of user capacity (default 100)", "USD"},
-		{"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
-		{NULL},
+	        {"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace,
+	         "KV-request trace (file or WEKA directory)", "T"},
+	        {"model", 'm', 0, G_OPTION_ARG_STRING, &model,
+	         "model from the catalog (femu-gandalf models)", "M"},
+	        {"dram", 0, 0, G_OPTION_ARG_STRING, &dram_s, "DRAM tier bytes (default 100G)",
+	         "SIZE"},
+	        {"ssd", 0, 0, G_OPTION_ARG_STRING, &ssd_s,
+	         "SSD tier bytes (default: the whole device)", "SIZE"},
+	        {"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "placement policy, or all", "P"},
+	        {"param", 0, 0, G_OPTION_ARG_STRING_ARRAY, &params,
+	         "policy parameter name=value (repeatable)", "K=V"},
+	        {"sweep", 0, 0, G_OPTION_ARG_NONE, &sweep,
+	         "run the policy's (or every policy's) grid; CSV output", NULL},
+	        {"device", 'd', 0, G_OPTION_ARG_STRING, &device,
+	         "drive preset for the SSD tier, or none (TBW only)", "PRESET"},
+	        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+	         "override a drive config key (repeatable)", "KEY=VALUE"},
+	        {"trim", 0, 0, G_OPTION_ARG_STRING, &trim,
+	         "TRIM evicted SSD objects: on (default) | off", "on|off"},
+	        {"alloc", 0, 0, G_OPTION_ARG_STRING, &alloc,
+	         "SSD LBA allocator: slots (default) | log (circular, FIFO)", "A"},
+	        {"streams", 0, 0, G_OPTION_ARG_STRING, &streams,
+	         "placement hints: none (default) | kind (linear vs full)", "S"},
+	        {"loop", 0, 0, G_OPTION_ARG_INT, &loops,
+	         "replay the trace N times (toward steady state)", "N"},
+	        {"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &target_years,
+	         "alias of --param target_years=Y (gandalf: SSD write budget to last this long)",
+	         "Y"},
+	        {"ssd-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.ssd_gbps,
+	         "SSD read bandwidth without a device (default 10)", "GB/s"},
+	        {"pcie-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.pcie_gbps,
+	         "DRAM -> GPU bandwidth (default 50)", "GB/s"},
+	        {"prefill", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.prefill_tokens_per_s,
+	         "recompute rate, tokens/s (default 60000)", "R"},
+	        {"gpu-hour", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.gpu_usd_per_hour,
+	         "GPU price, $/hour (default 2.5)", "USD"},
+	        {"ssd-price", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.ssd_usd_per_tb,
+	         "SSD price, $ per TB of user capacity (default 100)", "USD"},
+	        {"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+	        {NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("- a KV-cache tier (DRAM + emulated SSD) under a placement policy");
 	g_option_context_add_main_entries(ctx, opts, NULL);
@@ -404,13 +430,16 @@ int cmd_kv(int argc, char **argv)
 	kv_policy_help(mf);
 	fclose(mf);
 	snprintf(desc, sizeof(desc),
-		 "Policies: %s (docs/policies.md).\n"
-		 "Parameters (--param NAME=VALUE; [min..max]; --sweep runs the grid):\n%s\n"
-		 "Examples:\n"
-		 "  femu-gandalf kv --trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 8G --ssd 32G \\\n"
-		 "      --device ent-tlc-1t --set blocks_per_plane=56 --policy gandalf --param lambda=4\n"
-		 "  femu-gandalf kv --trace ../shared/traces/weka-claude-code --policy all --sweep --device none --ssd 1T\n",
-		 pols, table);
+	         "Policies: %s (docs/policies.md).\n"
+	         "Parameters (--param NAME=VALUE; [min..max]; --sweep runs the grid):\n%s\n"
+	         "Examples:\n"
+	         "  femu-gandalf kv --trace traces/multiturn-small.jsonl --model "
+	         "qwen3-next-80b-a3b --dram 8G --ssd 32G \\\n"
+	         "      --device ent-tlc-1t --set blocks_per_plane=56 --policy gandalf --param "
+	         "lambda=4\n"
+	         "  femu-gandalf kv --trace ../shared/traces/weka-claude-code --policy all --sweep "
+	         "--device none --ssd 1T\n",
+	         pols, table);
 	g_option_context_set_description(ctx, desc);
 	int rc = EXIT_USAGE;
 	if (!fg_parse_opts(ctx, &argc, &argv))
@@ -441,8 +470,8 @@ int cmd_kv(int argc, char **argv)
 		fprintf(stderr, "femu-gandalf: --streams %s: must be none or kind\n", streams);
 		goto out;
 	}
-	if (loops < 1 || ro.cfg.ssd_gbps <= 0 || ro.cfg.pcie_gbps <= 0 || ro.cfg.prefill_tokens_per_s <= 0 ||
-	    target_years < 0) {
+	if (loops < 1 || ro.cfg.ssd_gbps <= 0 || ro.cfg.pcie_gbps <= 0 ||
+	    ro.cfg.prefill_tokens_per_s <= 0 || target_years < 0) {
 		fprintf(stderr, "femu-gandalf: --loop, --ssd-gbps, --pcie-gbps and --prefill must be > 0\n");
 		goto out;
 	}
@@ -493,8 +522,8 @@ int cmd_kv(int argc, char **argv)
 		const struct kv_policy *pol = kv_policies[i];
 		if (one && pol != one)
 			continue;
-		/* an offline policy's pass over the trace, once for all its runs (one-pass knowledge
-		 * is only made for one pass: run_one() refuses --loop) */
+		/* an offline policy's pass over the trace, once for all its runs (one-pass
+		 * knowledge is only made for one pass: run_one() refuses --loop) */
 		if (pol->prepare && !(pol->one_pass && loops != 1)) {
 			if (!(ro.prepared = pol->prepare(&ro.kt, &ro.cfg, err, sizeof(err)))) {
 				fprintf(stderr, "femu-gandalf: %s\n", err);

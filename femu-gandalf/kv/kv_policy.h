@@ -211,9 +211,10 @@ static inline void *kv_prepared(const struct kvsim *s) /* prepare()'s result, or
 }
 
 /* ---- actions: the only ways a policy changes the cache ---- */
-void kv_drop_dram(struct kvsim *s, uint32_t o);   /* drop the DRAM copy (frees if nowhere else) */
-bool kv_move_to_ssd(struct kvsim *s, uint32_t o); /* write to SSD (evicting SSD victims), drop from DRAM */
-bool kv_write_ssd(struct kvsim *s, uint32_t o);   /* write a copy to SSD, keep DRAM */
+void kv_drop_dram(struct kvsim *s, uint32_t o); /* drop the DRAM copy (frees if nowhere else) */
+bool kv_move_to_ssd(struct kvsim *s,
+                    uint32_t o); /* write to SSD (evicting SSD victims), drop from DRAM */
+bool kv_write_ssd(struct kvsim *s, uint32_t o); /* write a copy to SSD, keep DRAM */
 void kv_evict_ssd(struct kvsim *s, uint32_t o);
 /* Bytes that SSD residents of o's kind must free before o can be written: 0 when it fits now.
  * With slots only a resident of the same kind (size class) frees a slot o can take, so
@@ -223,7 +224,7 @@ void kv_default_make_room(struct kvsim *s, uint64_t need);
 /* The lowest score among the `window` least recently used objects of a tier (0 DRAM, 1 SSD:
  * the list of that kind). */
 uint32_t kv_tail_min(struct kvsim *s, int tier, int kind, uint32_t window,
-		     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg);
+                     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg);
 /* Free DRAM by victim(), writing each victim to SSD unless it is there already (write-back). */
 void kv_make_room_writeback(struct kvsim *s, uint64_t need, uint32_t (*victim)(struct kvsim *s));
 

@@ -33,7 +33,7 @@ static int cmp_extent(const void *a, const void *b)
 /* No two SSD objects share an LBA (either allocator). */
 static int check_extents(const struct kvsim *s, uint64_t n, char *err, size_t errlen)
 {
-	uint64_t (*e)[2] = malloc((n ? n : 1) * sizeof(*e)), k = 0;
+	uint64_t(*e)[2] = malloc((n ? n : 1) * sizeof(*e)), k = 0;
 	int rc = 0;
 	if (!e)
 		return fail(err, errlen, "out of memory");
@@ -45,7 +45,8 @@ static int check_extents(const struct kvsim *s, uint64_t n, char *err, size_t er
 	qsort(e, k, sizeof(*e), cmp_extent);
 	for (uint64_t i = 1; i < k && !rc; i++)
 		if (e[i - 1][0] + e[i - 1][1] > e[i][0])
-			rc = fail(err, errlen, "SSD objects overlap at LBA %llu", (unsigned long long)e[i][0]);
+			rc = fail(err, errlen, "SSD objects overlap at LBA %llu",
+			          (unsigned long long)e[i][0]);
 	free(e);
 	return rc;
 }
@@ -55,8 +56,8 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 	uint64_t dram = 0, ssd = 0, nd = 0, ns = 0, live = 0;
 	if (s->dram_used > s->cfg.dram_bytes || s->ssd_used > s->cfg.ssd_bytes)
 		return fail(err, errlen, "tier over capacity: DRAM %llu/%llu SSD %llu/%llu",
-			    (unsigned long long)s->dram_used, (unsigned long long)s->cfg.dram_bytes,
-			    (unsigned long long)s->ssd_used, (unsigned long long)s->cfg.ssd_bytes);
+		            (unsigned long long)s->dram_used, (unsigned long long)s->cfg.dram_bytes,
+		            (unsigned long long)s->ssd_used, (unsigned long long)s->cfg.ssd_bytes);
 	for (uint32_t o = s->dhead; o != KV_NONE; o = s->obj[o].dnext) {
 		if (!s->obj[o].in_dram || ++nd > s->nobj)
 			return fail(err, errlen, "DRAM list broken at %u", o);
@@ -74,8 +75,8 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 		return -1;
 	if (dram != s->dram_used || ssd != s->ssd_used)
 		return fail(err, errlen, "tier bytes: DRAM %llu vs %llu, SSD %llu vs %llu",
-			    (unsigned long long)dram, (unsigned long long)s->dram_used, (unsigned long long)ssd,
-			    (unsigned long long)s->ssd_used);
+		            (unsigned long long)dram, (unsigned long long)s->dram_used,
+		            (unsigned long long)ssd, (unsigned long long)s->ssd_used);
 	for (uint32_t o = 0; o < s->nobj; o++) {
 		const struct kv_obj *x = &s->obj[o];
 		if (!x->in_dram && !x->in_ssd)
@@ -90,17 +91,20 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 		uint64_t pk = kv_parent_key(x->key, x->parent_key);
 		uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
 		if (p != x->parent && !(p == o && x->parent == KV_NONE))
-			return fail(err, errlen, "object %u: its parent is %s", o, p == KV_NONE ? "not cached" : "another object");
+			return fail(err, errlen, "object %u: its parent is %s", o,
+			            p == KV_NONE ? "not cached" : "another object");
 		uint32_t k = 0;
 		for (uint32_t c = x->kid; c != KV_NONE && k <= x->nchild; c = s->obj[c].sib[1], k++)
 			if (s->obj[c].parent != o || (!s->obj[c].in_dram && !s->obj[c].in_ssd))
-				return fail(err, errlen, "object %u: child %u is not its own or not cached", o, c);
+				return fail(err, errlen,
+				            "object %u: child %u is not its own or not cached", o,
+				            c);
 		if (k != x->nchild)
-			return fail(err, errlen, "object %u: %u children linked, %u counted", o, k, x->nchild);
+			return fail(err, errlen, "object %u: %u children linked, %u counted", o, k,
+			            x->nchild);
 	}
 	if (live != s->map.count)
-		return fail(err, errlen, "%llu live objects, map holds %llu", (unsigned long long)live,
-			    (unsigned long long)s->map.count);
+		return fail(err, errlen, "%llu live objects, map holds %llu",
+		            (unsigned long long)live, (unsigned long long)s->map.count);
 	return 0;
 }
-

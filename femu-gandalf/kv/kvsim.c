@@ -3,9 +3,10 @@
  *
  * Objects. One full-attention KV object per block id (size block_tokens x full bytes/token), and
  * one linear state per request boundary (keyed by the block id at the boundary | 1<<63, fixed
- * size). The boundary is the request's last *full* block: floor(input tokens / block tokens). Dense models have no linear state. Objects live in one array, found by key through an
- * open-addressing hash map (linear probing, backward-shift deletion: no tombstones), so a block
- * access costs one probe on average, and freed objects are reused through a free list.
+ * size). The boundary is the request's last *full* block: floor(input tokens / block tokens). Dense
+ * models have no linear state. Objects live in one array, found by key through an open-addressing
+ * hash map (linear probing, backward-shift deletion: no tombstones), so a block access costs one
+ * probe on average, and freed objects are reused through a free list.
  *
  * A hit on a request with prefix blocks B1..Bn is the largest b such that B1..Bb are all cached
  * (in DRAM or on SSD) and, for a hybrid model, a linear state at b is cached. Tokens past b are
@@ -55,30 +56,30 @@ uint32_t kv_lookup(const struct kvsim *s, uint64_t key)
 
 /* ---- LRU lists ---- */
 
-#define LIST_OPS(name, prev, next, head, tail)                                   \
-	static void name##_unlink(struct kvsim *s, uint32_t o)                   \
-	{                                                                        \
-		struct kv_obj *x = &s->obj[o];                                   \
-		if (x->prev != KV_NONE)                                          \
-			s->obj[x->prev].next = x->next;                          \
-		else                                                             \
-			s->head = x->next;                                       \
-		if (x->next != KV_NONE)                                          \
-			s->obj[x->next].prev = x->prev;                          \
-		else                                                             \
-			s->tail = x->prev;                                       \
-		x->prev = x->next = KV_NONE;                                     \
-	}                                                                        \
-	static void name##_push(struct kvsim *s, uint32_t o)                     \
-	{                                                                        \
-		struct kv_obj *x = &s->obj[o];                                   \
-		x->prev = KV_NONE;                                               \
-		x->next = s->head;                                               \
-		if (s->head != KV_NONE)                                          \
-			s->obj[s->head].prev = o;                                \
-		s->head = o;                                                     \
-		if (s->tail == KV_NONE)                                          \
-			s->tail = o;                                             \
+#define LIST_OPS(name, prev, next, head, tail)                                                     \
+	static void name##_unlink(struct kvsim *s, uint32_t o)                                     \
+	{                                                                                          \
+		struct kv_obj *x = &s->obj[o];                                                     \
+		if (x->prev != KV_NONE)                                                            \
+			s->obj[x->prev].next = x->next;                                            \
+		else                                                                               \
+			s->head = x->next;                                                         \
+		if (x->next != KV_NONE)                                                            \
+			s->obj[x->next].prev = x->prev;                                            \
+		else                                                                               \
+			s->tail = x->prev;                                                         \
+		x->prev = x->next = KV_NONE;                                                       \
+	}                                                                                          \
+	static void name##_push(struct kvsim *s, uint32_t o)                                       \
+	{                                                                                          \
+		struct kv_obj *x = &s->obj[o];                                                     \
+		x->prev = KV_NONE;                                                                 \
+		x->next = s->head;                                                                 \
+		if (s->head != KV_NONE)                                                            \
+			s->obj[s->head].prev = o;                                                  \
+		s->head = o;                                                                       \
+		if (s->tail == KV_NONE)                                                            \
+			s->tail = o;                                                               \
 	}
 LIST_OPS(dlist, dprev, dnext, dhead, dtail)
 LIST_OPS(slist_k0, sprev, snext, shead[0], stail[0])
@@ -111,7 +112,8 @@ static void dram_push(struct kvsim *s, uint32_t o)
 
 /* ---- objects ---- */
 
-/* Room for the policy's scratch of objects 0..nobj (one more than now): the array parallel to obj */
+/* Room for the policy's scratch of objects 0..nobj (one more than now): the array parallel to obj
+ */
 static int vec_reserve_bytes(struct kvsim *s)
 {
 	uint64_t need = ((uint64_t)s->nobj + 1) * s->obj_bytes, cap = s->scratch_cap * s->obj_bytes;
@@ -122,8 +124,8 @@ static int vec_reserve_bytes(struct kvsim *s)
 }
 
 /* A new object under the cached parent p (KV_NONE: a root). */
-static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size,
-			uint32_t p)
+static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind,
+                        uint64_t size, uint32_t p)
 {
 	uint32_t o;
 	if (s->free_head != KV_NONE) {
@@ -225,7 +227,8 @@ uint64_t kv_slot_bytes(const struct kv_obj *x)
 
 static uint64_t now_ns(const struct kvsim *s)
 {
-	return s->now_t > 0 ? (s->now_t < KV_NS_MAX_S ? (uint64_t)(s->now_t * 1e9) : UINT64_MAX / 2) : 0;
+	return s->now_t > 0 ? (s->now_t < KV_NS_MAX_S ? (uint64_t)(s->now_t * 1e9) : UINT64_MAX / 2)
+	                    : 0;
 }
 
 static bool slot_alloc(struct kvsim *s, struct kv_obj *x)
@@ -333,7 +336,8 @@ uint64_t kv_ssd_shortfall(const struct kvsim *s, uint32_t o)
 	const struct kv_obj *x = &s->obj[o];
 	uint64_t sz = slot_size(x);
 	if (s->cfg.alloc == KV_ALLOC_LOG)
-		return s->ssd_used + sz > s->cfg.ssd_bytes ? s->ssd_used + sz - s->cfg.ssd_bytes : 0;
+		return s->ssd_used + sz > s->cfg.ssd_bytes ? s->ssd_used + sz - s->cfg.ssd_bytes
+		                                           : 0;
 	/* slots: room when a slot of the class is free or the bump pointer can cut one; otherwise
 	 * one resident of the class must go (bytes then fit: a class's slots are all one size) */
 	return s->nfree[x->kind] || s->bump + sz <= s->cfg.ssd_bytes ? 0 : sz;
@@ -353,9 +357,11 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 		if (s->ssd_used + slot_size(x) <= s->cfg.ssd_bytes && slot_alloc(s, x))
 			break;
 		/* only a resident of the same class frees a slot that x can use */
-		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s, x->kind) : default_ssd_victim(s, x->kind);
+		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s, x->kind)
+		                                : default_ssd_victim(s, x->kind);
 		if (v != KV_NONE && (s->obj[v].kind != x->kind || !s->obj[v].in_ssd))
-			v = default_ssd_victim(s, x->kind); /* the policy named no resident of the class */
+			v = default_ssd_victim(
+			        s, x->kind); /* the policy named no resident of the class */
 		if (v == KV_NONE || v == o) {
 			s->st.ssd_alloc_fail++;
 			return false;
@@ -423,11 +429,12 @@ void kv_default_make_room(struct kvsim *s, uint64_t need)
 }
 
 uint32_t kv_tail_min(struct kvsim *s, int tier, int kind, uint32_t window,
-		     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg)
+                     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg)
 {
 	uint32_t tail = tier ? s->stail[kind] : s->dtail, best = tail, o, k;
 	double bs = INFINITY;
-	for (o = tail, k = 0; o != KV_NONE && k < window; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
+	for (o = tail, k = 0; o != KV_NONE && k < window;
+	     o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
 		double v = score(s, o, arg);
 		if (v < bs) {
 			bs = v;
@@ -479,7 +486,8 @@ static void touch(struct kvsim *s, uint32_t o)
 /* Is object index o (remembered earlier in the request) still the cached object with this key? */
 static bool alive(const struct kvsim *s, uint32_t o, uint64_t key)
 {
-	return o != KV_NONE && o < s->nobj && s->obj[o].key == key && (s->obj[o].in_dram || s->obj[o].in_ssd);
+	return o != KV_NONE && o < s->nobj && s->obj[o].key == key &&
+	       (s->obj[o].in_dram || s->obj[o].in_ssd);
 }
 
 /* Make o the most recent object of its tiers, without counting a use. */
@@ -505,7 +513,8 @@ static void reposition(struct kvsim *s, uint32_t o)
  * cached but unreachable. (The hit loop's touches, root first, only keep the hit safe from the
  * admissions' evictions; this pass sets the final order.)
  */
-static void recency(struct kvsim *s, const struct kv_request *rq, uint32_t n, uint32_t b, uint32_t bnd)
+static void recency(struct kvsim *s, const struct kv_request *rq, uint32_t n, uint32_t b,
+                    uint32_t bnd)
 {
 	if (s->cfg.model.linear_state_bytes) {
 		if (b > 0 && b != bnd) /* the state the hit used goes behind the new one */
@@ -519,8 +528,9 @@ static void recency(struct kvsim *s, const struct kv_request *rq, uint32_t n, ui
 }
 
 /* Admit a new object to DRAM (making room first). Returns its index or KV_NONE. */
-static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size,
-		      uint64_t session, uint32_t recompute_tokens, uint32_t end_tokens)
+static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind,
+                      uint64_t size, uint64_t session, uint32_t recompute_tokens,
+                      uint32_t end_tokens)
 {
 	if (size > s->cfg.dram_bytes) {
 		s->st.not_admitted++;
@@ -531,7 +541,8 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 	 * repeats its predecessor's id (a malformed trace) is a root */
 	uint64_t pk = kv_parent_key(key, parent_key);
 	uint32_t p = pk == KV_NO_PARENT || pk == key ? KV_NONE : kv_lookup(s, pk);
-	if (s->dram_used + size > s->cfg.dram_bytes || (pk != KV_NO_PARENT && pk != key && p == KV_NONE)) {
+	if (s->dram_used + size > s->cfg.dram_bytes ||
+	    (pk != KV_NO_PARENT && pk != key && p == KV_NONE)) {
 		s->st.not_admitted++; /* no room, or making room took its parent */
 		return KV_NONE;
 	}
@@ -573,7 +584,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	for (uint32_t i = 0; i < n; i++)
 		if (rq->blocks[i] & KV_LINEAR_BIT)
 			return fail(err, errlen, "block id %llu >= 2^63 is not supported",
-				    (unsigned long long)rq->blocks[i]);
+			            (unsigned long long)rq->blocks[i]);
 	if (!s->st.requests)
 		s->st.t_first = rq->t;
 	s->st.t_last = rq->t;
@@ -637,7 +648,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	if (hit_tokens > tokens)
 		hit_tokens = tokens;
 	double ssd_t = s->ftl && s->cfg.use_ftl_timing ? (t_ssd_done - now_ns(s)) / 1e9
-						     : ssd_bytes / (s->cfg.ssd_gbps * 1e9);
+	                                               : ssd_bytes / (s->cfg.ssd_gbps * 1e9);
 	double xfer = ssd_t + (dram_bytes + ssd_bytes) / (s->cfg.pcie_gbps * 1e9);
 	double recompute = (tokens - hit_tokens) / s->cfg.prefill_tokens_per_s;
 	if (lat_push(s, xfer > recompute ? xfer : recompute))
@@ -655,17 +666,19 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	for (uint32_t i = b; i < n; i++) {
 		/* cached chunks past b are where the first scan found them, unless the admissions'
 		 * evictions took them */
-		uint32_t o = i < r && alive(s, s->idx[i], rq->blocks[i]) ? s->idx[i] : kv_lookup(s, rq->blocks[i]);
+		uint32_t o = i < r && alive(s, s->idx[i], rq->blocks[i])
+		                     ? s->idx[i]
+		                     : kv_lookup(s, rq->blocks[i]);
 		if (o != KV_NONE)
 			touch(s, o);
 		else if (!cut && (!i || alive(s, s->idx[i - 1], rq->blocks[i - 1])))
-			o = admit(s, rq->blocks[i], i ? rq->blocks[i - 1] : KV_NO_PARENT, OBJ_FULL, chunk, rq->session,
-				  rq->block_tokens, (i + 1) * rq->block_tokens);
+			o = admit(s, rq->blocks[i], i ? rq->blocks[i - 1] : KV_NO_PARENT, OBJ_FULL,
+			          chunk, rq->session, rq->block_tokens, (i + 1) * rq->block_tokens);
 		cut |= o == KV_NONE;
 		s->idx[i] = o;
 	}
-	/* the state is kept at the last full block: a partial last block (Mooncake's ceil) has an id
-	 * the next turn does not share, so a state there could never be used */
+	/* the state is kept at the last full block: a partial last block (Mooncake's ceil) has an
+	 * id the next turn does not share, so a state there could never be used */
 	uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : n;
 	if (bnd > n)
 		bnd = n;
@@ -677,8 +690,9 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 				touch(s, o);
 		} else {
 			/* losing this state costs the blocks since the boundary this request hit */
-			admit(s, key, KV_NO_PARENT, OBJ_LINEAR, s->cfg.model.linear_state_bytes, rq->session,
-			      (bnd > b ? bnd - b : 1) * rq->block_tokens, bnd * rq->block_tokens);
+			admit(s, key, KV_NO_PARENT, OBJ_LINEAR, s->cfg.model.linear_state_bytes,
+			      rq->session, (bnd > b ? bnd - b : 1) * rq->block_tokens,
+			      bnd * rq->block_tokens);
 		}
 	}
 	recency(s, rq, n, b, bnd);
@@ -686,8 +700,8 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	return 0;
 }
 
-static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p, const char *params,
-		      void *prepared, struct ftl *ftl, char *err, size_t errlen)
+static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p,
+                      const char *params, void *prepared, struct ftl *ftl, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->obj_bytes = p->obj_bytes;
@@ -704,7 +718,8 @@ static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct k
 	if (kv_params_parse(p, params, s->pv, err, errlen))
 		return -1;
 	if (p->prepare && !prepared)
-		return fail(err, errlen, "policy %s needs its pass over the trace (prepare()) first", p->name);
+		return fail(err, errlen,
+		            "policy %s needs its pass over the trace (prepare()) first", p->name);
 	if (u64map_init(&s->map, 1024))
 		return fail(err, errlen, "out of memory");
 	if (p->init && p->init(s, err, errlen)) {
@@ -724,7 +739,7 @@ void kvsim_finish(struct kvsim *s)
 }
 
 struct kvsim *kvsim_new(const struct kv_config *c, const struct kv_policy *p, const char *params,
-			void *prepared, struct ftl *ftl, char *err, size_t errlen)
+                        void *prepared, struct ftl *ftl, char *err, size_t errlen)
 {
 	struct kvsim *s = malloc(sizeof(*s));
 	if (!s) {

@@ -51,10 +51,10 @@ struct kv_config {
 	double ssd_gbps, pcie_gbps, prefill_tokens_per_s;
 	bool trim, streams_by_kind;
 	bool use_ftl_timing;
-	double gpu_usd_per_hour, ssd_usd;      /* prices; ssd_usd is for the SSD tier's drive */
-	double ssd_usd_per_tb;                 /* drive price per TB of user capacity */
-	double tbw_bytes;                      /* rated TBW of the SSD tier for the TBW lifetime */
-	double ssd_phys_bytes, ssd_pe;         /* for naive P/E without a device */
+	double gpu_usd_per_hour, ssd_usd; /* prices; ssd_usd is for the SSD tier's drive */
+	double ssd_usd_per_tb;            /* drive price per TB of user capacity */
+	double tbw_bytes;                 /* rated TBW of the SSD tier for the TBW lifetime */
+	double ssd_phys_bytes, ssd_pe;    /* for naive P/E without a device */
 };
 /* The kv command's defaults: bandwidths, prefill rate, prices (docs/kv.md). */
 void kv_config_default(struct kv_config *c);
@@ -69,14 +69,15 @@ double kv_bytes_per_day(uint64_t bytes, double duration_s);
 double kv_tbw_days(const struct kv_config *c, double bytes_per_day); /* INFINITY without writes */
 /* What the run cost the drive: NAND bytes over its P/E budget with a device, else host bytes
  * over the rated TBW, times the drive's price. */
-double kv_wear_usd(const struct kv_config *c, bool device, uint64_t host_bytes, uint64_t nand_bytes);
+double kv_wear_usd(const struct kv_config *c, bool device, uint64_t host_bytes,
+                   uint64_t nand_bytes);
 
 struct kv_stats {
 	uint64_t requests, prefix_blocks, hit_blocks, prefix_tokens, missed_tokens;
-	uint64_t hits[2][2];           /* [tier: 0 DRAM, 1 SSD][kind] objects served */
+	uint64_t hits[2][2]; /* [tier: 0 DRAM, 1 SSD][kind] objects served */
 	uint64_t ssd_write_bytes[2], ssd_writes[2], ssd_written_hit[2]; /* by kind */
 	uint64_t ssd_read_bytes, ssd_evictions, dram_drops, not_admitted, ssd_alloc_fail;
-	uint64_t unreachable;          /* objects freed because an ancestor left the cache */
+	uint64_t unreachable; /* objects freed because an ancestor left the cache */
 	uint64_t dram_peak, ssd_peak;
 	double t_first, t_last;
 	double *lat;
@@ -109,10 +110,12 @@ struct kv_policy {
 	const struct kv_param *params; /* NULL, or a table ended by an entry with a NULL name */
 	/* An offline policy's pass over the whole trace before any run: its result is handed to
 	 * every run of the policy on that trace (kv_prepared()), and freed with unprepare(). */
-	void *(*prepare)(const struct kv_trace *kt, const struct kv_config *c, char *err, size_t errlen);
+	void *(*prepare)(const struct kv_trace *kt, const struct kv_config *c, char *err,
+	                 size_t errlen);
 	void (*unprepare)(void *prepared);
 	bool one_pass; /* prepare() knows one pass of the trace: the trace may not be looped */
-	/* bytes of per-object scratch the policy keeps (kv_obj_scratch(); zero when an object is new) */
+	/* bytes of per-object scratch the policy keeps (kv_obj_scratch(); zero when an object is
+	 * new) */
 	uint32_t obj_bytes;
 	int (*init)(struct kvsim *s, char *err, size_t errlen);
 	void (*fini)(struct kvsim *s);
@@ -140,7 +143,8 @@ extern const struct kv_policy *const kv_policies[];
 const struct kv_param *kv_policy_param(const struct kv_policy *p, const char *name);
 /* Parse "k=v,k=v" against p's table into pv (defaults first). 0, or -1 with a message naming the
  * key (unknown key, not a number, out of range: with the range). */
-int kv_params_parse(const struct kv_policy *p, const char *params, double *pv, char *err, size_t errlen);
+int kv_params_parse(const struct kv_policy *p, const char *params, double *pv, char *err,
+                    size_t errlen);
 /* --sweep: the points of p's grid (the product of every swept parameter's values, the first
  * parameter outermost), each as a "k=v,..." string; one empty point without a grid. */
 uint64_t kv_sweep_points(const struct kv_policy *p);
@@ -153,7 +157,7 @@ void kv_sweep_point(const struct kv_policy *p, uint64_t j, char *buf, size_t len
  * simulator), and the drive (NULL: no device, TBW division only). NULL with a message in err.
  */
 struct kvsim *kvsim_new(const struct kv_config *c, const struct kv_policy *p, const char *params,
-			void *prepared, struct ftl *ftl, char *err, size_t errlen);
+                        void *prepared, struct ftl *ftl, char *err, size_t errlen);
 void kvsim_free(struct kvsim *s);
 /* The counters so far. The caller may take st->lat (setting it to NULL) to keep the latency
  * samples past kvsim_free(). */
@@ -163,7 +167,8 @@ void *kvsim_prepared(const struct kvsim *s);
 /* Tier occupancy: DRAM in object bytes, SSD in slot bytes. */
 uint64_t kvsim_dram_used(const struct kvsim *s);
 uint64_t kvsim_ssd_used(const struct kvsim *s);
-/* End-of-run accounting (objects still on SSD: were they hit there?). Call once, before reading st. */
+/* End-of-run accounting (objects still on SSD: were they hit there?). Call once, before reading st.
+ */
 void kvsim_finish(struct kvsim *s);
 /* Process one request. Returns 0, or -1 on an internal error (message in err). */
 int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_t errlen);

@@ -14,9 +14,11 @@
 
 enum { THRESHOLD, DECAY };
 static const struct kv_param dyn_params[] = {
-	[THRESHOLD] = {"threshold", 2, 1, INFINITY, .help = "count an object needs to be written", KV_SWEEP(2, 4, 8)},
-	[DECAY] = {"decay", 600, 0, INFINITY, .min_open = true, .help = "seconds of trace time per halving"},
-	{NULL},
+        [THRESHOLD] = {"threshold", 2, 1, INFINITY, .help = "count an object needs to be written",
+                       KV_SWEEP(2, 4, 8)},
+        [DECAY] = {"decay", 600, 0, INFINITY, .min_open = true,
+                   .help = "seconds of trace time per halving"},
+        {NULL},
 };
 
 /* the object's count, valid as of its last_t: the policy's per-object scratch */
@@ -28,7 +30,8 @@ static double *score(const struct kvsim *s, uint32_t o)
 /* the count decayed to now */
 static double decayed(const struct kvsim *s, uint32_t x)
 {
-	double periods = floor(kv_now(s) / kv_param(s, DECAY)) - floor(kv_obj_last_t(s, x) / kv_param(s, DECAY));
+	double periods = floor(kv_now(s) / kv_param(s, DECAY)) -
+	                 floor(kv_obj_last_t(s, x) / kv_param(s, DECAY));
 	return periods > 0 ? *score(s, x) / pow(2, periods) : *score(s, x);
 }
 
@@ -40,10 +43,9 @@ static void dyn_admitted(struct kvsim *s, uint32_t o)
 static void dyn_touched(struct kvsim *s, uint32_t o)
 {
 	/* called before last_t moves to now: decay from the previous use, then double */
-	uint32_t x = o;
-	*score(s, x) = decayed(s, x) * 2;
-	if (*score(s, x) > 1e9)
-		*score(s, x) = 1e9;
+	*score(s, o) = decayed(s, o) * 2;
+	if (*score(s, o) > 1e9)
+		*score(s, o) = 1e9;
 }
 
 static bool dyn_spill(struct kvsim *s, uint32_t o)
@@ -52,10 +54,10 @@ static bool dyn_spill(struct kvsim *s, uint32_t o)
 }
 
 const struct kv_policy kv_policy_dynamo = {
-	.name = "dynamo",
-	.params = dyn_params,
-	.obj_bytes = sizeof(double),
-	.admitted = dyn_admitted,
-	.touched = dyn_touched,
-	.spill = dyn_spill,
+        .name = "dynamo",
+        .params = dyn_params,
+        .obj_bytes = sizeof(double),
+        .admitted = dyn_admitted,
+        .touched = dyn_touched,
+        .spill = dyn_spill,
 };

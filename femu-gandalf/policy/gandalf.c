@@ -47,22 +47,21 @@
  * and ordered once per request, the first time the request needs room, and reused for all its
  * evictions; entries that stopped qualifying are skipped lazily, and a parent that becomes a
  * leaf during the request is pushed at once. DRAM candidates are all the leaves and movable
- * objects of DRAM, pushed in DRAM LRU order. They are few (about 100 of 66,000 DRAM objects on the WEKA trace), so instead of
- * scanning DRAM the hooks keep a watch list that holds every one of them: an object joins it when
- * admitted, when a child of it is freed (it may have become a leaf) and when its parent leaves
- * DRAM or becomes a branch point (it may have become movable; the core's child links find the
- * children); build() drops
- * the ones that no longer qualify. SSD victims are kept the same way: a second watch list holds
- * every SSD-only leaf (an object joins when it leaves DRAM for SSD and when an SSD object loses a
- * child); the first time a request needs an SSD victim they are priced into one lazy heap per
- * kind (about 800-5,000 of them on WEKA), and leaves that appear during the request join it.
- * When nothing can be dropped or moved (DRAM holds only chains whose states sit on SSD), the
- * cheapest such state is evicted so its parent becomes a droppable orphan; failing that, the
- * least recently used DRAM object goes (the core frees what it leaves unreachable).
- * FG_GANDALF_DEBUG=1 prints the learned p(w), p_again and the move/drop counts at the end.
- * Parameters (gandalf_params below): lambda=1, move_candidates=1, scan=0 (1: find DRAM candidates
- * by scanning all of DRAM, as before the watch list; slow, same results - the tests compare the
- * two), target_years=0 (the write budget; the kv command's --target-years sets it).
+ * objects of DRAM, pushed in DRAM LRU order. They are few (about 100 of 66,000 DRAM objects on the
+ * WEKA trace), so instead of scanning DRAM the hooks keep a watch list that holds every one of
+ * them: an object joins it when admitted, when a child of it is freed (it may have become a leaf)
+ * and when its parent leaves DRAM or becomes a branch point (it may have become movable; the core's
+ * child links find the children); build() drops the ones that no longer qualify. SSD victims are
+ * kept the same way: a second watch list holds every SSD-only leaf (an object joins when it leaves
+ * DRAM for SSD and when an SSD object loses a child); the first time a request needs an SSD victim
+ * they are priced into one lazy heap per kind (about 800-5,000 of them on WEKA), and leaves that
+ * appear during the request join it. When nothing can be dropped or moved (DRAM holds only chains
+ * whose states sit on SSD), the cheapest such state is evicted so its parent becomes a droppable
+ * orphan; failing that, the least recently used DRAM object goes (the core frees what it leaves
+ * unreachable). FG_GANDALF_DEBUG=1 prints the learned p(w), p_again and the move/drop counts at the
+ * end. Parameters (gandalf_params below): lambda=1, move_candidates=1, scan=0 (1: find DRAM
+ * candidates by scanning all of DRAM, as before the watch list; slow, same results - the tests
+ * compare the two), target_years=0 (the write budget; the kv command's --target-years sets it).
  */
 #include <math.h>
 #include <stdio.h>
@@ -74,7 +73,7 @@
 #include "u64map.h"
 #include "vec.h"
 
-#define NB 40 /* log2 buckets of idle requests */
+#define NB 40       /* log2 buckets of idle requests */
 #define WINDOW 4096 /* candidates are gathered from this many least recently used objects */
 
 struct gstate {
@@ -82,9 +81,9 @@ struct gstate {
 	int kcand;
 	double gpu_per_token, fee;
 	/* reuse statistics */
-	double back[NB], gone[NB];  /* returned after idle in bucket k; still idle / left unused */
-	double p[NB];               /* p(idle >= 2^k), refreshed once per request */
-	struct u64map sess;         /* session -> its last request (sessioned traces) */
+	double back[NB], gone[NB]; /* returned after idle in bucket k; still idle / left unused */
+	double p[NB];              /* p(idle >= 2^k), refreshed once per request */
+	struct u64map sess;        /* session -> its last request (sessioned traces) */
 	bool sessions;
 	/* candidates of the current request */
 	uint64_t built_req;
@@ -104,12 +103,13 @@ struct gstate {
 	struct went {
 		uint64_t seq;
 		uint32_t o;
-	} *watch;
+	} * watch;
 	uint64_t nwatch, wcap;
-	/* the SSD watch list: every SSD-only leaf is on it (pol_flag ON_SWATCH), and some stale ones */
+	/* the SSD watch list: every SSD-only leaf is on it (pol_flag ON_SWATCH), and some stale
+	 * ones */
 	uint32_t *swatch;
 	uint64_t nswatch, swcap;
-	bool scan_all;             /* scan=1, or out of memory for the watch list: build() scans all of DRAM */
+	bool scan_all; /* scan=1, or out of memory for the watch list: build() scans all of DRAM */
 };
 /* per-object scratch (one byte): which lists the object is on */
 static uint8_t *flags(const struct kvsim *s, uint32_t o)
@@ -143,7 +143,8 @@ static uint64_t idle(const struct kvsim *s, uint32_t x)
 	struct gstate *g = G(s);
 	uint64_t last = kv_obj_last_req(s, x);
 	if (g->sessions && kv_obj_session(s, x) != KV_NO_SESSION) {
-		uint64_t e = u64map_get(&g->sess, kv_obj_session(s, x)); /* U64MAP_EMPTY: not seen */
+		uint64_t e =
+		        u64map_get(&g->sess, kv_obj_session(s, x)); /* U64MAP_EMPTY: not seen */
 		if (e != U64MAP_EMPTY && e > last)
 			last = e;
 	}
@@ -169,7 +170,8 @@ static void refresh_p(struct kvsim *s)
 	memcpy(gone, g->gone, sizeof(gone));
 	if (g->sessions)
 		for (uint64_t i = 0; i < g->sess.cap; i++) {
-			uint64_t last = g->sess.slot[i].val; /* (counts: table order does not matter) */
+			uint64_t last =
+			        g->sess.slot[i].val; /* (counts: table order does not matter) */
 			if (last != U64MAP_EMPTY && kv_req(s) > last)
 				gone[bucket(kv_req(s) - last)] += 1;
 		}
@@ -199,7 +201,8 @@ static double value(const struct kvsim *s, uint32_t x)
 {
 	struct gstate *g = G(s);
 	double p = reuse_p(s, idle(s, x)), tokens = kv_obj_recompute_tokens(s, x);
-	if (kv_cfg(s)->model.linear_state_bytes && kv_obj_kind(s, x) == OBJ_FULL && !kv_obj_nchild(s, x) && kv_obj_last_req(s, x) != kv_req(s))
+	if (kv_cfg(s)->model.linear_state_bytes && kv_obj_kind(s, x) == OBJ_FULL &&
+	    !kv_obj_nchild(s, x) && kv_obj_last_req(s, x) != kv_req(s))
 		return 0; /* (the current request's chunks get their state when it completes) */
 	if (kv_obj_kind(s, x) == OBJ_LINEAR) {
 		tokens = kv_obj_end_tokens(s, x) > tokens ? kv_obj_end_tokens(s, x) : tokens;
@@ -266,18 +269,17 @@ static void departed(struct kvsim *s, uint32_t o, uint64_t key)
  */
 static bool movable(const struct kvsim *s, uint32_t o)
 {
-	uint32_t x = o;
-	if (!kv_obj_in_dram(s, x) || kv_obj_in_ssd(s, x))
+	if (!kv_obj_in_dram(s, o) || kv_obj_in_ssd(s, o))
 		return false;
-	if (kv_obj_kind(s, x) == OBJ_LINEAR || kv_is_root_side(s, o))
+	if (kv_obj_kind(s, o) == OBJ_LINEAR || kv_is_root_side(s, o))
 		return true;
-	uint32_t y = kv_obj_parent(s, x); /* in DRAM: x is not root-side */
-	uint32_t chunks = kv_obj_nchild(s, y) - (kv_lookup(s, kv_obj_key(s, y) | KV_LINEAR_BIT) != KV_NONE);
+	uint32_t y = kv_obj_parent(s, o); /* in DRAM: o is not root-side */
+	uint32_t chunks =
+	        kv_obj_nchild(s, y) - (kv_lookup(s, kv_obj_key(s, y) | KV_LINEAR_BIT) != KV_NONE);
 	return kv_obj_in_ssd(s, y) || chunks > 1;
 }
 
 /* ---- candidates, once per request ---- */
-
 
 static int seq_cmp(const void *a, const void *b)
 {
@@ -288,11 +290,11 @@ static int seq_cmp(const void *a, const void *b)
 static void candidate(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
-	uint32_t x = o;
 	if (kv_is_leaf(s, o))
-		pheap_push(&g->drop, drop_price(s, x), o);
+		pheap_push(&g->drop, drop_price(s, o), o);
 	if (movable(s, o))
-		pheap_push(&g->move[kv_obj_kind(s, x)], last_activity(s, x), o); /* longest waiting first */
+		pheap_push(&g->move[kv_obj_kind(s, o)], last_activity(s, o),
+		           o); /* longest waiting first */
 }
 
 static bool victim_ok(const struct kvsim *s, uint32_t o);
@@ -309,16 +311,17 @@ static void build(struct kvsim *s)
 		for (uint32_t o = kv_dram_tail(s); o != KV_NONE; o = kv_dram_prev(s, o))
 			candidate(s, o);
 	} else {
-		/* an index freed and reused may be listed twice (a new object starts with no flags) */
+		/* an index freed and reused may be listed twice (a new object starts with no flags)
+		 */
 		size_t n = 0;
 		for (size_t i = 0; i < g->nwatch; i++) {
 			uint32_t o = g->watch[i].o;
-			uint32_t x = o;
-			if (!(*flags(s, x) & KEPT) && kv_obj_in_dram(s, x) && (kv_is_leaf(s, o) || movable(s, o))) {
-				g->watch[n++] = (struct went){kv_obj_dram_stamp(s, x), o};
-				*flags(s, x) |= ON_WATCH | KEPT;
-			} else if (!(*flags(s, x) & KEPT)) {
-				*flags(s, x) &= ~ON_WATCH;
+			if (!(*flags(s, o) & KEPT) && kv_obj_in_dram(s, o) &&
+			    (kv_is_leaf(s, o) || movable(s, o))) {
+				g->watch[n++] = (struct went){kv_obj_dram_stamp(s, o), o};
+				*flags(s, o) |= ON_WATCH | KEPT;
+			} else if (!(*flags(s, o) & KEPT)) {
+				*flags(s, o) &= ~ON_WATCH;
 			}
 		}
 		g->nwatch = n;
@@ -338,9 +341,9 @@ static void victims_push(struct kvsim *s, size_t from)
 	struct gstate *g = G(s);
 	for (size_t i = from; i < g->nswatch; i++) {
 		uint32_t o = g->swatch[i];
-		uint32_t x = o;
 		if (victim_ok(s, o))
-			pheap_push(&g->vq[kv_obj_kind(s, x)].heap, value(s, x) / (double)idle(s, x), o);
+			pheap_push(&g->vq[kv_obj_kind(s, o)].heap, value(s, o) / (double)idle(s, o),
+			           o);
 	}
 	g->npriced += g->nswatch - from;
 	g->swpriced = g->nswatch;
@@ -359,12 +362,11 @@ static void victims_build(struct kvsim *s)
 	size_t n = 0;
 	for (size_t i = 0; i < g->nswatch; i++) {
 		uint32_t o = g->swatch[i];
-		uint32_t x = o;
-		if (!(*flags(s, x) & KEPT) && victim_ok(s, o)) {
+		if (!(*flags(s, o) & KEPT) && victim_ok(s, o)) {
 			g->swatch[n++] = o;
-			*flags(s, x) |= ON_SWATCH | KEPT;
-		} else if (!(*flags(s, x) & KEPT)) {
-			*flags(s, x) &= ~ON_SWATCH;
+			*flags(s, o) |= ON_SWATCH | KEPT;
+		} else if (!(*flags(s, o) & KEPT)) {
+			*flags(s, o) &= ~ON_SWATCH;
 		}
 	}
 	g->nswatch = n;
@@ -406,7 +408,8 @@ static bool victim_ok(const struct kvsim *s, uint32_t o)
 static uint32_t exposes_chunk(const struct kvsim *s, uint32_t state)
 {
 	uint32_t p = kv_obj_parent(s, state);
-	if (p == KV_NONE || kv_obj_in_dram(s, p) || !kv_obj_in_ssd(s, p) || kv_obj_nchild(s, p) != 1)
+	if (p == KV_NONE || kv_obj_in_dram(s, p) || !kv_obj_in_ssd(s, p) ||
+	    kv_obj_nchild(s, p) != 1)
 		return KV_NONE;
 	return p;
 }
@@ -420,7 +423,8 @@ static double replacement(struct kvsim *s, uint32_t x)
 	if (!need)
 		return 0;
 	double cost = 0;
-	for (int k = kv_obj_kind(s, x), pass = 0; pass < 2 && freed < need; pass++, k = OBJ_LINEAR) {
+	for (int k = kv_obj_kind(s, x), pass = 0; pass < 2 && freed < need;
+	     pass++, k = OBJ_LINEAR) {
 		if (pass && kv_obj_kind(s, x) == OBJ_LINEAR)
 			break;
 		struct vq *q = &g->vq[k];
@@ -469,7 +473,8 @@ static bool expose(struct kvsim *s)
 		if (!victim_ok(s, o))
 			continue;
 		uint32_t p = kv_obj_parent(s, o);
-		if (p == KV_NONE || !kv_obj_in_dram(s, p) || kv_obj_nchild(s, p) != 1 || kv_obj_last_req(s, p) == kv_req(s))
+		if (p == KV_NONE || !kv_obj_in_dram(s, p) || kv_obj_nchild(s, p) != 1 ||
+		    kv_obj_last_req(s, p) == kv_req(s))
 			continue;
 		kv_evict_ssd(s, o);
 		g->nexpose++;
@@ -484,8 +489,10 @@ static double multiplier(const struct kvsim *s)
 	struct gstate *g = G(s);
 	if (g->target_years <= 0 || kv_now(s) <= kv_stats(s)->t_first)
 		return 1;
-	double budget = kv_cfg(s)->tbw_bytes * (kv_now(s) - kv_stats(s)->t_first) / (g->target_years * 365.0 * 86400.0);
-	double written = (double)(kv_stats(s)->ssd_write_bytes[0] + kv_stats(s)->ssd_write_bytes[1]);
+	double budget = kv_cfg(s)->tbw_bytes * (kv_now(s) - kv_stats(s)->t_first) /
+	                (g->target_years * 365.0 * 86400.0);
+	double written =
+	        (double)(kv_stats(s)->ssd_write_bytes[0] + kv_stats(s)->ssd_write_bytes[1]);
 	double m = budget > 0 ? written / budget : 1;
 	return m < 1.0 / 16 ? 1.0 / 16 : (m > 16 ? 16 : m);
 }
@@ -503,8 +510,9 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 	while (kv_dram_over(s, need) && kv_dram_head(s) != KV_NONE) {
 		/* cheapest valid drop */
 		/* (the current request's own chunks are not dropped: its chain would break) */
-		while (g->drop.n && (!kv_obj_in_dram(s, g->drop.a[0].o) || !kv_is_leaf(s, g->drop.a[0].o) ||
-				     kv_obj_last_req(s, g->drop.a[0].o) == kv_req(s)))
+		while (g->drop.n &&
+		       (!kv_obj_in_dram(s, g->drop.a[0].o) || !kv_is_leaf(s, g->drop.a[0].o) ||
+		        kv_obj_last_req(s, g->drop.a[0].o) == kv_req(s)))
 			(void)pheap_pop(&g->drop);
 		double dprice = g->drop.n ? g->drop.a[0].key : INFINITY;
 		/* best move among the first k candidates of each class */
@@ -516,15 +524,13 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 			int nk = 0;
 			while (h->n && nk < g->kcand) {
 				uint32_t o = h->a[0].o;
-				uint32_t x = o;
 				struct pent top = h->a[0];
 				(void)pheap_pop(h);
-				if (!movable(s, o) ||
-				    last_activity(s, x) != top.key)
+				if (!movable(s, o) || last_activity(s, o) != top.key)
 					continue;
 				keep[nk++] = top;
-				double price = g->lambda * m * g->fee / (double)idle(s, x) +
-					       replacement(s, x) / (double)kv_obj_size(s, x);
+				double price = g->lambda * m * g->fee / (double)idle(s, o) +
+				               replacement(s, o) / (double)kv_obj_size(s, o);
 				if (price < mprice) {
 					mprice = price;
 					mo = o;
@@ -574,7 +580,8 @@ static void gandalf_removed(struct kvsim *s, uint32_t o)
 	if (!g)
 		return;
 	if (!g->sessions)
-		g->gone[bucket(kv_req(s) > kv_obj_last_req(s, o) ? kv_req(s) - kv_obj_last_req(s, o) : 1)] += 1;
+		g->gone[bucket(kv_req(s) > kv_obj_last_req(s, o) ? kv_req(s) - kv_obj_last_req(s, o)
+		                                                 : 1)] += 1;
 	/* its parent loses a child: it may have become a leaf */
 	uint32_t p = kv_obj_parent(s, o);
 	if (p != KV_NONE && kv_obj_in_dram(s, p))
@@ -598,9 +605,11 @@ static void gandalf_touched(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
 	if (kv_obj_kind(s, o) == OBJ_LINEAR && kv_obj_refs(s, o) <= 2)
-		g->again[kv_obj_refs(s, o) - 1] += 1; /* refs counts the admission: 1 = first reuse */
+		g->again[kv_obj_refs(s, o) - 1] +=
+		        1; /* refs counts the admission: 1 = first reuse */
 	if (!g->sessions) {
-		uint64_t w = kv_req(s) > kv_obj_last_req(s, o) ? kv_req(s) - kv_obj_last_req(s, o) : 0;
+		uint64_t w =
+		        kv_req(s) > kv_obj_last_req(s, o) ? kv_req(s) - kv_obj_last_req(s, o) : 0;
 		if (w)
 			g->back[bucket(w)] += 1;
 	}
@@ -608,13 +617,17 @@ static void gandalf_touched(struct kvsim *s, uint32_t o)
 
 enum { LAMBDA, MOVE_CANDIDATES, SCAN, TARGET_YEARS };
 static const struct kv_param gandalf_params[] = {
-	[LAMBDA] = {"lambda", 1, 0, INFINITY, .help = "weight of the SSD write fee in the move price",
-		    KV_SWEEP(0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64)},
-	[MOVE_CANDIDATES] = {"move_candidates", 1, 1, 64, .help = "longest-waiting movable objects priced per class"},
-	[SCAN] = {"scan", 0, 0, 1, .help = "1: find DRAM candidates by scanning DRAM (slow, same results)"},
-	[TARGET_YEARS] = {"target_years", 0, 0, INFINITY,
-			  .help = "SSD write budget to last this long (0: none; also --target-years)"},
-	{NULL},
+        [LAMBDA] = {"lambda", 1, 0, INFINITY,
+                    .help = "weight of the SSD write fee in the move price",
+                    KV_SWEEP(0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64)},
+        [MOVE_CANDIDATES] = {"move_candidates", 1, 1, 64,
+                             .help = "longest-waiting movable objects priced per class"},
+        [SCAN] = {"scan", 0, 0, 1,
+                  .help = "1: find DRAM candidates by scanning DRAM (slow, same results)"},
+        [TARGET_YEARS] =
+                {"target_years", 0, 0, INFINITY,
+                 .help = "SSD write budget to last this long (0: none; also --target-years)"},
+        {NULL},
 };
 
 static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
@@ -641,17 +654,20 @@ static void gandalf_fini(struct kvsim *s)
 	if (!g)
 		return;
 	if (getenv("FG_GANDALF_DEBUG")) {
-		fprintf(stderr, "gandalf: p_again %.3f (%.0f/%.0f), p(idle >= 2^k):", (g->again[1] + 1) / (g->again[0] + 2),
-			g->again[1], g->again[0]);
+		fprintf(stderr, "gandalf: p_again %.3f (%.0f/%.0f), p(idle >= 2^k):",
+		        (g->again[1] + 1) / (g->again[0] + 2), g->again[1], g->again[0]);
 		for (int k = 0; k < 16; k++)
 			fprintf(stderr, " %.2f", g->p[k]);
-		fprintf(stderr, "\n  replacement impossible %llu times; SSD victims priced %llu times, %.0f leaves each\n",
-			(unsigned long long)g->ninf, (unsigned long long)g->nbuild,
-			g->nbuild ? (double)g->npriced / (double)g->nbuild : 0.0);
+		fprintf(stderr,
+		        "\n  replacement impossible %llu times; SSD victims priced %llu times, "
+		        "%.0f leaves each\n",
+		        (unsigned long long)g->ninf, (unsigned long long)g->nbuild,
+		        g->nbuild ? (double)g->npriced / (double)g->nbuild : 0.0);
 		fprintf(stderr, "  states evicted to expose a DRAM orphan %llu; LRU drops %llu\n",
-			(unsigned long long)g->nexpose, (unsigned long long)g->nlru);
-		fprintf(stderr, "  moves %llu/%llu drops %llu/%llu (full/linear)\n", (unsigned long long)g->nmove[0],
-			(unsigned long long)g->nmove[1], (unsigned long long)g->ndrop[0], (unsigned long long)g->ndrop[1]);
+		        (unsigned long long)g->nexpose, (unsigned long long)g->nlru);
+		fprintf(stderr, "  moves %llu/%llu drops %llu/%llu (full/linear)\n",
+		        (unsigned long long)g->nmove[0], (unsigned long long)g->nmove[1],
+		        (unsigned long long)g->ndrop[0], (unsigned long long)g->ndrop[1]);
 	}
 	pheap_free(&g->drop);
 	pheap_free(&g->move[0]);
@@ -671,17 +687,17 @@ static void gandalf_fini(struct kvsim *s)
 static void gandalf_begin_req(struct kvsim *s);
 
 const struct kv_policy kv_policy_gandalf = {
-	.name = "gandalf",
-	.params = gandalf_params,
-	.obj_bytes = 1,
-	.init = gandalf_init,
-	.fini = gandalf_fini,
-	.begin = gandalf_begin_req,
-	.admitted = gandalf_admitted,
-	.touched = gandalf_touched,
-	.removed = gandalf_removed,
-	.make_room = gandalf_make_room,
-	.ssd_victim = gandalf_ssd_victim,
+        .name = "gandalf",
+        .params = gandalf_params,
+        .obj_bytes = 1,
+        .init = gandalf_init,
+        .fini = gandalf_fini,
+        .begin = gandalf_begin_req,
+        .admitted = gandalf_admitted,
+        .touched = gandalf_touched,
+        .removed = gandalf_removed,
+        .make_room = gandalf_make_room,
+        .ssd_victim = gandalf_ssd_victim,
 };
 
 /* the session of the current request, set by the core's caller through kvsim.cur_session */

@@ -20,9 +20,9 @@ struct hp {
 
 enum { THRESHOLD };
 static const struct kv_param hp_params[] = {
-	[THRESHOLD] = {"threshold", 2, 1, INFINITY, .help = "uses before an object is written",
-		       KV_SWEEP(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)},
-	{NULL},
+        [THRESHOLD] = {"threshold", 2, 1, INFINITY, .help = "uses before an object is written",
+                       KV_SWEEP(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)},
+        {NULL},
 };
 
 static int hp_init(struct kvsim *s, char *err, size_t errlen)
@@ -71,16 +71,15 @@ static uint32_t coldest(struct kvsim *s, int kind, bool pop)
 static bool hp_spill(struct kvsim *s, uint32_t o)
 {
 	struct hp *h = kv_state(s);
-	uint32_t x = o;
-	if (kv_obj_refs(s, x) < h->threshold)
+	if (kv_obj_refs(s, o) < h->threshold)
 		return false;
-	if (!kv_ssd_shortfall(s, x))
+	if (!kv_ssd_shortfall(s, o))
 		goto admit;
-	uint32_t c = coldest(s, kv_obj_kind(s, x), false);
-	if (c != KV_NONE && kv_obj_refs(s, c) >= kv_obj_refs(s, x))
+	uint32_t c = coldest(s, kv_obj_kind(s, o), false);
+	if (c != KV_NONE && kv_obj_refs(s, c) >= kv_obj_refs(s, o))
 		return false; /* not hotter than the coldest resident */
 admit:
-	pheap_push(&h->cold[kv_obj_kind(s, x)], kv_obj_refs(s, x), o);
+	pheap_push(&h->cold[kv_obj_kind(s, o)], kv_obj_refs(s, o), o);
 	return true;
 }
 
@@ -91,10 +90,10 @@ static uint32_t hp_ssd_victim(struct kvsim *s, int kind)
 }
 
 const struct kv_policy kv_policy_hotprefix = {
-	.name = "hotprefix",
-	.params = hp_params,
-	.init = hp_init,
-	.fini = hp_fini,
-	.spill = hp_spill,
-	.ssd_victim = hp_ssd_victim,
+        .name = "hotprefix",
+        .params = hp_params,
+        .init = hp_init,
+        .fini = hp_fini,
+        .spill = hp_spill,
+        .ssd_victim = hp_ssd_victim,
 };

@@ -16,6 +16,6 @@ static bool lru_spill(struct kvsim *s, uint32_t o)
 }
 
 const struct kv_policy kv_policy_lru = {
-	.name = "lru",
-	.spill = lru_spill,
+        .name = "lru",
+        .spill = lru_spill,
 };

@@ -35,10 +35,12 @@ static double fpb(const struct kvsim *s, uint32_t x)
 static uint32_t lowest(struct kvsim *s, int tier, int kind)
 {
 	double alpha = ((struct mc *)kv_state(s))->alpha;
-	double f[WINDOW], t[WINDOW], fmin = INFINITY, fmax = -INFINITY, tmin = INFINITY, tmax = -INFINITY;
+	double f[WINDOW], t[WINDOW], fmin = INFINITY, fmax = -INFINITY, tmin = INFINITY,
+	                             tmax = -INFINITY;
 	uint32_t os[WINDOW], tail = tier ? kv_ssd_tail(s, kind) : kv_dram_tail(s), best = tail;
 	int n = 0;
-	for (uint32_t o = tail; o != KV_NONE && n < WINDOW; o = tier ? kv_ssd_prev(s, o) : kv_dram_prev(s, o), n++) {
+	for (uint32_t o = tail; o != KV_NONE && n < WINDOW;
+	     o = tier ? kv_ssd_prev(s, o) : kv_dram_prev(s, o), n++) {
 		os[n] = o;
 		f[n] = fpb(s, o);
 		t[n] = kv_obj_last_t(s, o);
@@ -77,9 +79,9 @@ static uint32_t mc_ssd_victim(struct kvsim *s, int kind)
 
 enum { ALPHA };
 static const struct kv_param mc_params[] = {
-	[ALPHA] = {"alpha", 1, 0, INFINITY, .help = "weight of FLOPs saved against recency",
-		   KV_SWEEP(0, 0.25, 0.5, 1, 1.5, 2)},
-	{NULL},
+        [ALPHA] = {"alpha", 1, 0, INFINITY, .help = "weight of FLOPs saved against recency",
+                   KV_SWEEP(0, 0.25, 0.5, 1, 1.5, 2)},
+        {NULL},
 };
 
 static int mc_init(struct kvsim *s, char *err, size_t errlen)
@@ -99,10 +101,10 @@ static void mc_fini(struct kvsim *s)
 }
 
 const struct kv_policy kv_policy_marconi = {
-	.name = "marconi",
-	.params = mc_params,
-	.init = mc_init,
-	.fini = mc_fini,
-	.make_room = mc_make_room,
-	.ssd_victim = mc_ssd_victim,
+        .name = "marconi",
+        .params = mc_params,
+        .init = mc_init,
+        .fini = mc_fini,
+        .make_room = mc_make_room,
+        .ssd_victim = mc_ssd_victim,
 };

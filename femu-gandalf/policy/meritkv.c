@@ -14,7 +14,6 @@
 
 static bool merit_spill(struct kvsim *s, uint32_t o)
 {
-	uint32_t x = o;
 	uint64_t written = kv_stats(s)->ssd_writes[0] + kv_stats(s)->ssd_writes[1];
 	if (written < 3)
 		return true;
@@ -23,14 +22,15 @@ static bool merit_spill(struct kvsim *s, uint32_t o)
 	double p = (hit + 1) / ((double)written + 2);
 	if (p > 1)
 		p = 1;
-	double prefill = kv_obj_recompute_tokens(s, x) / kv_cfg(s)->prefill_tokens_per_s;
-	double load = (double)kv_obj_size(s, x) / (kv_cfg(s)->ssd_gbps * 1e9) + (double)kv_obj_size(s, x) / (kv_cfg(s)->pcie_gbps * 1e9);
+	double prefill = kv_obj_recompute_tokens(s, o) / kv_cfg(s)->prefill_tokens_per_s;
+	double load = (double)kv_obj_size(s, o) / (kv_cfg(s)->ssd_gbps * 1e9) +
+	              (double)kv_obj_size(s, o) / (kv_cfg(s)->pcie_gbps * 1e9);
 	double fee = kv_wear_usd_per_byte(kv_cfg(s));
-	double write = fee * (double)kv_obj_size(s, x) / kv_gpu_usd_per_second(kv_cfg(s));
+	double write = fee * (double)kv_obj_size(s, o) / kv_gpu_usd_per_second(kv_cfg(s));
 	return p * prefill > load + write;
 }
 
 const struct kv_policy kv_policy_meritkv = {
-	.name = "meritkv",
-	.spill = merit_spill,
+        .name = "meritkv",
+        .spill = merit_spill,
 };

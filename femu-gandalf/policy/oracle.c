@@ -34,7 +34,7 @@ struct fut {
 	struct ulist {
 		uint64_t off;
 		uint32_t n, pos;
-	} *ul;
+	} * ul;
 	uint64_t nslot, slotcap;
 	uint32_t *uses;
 };
@@ -45,7 +45,8 @@ struct ostate {
 	struct fut *f;
 	double gpu_per_token, fee;
 	struct pheap dram; /* max next use (stored negated: min-heap) */
-	struct pheap ssd[2]; /* min remaining uses, per kind (a slot class is refilled from itself) */
+	struct pheap
+	        ssd[2]; /* min remaining uses, per kind (a slot class is refilled from itself) */
 	uint64_t *orphaned; /* keys of parents that lost a child: re-keyed before the next choice */
 	uint64_t norph, orphcap;
 };
@@ -115,7 +116,8 @@ static uint64_t seg_base(const struct seg *sg, uint64_t nseg, const uint64_t *id
 
 /* Count the uses of every key, then record them. Each stored id is hashed once (most ids of an
  * agentic trace are repeats of a stored prefix); a request's state is looked up once. */
-static void *oracle_prepare(const struct kv_trace *kt, const struct kv_config *c, char *err, size_t errlen)
+static void *oracle_prepare(const struct kv_trace *kt, const struct kv_config *c, char *err,
+                            size_t errlen)
 {
 	const bool hybrid = c->model.linear_state_bytes > 0;
 	struct fut *f = calloc(1, sizeof(*f));
@@ -154,11 +156,12 @@ static void *oracle_prepare(const struct kv_trace *kt, const struct kv_config *c
 		goto oom;
 	for (uint64_t k = 0; k < nseg; k++)
 		for (uint64_t j = 0; j < sg[k].n; j++)
-			if ((sl[sg[k].base + j] = fut_add(f, ((const uint64_t *)sg[k].lo)[j])) == UINT32_MAX)
+			if ((sl[sg[k].base + j] = fut_add(f, ((const uint64_t *)sg[k].lo)[j])) ==
+			    UINT32_MAX)
 				goto oom;
 	/* count: a state is used by a later request when it is the longest state created so far (at
-	 * an earlier boundary) on its prefix; chunks by every request whose prefix holds them, for a
-	 * hybrid model only up to that state (no hit can reach past it, whatever is cached) */
+	 * an earlier boundary) on its prefix; chunks by every request whose prefix holds them, for
+	 * a hybrid model only up to that state (no hit can reach past it, whatever is cached) */
 	for (uint64_t i = 0; i < nreq; i++) {
 		const struct kv_request *rq = &kt->rq[i];
 		const uint32_t *rs = rq->nblocks ? sl + seg_base(sg, nseg, rq->blocks) : NULL;
@@ -173,7 +176,8 @@ static void *oracle_prepare(const struct kv_trace *kt, const struct kv_config *c
 			goto oom;
 		if (b)
 			f->ul[state[i]].n++;
-		uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : rq->nblocks;
+		uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens)
+		                                : rq->nblocks;
 		if (bnd > rq->nblocks)
 			bnd = rq->nblocks;
 		if (bnd > 0 && u64map_put(&bset, rq->blocks[bnd - 1], 0))
@@ -219,10 +223,9 @@ done:
 static uint64_t future(struct kvsim *s, uint32_t o, uint32_t *next)
 {
 	struct fut *f = ((struct ostate *)kv_state(s))->f;
-	uint32_t x = o;
-	uint32_t *cached = kv_obj_scratch(s, x); /* slot + 1; 0: not looked up yet */
+	uint32_t *cached = kv_obj_scratch(s, o); /* slot + 1; 0: not looked up yet */
 	if (!*cached) {
-		uint32_t slot = fut_find(f, kv_obj_key(s, x));
+		uint32_t slot = fut_find(f, kv_obj_key(s, o));
 		*cached = 1 + (slot == UINT32_MAX ? NO_FUTURE : slot);
 	}
 	uint32_t slot = *cached - 1;
@@ -248,8 +251,8 @@ static uint64_t future(struct kvsim *s, uint32_t o, uint32_t *next)
  */
 static bool orphan(const struct kvsim *s, uint32_t o)
 {
-	uint32_t x = o;
-	return kv_cfg(s)->model.linear_state_bytes && kv_obj_kind(s, x) == OBJ_FULL && !kv_obj_nchild(s, x) && kv_obj_last_req(s, x) != kv_req(s);
+	return kv_cfg(s)->model.linear_state_bytes && kv_obj_kind(s, o) == OBJ_FULL &&
+	       !kv_obj_nchild(s, o) && kv_obj_last_req(s, o) != kv_req(s);
 }
 
 /* future() as it matters for a hit: an orphan has no use */
@@ -282,7 +285,8 @@ static void compact(struct kvsim *s, int tier)
 	struct ostate *g = kv_state(s);
 	struct pheap *h = tier ? &g->ssd[tier - 1] : &g->dram;
 	h->n = 0;
-	for (uint32_t o = tier ? kv_ssd_head(s, tier - 1) : kv_dram_head(s); o != KV_NONE; o = tier ? kv_ssd_next(s, o) : kv_dram_next(s, o))
+	for (uint32_t o = tier ? kv_ssd_head(s, tier - 1) : kv_dram_head(s); o != KV_NONE;
+	     o = tier ? kv_ssd_next(s, o) : kv_dram_next(s, o))
 		pheap_push(h, tier ? ssd_key(s, o) : dram_key(s, o), o);
 }
 
@@ -350,8 +354,7 @@ static void requeue_orphaned(struct kvsim *s)
 static void oracle_removed(struct kvsim *s, uint32_t o)
 {
 	struct ostate *g = kv_state(s);
-	uint32_t x = o;
-	uint64_t pk = kv_obj_parent_key(s, x);
+	uint64_t pk = kv_obj_parent_key(s, o);
 	if (!g || !kv_cfg(s)->model.linear_state_bytes || pk == KV_NO_PARENT)
 		return;
 	if (vec_reserve(g->orphaned, g->orphcap, g->norph + 1))
@@ -431,7 +434,7 @@ static int oracle_init(struct kvsim *s, char *err, size_t errlen)
 	struct ostate *g = calloc(1, sizeof(*g));
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
-	g->f = kv_prepared(s); /* kvsim_init() saw to it that there is one */
+	g->f = kv_prepared(s);                     /* kvsim_init() saw to it that there is one */
 	for (uint64_t i = 0; i < g->f->nslot; i++) /* rewind: the future may be replayed */
 		g->f->ul[i].pos = 0;
 	g->gpu_per_token = kv_gpu_usd_per_token(kv_cfg(s));
@@ -454,16 +457,16 @@ static void oracle_fini(struct kvsim *s)
 }
 
 const struct kv_policy kv_policy_oracle = {
-	.name = "oracle",
-	.prepare = oracle_prepare,
-	.unprepare = oracle_unprepare,
-	.one_pass = true,
-	.obj_bytes = sizeof(uint32_t),
-	.init = oracle_init,
-	.fini = oracle_fini,
-	.admitted = oracle_admitted,
-	.touched = oracle_touched,
-	.removed = oracle_removed,
-	.make_room = oracle_make_room,
-	.ssd_victim = oracle_ssd_victim,
+        .name = "oracle",
+        .prepare = oracle_prepare,
+        .unprepare = oracle_unprepare,
+        .one_pass = true,
+        .obj_bytes = sizeof(uint32_t),
+        .init = oracle_init,
+        .fini = oracle_fini,
+        .admitted = oracle_admitted,
+        .touched = oracle_touched,
+        .removed = oracle_removed,
+        .make_room = oracle_make_room,
+        .ssd_victim = oracle_ssd_victim,
 };

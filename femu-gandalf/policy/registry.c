@@ -10,13 +10,22 @@
 
 #include "kv_policy.h"
 
-extern const struct kv_policy kv_policy_lru, kv_policy_write_through, kv_policy_lru_k, kv_policy_dynamo,
-	kv_policy_gandalf, kv_policy_oracle, kv_policy_hotprefix, kv_policy_marconi, kv_policy_workload_aware,
-	kv_policy_meritkv;
+extern const struct kv_policy kv_policy_lru, kv_policy_write_through, kv_policy_lru_k,
+        kv_policy_dynamo, kv_policy_gandalf, kv_policy_oracle, kv_policy_hotprefix,
+        kv_policy_marconi, kv_policy_workload_aware, kv_policy_meritkv;
 
 const struct kv_policy *const kv_policies[] = {
-	&kv_policy_gandalf, &kv_policy_lru, &kv_policy_write_through, &kv_policy_lru_k, &kv_policy_dynamo,
-	&kv_policy_hotprefix, &kv_policy_marconi, &kv_policy_workload_aware, &kv_policy_meritkv, &kv_policy_oracle, NULL,
+        &kv_policy_gandalf,
+        &kv_policy_lru,
+        &kv_policy_write_through,
+        &kv_policy_lru_k,
+        &kv_policy_dynamo,
+        &kv_policy_hotprefix,
+        &kv_policy_marconi,
+        &kv_policy_workload_aware,
+        &kv_policy_meritkv,
+        &kv_policy_oracle,
+        NULL,
 };
 
 const struct kv_policy *kv_policy_find(const char *name)
@@ -37,10 +46,11 @@ void kv_policy_help(FILE *out)
 {
 	for (int i = 0; kv_policies[i]; i++) {
 		const struct kv_policy *p = kv_policies[i];
-		fprintf(out, "  %s%s\n", p->name, p->one_pass ? " (offline: one pass, no --loop)" : "");
+		fprintf(out, "  %s%s\n", p->name,
+		        p->one_pass ? " (offline: one pass, no --loop)" : "");
 		for (const struct kv_param *k = p->params; k && k->name; k++) {
-			fprintf(out, "      %s=%g  %s%g..%g", k->name, k->def, k->min_open ? "(" : "[", k->min,
-				k->max);
+			fprintf(out, "      %s=%g  %s%g..%g", k->name, k->def,
+			        k->min_open ? "(" : "[", k->min, k->max);
 			fprintf(out, "%s", isinf(k->max) ? ")" : "]");
 			for (int j = 0; j < k->nsweep; j++)
 				fprintf(out, "%s%g", j ? "," : "  sweep ", k->sweep[j]);
@@ -76,11 +86,13 @@ static void names(const struct kv_policy *p, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
-int kv_params_parse(const struct kv_policy *p, const char *params, double *pv, char *err, size_t errlen)
+int kv_params_parse(const struct kv_policy *p, const char *params, double *pv, char *err,
+                    size_t errlen)
 {
 	int np = nparams(p);
 	if (np > KV_MAX_PARAMS) {
-		snprintf(err, errlen, "policy %s declares %d parameters, more than %d", p->name, np, KV_MAX_PARAMS);
+		snprintf(err, errlen, "policy %s declares %d parameters, more than %d", p->name, np,
+		         KV_MAX_PARAMS);
 		return -1;
 	}
 	for (int i = 0; i < np; i++)
@@ -105,13 +117,15 @@ int kv_params_parse(const struct kv_policy *p, const char *params, double *pv, c
 		if (!k) {
 			char all[256];
 			names(p, all, sizeof(all));
-			snprintf(err, errlen, "--param %s: unknown parameter for policy %s (it takes: %s)", key,
-				 p->name, all);
+			snprintf(err, errlen,
+			         "--param %s: unknown parameter for policy %s (it takes: %s)", key,
+			         p->name, all);
 			return -1;
 		}
 		if (!(k->min_open ? v > k->min : v >= k->min) || !(v <= k->max)) {
 			snprintf(err, errlen, "--param %s=%s: must be in %s%g..%g%s", key, val,
-				 k->min_open ? "(" : "[", k->min, k->max, isinf(k->max) ? ")" : "]");
+			         k->min_open ? "(" : "[", k->min, k->max,
+			         isinf(k->max) ? ")" : "]");
 			return -1;
 		}
 		pv[k - p->params] = v;
@@ -141,6 +155,6 @@ void kv_sweep_point(const struct kv_policy *p, uint64_t j, char *buf, size_t len
 			continue;
 		div /= (uint64_t)k->nsweep;
 		n += (size_t)snprintf(buf + n, len - n, "%s%s=%g", n ? "," : "", k->name,
-				      k->sweep[j / div % (uint64_t)k->nsweep]);
+		                      k->sweep[j / div % (uint64_t)k->nsweep]);
 	}
 }

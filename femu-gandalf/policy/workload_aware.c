@@ -23,7 +23,7 @@ struct wa {
 	double tau;
 	double seen[4], reused[4];
 	double memo_now, memo_t, memo_decay; /* the last exp() computed: neighbours in LRU order
-						 often share a last use time (one request) */
+	                                         often share a last use time (one request) */
 };
 
 static int cat(const struct kvsim *s, uint32_t x)
@@ -85,9 +85,9 @@ static void wa_touched(struct kvsim *s, uint32_t o)
 
 enum { TAU };
 static const struct kv_param wa_params[] = {
-	[TAU] = {"tau", 600, 0, INFINITY, .min_open = true, .help = "seconds of idleness per e-fold of priority",
-		 KV_SWEEP(60, 600, 3600)},
-	{NULL},
+        [TAU] = {"tau", 600, 0, INFINITY, .min_open = true,
+                 .help = "seconds of idleness per e-fold of priority", KV_SWEEP(60, 600, 3600)},
+        {NULL},
 };
 
 static int wa_init(struct kvsim *s, char *err, size_t errlen)
@@ -108,12 +108,12 @@ static void wa_fini(struct kvsim *s)
 }
 
 const struct kv_policy kv_policy_workload_aware = {
-	.name = "workload-aware",
-	.params = wa_params,
-	.init = wa_init,
-	.fini = wa_fini,
-	.admitted = wa_admitted,
-	.touched = wa_touched,
-	.make_room = wa_make_room,
-	.ssd_victim = wa_ssd_victim,
+        .name = "workload-aware",
+        .params = wa_params,
+        .init = wa_init,
+        .fini = wa_fini,
+        .admitted = wa_admitted,
+        .touched = wa_touched,
+        .make_room = wa_make_room,
+        .ssd_victim = wa_ssd_victim,
 };

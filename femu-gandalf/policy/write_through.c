@@ -9,6 +9,6 @@
 #include "kv_policy.h"
 
 const struct kv_policy kv_policy_write_through = {
-	.name = "write-through",
-	.write_through = true,
+        .name = "write-through",
+        .write_through = true,
 };

@@ -108,7 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		kvsim_finish(s);
 		struct ftl_stats fs;
 		ftl_get_stats(f, &fs);
-		if (fs.host_write_bytes != kvsim_stats(s)->ssd_write_bytes[0] + kvsim_stats(s)->ssd_write_bytes[1])
+		if (fs.host_write_bytes !=
+		    kvsim_stats(s)->ssd_write_bytes[0] + kvsim_stats(s)->ssd_write_bytes[1])
 			die(pol->name, "accounting", "drive and simulator disagree on bytes written");
 		if (kvsim_stats(s)->ftl_errors)
 			die(pol->name, "ftl", "the drive refused an I/O");
