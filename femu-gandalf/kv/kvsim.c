@@ -4,9 +4,15 @@
  * Objects. One full-attention KV object per block id (size block_tokens x full bytes/token), and
  * one linear state per request boundary (keyed by the block id at the boundary | 1<<63, fixed
  * size). The boundary is the request's last *full* block: floor(input tokens / block tokens). Dense
- * models have no linear state. Objects live in one array, found by key through an open-addressing
- * hash map (linear probing, backward-shift deletion: no tombstones), so a block access costs one
- * probe on average, and freed objects are reused through a free list.
+ * models have no linear state. Objects live in one array, found by key through common/u64map
+ * (linear probing, backward-shift deletion: no tombstones), so a block access costs one probe on
+ * average, and freed objects are reused through a free list. The policy's per-object scratch
+ * (kv_policy.obj_bytes) is a second array in step with the first, zeroed when an index is reused.
+ *
+ * The policy boundary: this file and kvcheck.c are the only ones that change struct kvsim
+ * (kv_int.h); a policy reads it through kv_policy.h's accessors and changes it only through the
+ * actions defined here (kv_drop_dram, kv_write_ssd, kv_move_to_ssd, kv_evict_ssd), which keep
+ * the tier lists, byte counts, prefix tree and key map consistent (docs/kv-policy.md).
  *
  * A hit on a request with prefix blocks B1..Bn is the largest b such that B1..Bb are all cached
  * (in DRAM or on SSD) and, for a hybrid model, a linear state at b is cached. Tokens past b are

@@ -2,6 +2,11 @@
  * kvsim.h - the KV-cache tier simulator: a DRAM + SSD cache of full-attention KV chunks and
  * linear-attention states, driven by a KV-request trace, under a placement policy, with the
  * SSD tier on the emulated SSD (hw/ftl). Semantics: docs/kv.md.
+ *
+ * The public header: the configuration, the counters, the opaque simulator (struct kvsim, laid
+ * out in kv_int.h), the policy interface (struct kv_policy with its parameter table, struct
+ * kv_param: the CLI reads both) and the cost model (cost.c). A policy's view of the core is
+ * kv_policy.h (docs/kv-policy.md).
  */
 #ifndef FG_KVSIM_H
 #define FG_KVSIM_H
