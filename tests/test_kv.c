@@ -516,6 +516,56 @@ static void test_bad_params(void **state)
 	assert_null(kv_policy_find("nope"));
 }
 
+/* The parameter tables: every default and every sweep value lies in its range (so the grid and
+ * the defaults run), names are unique within a policy, and the parser applies them: defaults,
+ * overrides, and errors naming the key and the range. The sweep grid is the tables' product. */
+static void test_param_tables(void **state)
+{
+	(void)state;
+	char err[256], pt[256];
+	double pv[KV_MAX_PARAMS];
+	for (int i = 0; kv_policies[i]; i++) {
+		const struct kv_policy *p = kv_policies[i];
+		uint64_t points = 1;
+		for (const struct kv_param *k = p->params; k && k->name; k++) {
+			assert_true(k->min_open ? k->def > k->min : k->def >= k->min);
+			assert_true(k->def <= k->max);
+			for (int j = 0; j < k->nsweep; j++)
+				assert_true(k->sweep[j] >= k->min && k->sweep[j] <= k->max);
+			assert_ptr_equal(kv_policy_param(p, k->name), k);
+			points *= k->nsweep ? (uint64_t)k->nsweep : 1;
+		}
+		assert_int_equal(kv_sweep_points(p), points);
+		for (uint64_t j = 0; j < points; j++) { /* every grid point parses */
+			kv_sweep_point(p, j, pt, sizeof(pt));
+			if (kv_params_parse(p, pt, pv, err, sizeof(err)))
+				fail_msg("%s %s: %s", p->name, pt, err);
+		}
+		assert_int_equal(p->prepare != NULL, p->unprepare != NULL);
+	}
+	const struct kv_policy *g = kv_policy_find("gandalf");
+	assert_int_equal(kv_sweep_points(g), 10);
+	kv_sweep_point(g, 1, pt, sizeof(pt));
+	assert_string_equal(pt, "lambda=0.25");
+	kv_sweep_point(kv_policy_find("lru"), 0, pt, sizeof(pt));
+	assert_string_equal(pt, ""); /* no grid: one run at the defaults */
+	assert_int_equal(kv_params_parse(g, "move_candidates=4", pv, err, sizeof(err)), 0);
+	assert_true(pv[0] == 1 && pv[1] == 4); /* lambda default, move_candidates given */
+	assert_int_equal(kv_params_parse(g, "move_candidates=65", pv, err, sizeof(err)), -1);
+	assert_string_equal(err, "--param move_candidates=65: must be in [1..64]");
+	assert_int_equal(kv_params_parse(kv_policy_find("dynamo"), "decay=0", pv, err, sizeof(err)),
+	                 -1);
+	assert_string_equal(err, "--param decay=0: must be in (0..inf)");
+	assert_int_equal(kv_params_parse(kv_policy_find("lru"), "k=1", pv, err, sizeof(err)), -1);
+	assert_string_equal(err, "--param k: unknown parameter for policy lru (it takes: none)");
+	assert_int_equal(kv_params_parse(g, "lambda", pv, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "expected name=value"));
+	/* an offline policy needs its prepare() result */
+	struct kv_config c = cfg(2, 8, false);
+	assert_null(kvsim_new(&c, kv_policy_find("oracle"), "", NULL, NULL, err, sizeof(err)));
+	assert_non_null(strstr(err, "prepare()"));
+}
+
 /* The cache is a tree: an object that leaves takes its unreachable descendants with it.
  * write-through, dense, 16-byte chunks in 4 KiB slots, on a drive with TRIM on. Worked out:
  *  r1 [1 2 3], r2 [1 2 4]: chunks 1 2 3 4 in DRAM and on SSD (4 writes, 16 KiB), 2 has children
@@ -828,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_meritkv),
 		cmocka_unit_test(test_oracle_hand),
 		cmocka_unit_test(test_bad_params),
+		cmocka_unit_test(test_param_tables),
 		cmocka_unit_test(test_tree_cascade),
 		cmocka_unit_test(test_random_invariants),
 		cmocka_unit_test(test_compulsory),
