@@ -263,16 +263,13 @@ static void slot_free(struct kvsim *s, struct kv_obj *x)
 static int ring_push(struct kvsim *s, uint64_t pos, uint32_t o)
 {
 	if (s->rlen == s->rcap) {
-		uint64_t c = s->rcap ? 2 * s->rcap : 1024;
-		struct kv_logent *n = malloc(c * sizeof(*n));
-		if (!n)
+		/* vec doubles a power of two into a power of two; the entries that had wrapped to
+		 * the front, ring[0..rfirst), then move past the old end, so the ring reads in
+		 * order again */
+		uint64_t old = s->rcap;
+		if (vec_reserve(s->ring, s->rcap, s->rlen + 1))
 			return -1;
-		for (uint64_t i = 0; i < s->rlen; i++)
-			n[i] = s->ring[(s->rfirst + i) & (s->rcap - 1)];
-		free(s->ring);
-		s->ring = n;
-		s->rcap = c;
-		s->rfirst = 0;
+		memcpy(s->ring + old, s->ring, (s->rfirst + s->rlen - old) * sizeof(*s->ring));
 	}
 	s->ring[(s->rfirst + s->rlen++) & (s->rcap - 1)] = (struct kv_logent){pos, o};
 	return 0;
