@@ -21,6 +21,11 @@ static int alloc_table(struct u64map *m, uint64_t cap)
 	m->slot = t;
 	m->cap = cap;
 	m->count = 0;
+	m->shift = 64;
+	while (cap > 1) { /* cap = 2^(64 - shift) */
+		cap >>= 1;
+		m->shift--;
+	}
 	return 0;
 }
 
@@ -42,7 +47,7 @@ void u64map_free(struct u64map *m)
 /* key is absent and there is room: put it in its run's first empty slot */
 static uint64_t *place(struct u64map *m, uint64_t key, uint64_t val)
 {
-	uint64_t mask = m->cap - 1, i = u64map_hash(key) & mask;
+	uint64_t mask = m->cap - 1, i = u64map_home(m, key);
 	while (m->slot[i].val != U64MAP_EMPTY)
 		i = (i + 1) & mask;
 	m->slot[i].key = key;
@@ -69,7 +74,7 @@ uint64_t *u64map_upsert(struct u64map *m, uint64_t key, uint64_t val)
 {
 	if (m->cap) {
 		uint64_t mask = m->cap - 1;
-		for (uint64_t i = u64map_hash(key) & mask; m->slot[i].val != U64MAP_EMPTY;
+		for (uint64_t i = u64map_home(m, key); m->slot[i].val != U64MAP_EMPTY;
 		     i = (i + 1) & mask)
 			if (m->slot[i].key == key)
 				return &m->slot[i].val;
@@ -92,7 +97,7 @@ int u64map_del(struct u64map *m, uint64_t key)
 {
 	if (!m->cap)
 		return 0;
-	uint64_t mask = m->cap - 1, i = u64map_hash(key) & mask;
+	uint64_t mask = m->cap - 1, i = u64map_home(m, key);
 	for (;; i = (i + 1) & mask) {
 		if (m->slot[i].val == U64MAP_EMPTY)
 			return 0;
@@ -101,7 +106,7 @@ int u64map_del(struct u64map *m, uint64_t key)
 	}
 	/* backward shift: a later entry whose home is at or before the hole moves into it */
 	for (uint64_t j = (i + 1) & mask; m->slot[j].val != U64MAP_EMPTY; j = (j + 1) & mask) {
-		uint64_t h = u64map_hash(m->slot[j].key) & mask;
+		uint64_t h = u64map_home(m, m->slot[j].key);
 		if (((j - h) & mask) >= ((j - i) & mask)) {
 			m->slot[i] = m->slot[j];
 			i = j;

@@ -7,9 +7,13 @@
  * is U64MAP_EMPTY, so every key is allowed (the KV core's keys use all 64 bits) and that one
  * value is not: store an index, a count or a time, never UINT64_MAX.
  *
- * One hash function for every user (the 64-bit finalizer of MurmurHash3, first half): block ids
- * are often sequential or hash outputs themselves, and this spreads both. Lookups are inline
- * because the KV core's hit path is a string of them; insertion and growth live in u64map.c.
+ * One hash function for every user: Fibonacci hashing (Knuth 6.4: multiply by 2^64 / phi, keep
+ * the top bits). Block ids are hash outputs (any hash spreads them) or sequential (synthetic
+ * traces, session ids), and the golden-ratio multiply spreads a run of consecutive keys evenly
+ * over the table, which a mixing hash does only at random; a key that differs only in its top
+ * bit (a linear state's key, block id | 1<<63) lands half a table away. One multiply and one
+ * shift: the KV core's hit path is a string of lookups, so they are inline; insertion and
+ * growth live in u64map.c.
  *
  * Walk the entries with: for (i = 0; i < m->cap; i++) if (m->slot[i].val != U64MAP_EMPTY) ...
  * (table order: arbitrary, so a caller whose result depends on order must sort).
@@ -27,15 +31,14 @@ struct u64map_slot {
 
 struct u64map {
 	struct u64map_slot *slot;
-	uint64_t cap, count; /* cap: 0 or a power of two */
+	uint64_t cap, count; /* cap: 0 or a power of two, 2^(64 - shift) */
+	unsigned shift;
 };
 
-static inline uint64_t u64map_hash(uint64_t k)
+/* The home slot of key k: Fibonacci hashing, the top bits of k times 2^64 / golden ratio. */
+static inline uint64_t u64map_home(const struct u64map *m, uint64_t k)
 {
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
+	return (k * 0x9e3779b97f4a7c15ull) >> m->shift;
 }
 
 /* The value under key, or U64MAP_EMPTY when there is none. */
@@ -44,7 +47,7 @@ static inline uint64_t u64map_get(const struct u64map *m, uint64_t key)
 	if (!m->cap)
 		return U64MAP_EMPTY;
 	uint64_t mask = m->cap - 1;
-	for (uint64_t i = u64map_hash(key) & mask;; i = (i + 1) & mask) {
+	for (uint64_t i = u64map_home(m, key);; i = (i + 1) & mask) {
 		if (m->slot[i].val == U64MAP_EMPTY || m->slot[i].key == key)
 			return m->slot[i].val;
 	}
@@ -54,7 +57,7 @@ static inline uint64_t u64map_get(const struct u64map *m, uint64_t key)
 static inline void u64map_prefetch(const struct u64map *m, uint64_t key)
 {
 	if (m->cap)
-		__builtin_prefetch(&m->slot[u64map_hash(key) & (m->cap - 1)]);
+		__builtin_prefetch(&m->slot[u64map_home(m, key)]);
 }
 
 /* An empty map with room for about hint entries before it grows. 0, or -1 when out of memory. */
