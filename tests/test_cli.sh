@@ -181,6 +181,9 @@ expect 0 "qwen3-next-80b-a3b" "models lists the catalog" -- models
 expect 2 "unknown model 'gpt-9'" "kv unknown model" -- "${KV[@]}" --model gpt-9
 expect 2 "unknown policy" "kv unknown policy" -- "${KV[@]}" --policy nope
 expect 2 "unknown parameter for policy gandalf" "kv unknown parameter" -- "${KV[@]}" --policy gandalf --param q=1
+expect 2 "lambda=-1: must be in \[0..inf)" "kv parameter out of range" -- "${KV[@]}" --policy gandalf --param lambda=-1
+expect 0 "lambda=1  \[0..inf)  sweep 0,0.25" "kv --help lists the parameter tables" -- kv --help
+expect 2 "knows one pass of the trace: drop --loop" "kv one-pass policy with --loop" -- "${KV[@]}" --policy oracle --loop 2
 expect 2 "--dram 0" "kv zero DRAM" -- "${KV[@]}" --dram 0
 expect 2 "--ssd 0" "kv zero SSD" -- "${KV[@]}" --ssd 0
 expect 2 "larger than the tiny drive" "kv SSD tier larger than the drive" -- "${KV[@]}" --ssd 1T

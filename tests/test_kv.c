@@ -12,7 +12,7 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "kvsim.h"
+#include "kv_policy.h" /* the policy-level view: read-only object accessors */
 
 #define TOK 16 /* tokens per block in these tests */
 
@@ -57,16 +57,21 @@ static void req(struct kvsim *s, double t, uint64_t session, int n, ...)
 	assert_int_equal(kvsim_check(s, err, sizeof(err)), 0);
 }
 
-static struct kvsim *sim(const char *pol, const char *params, struct kv_config c)
+static struct kvsim *sim_prep(const char *pol, const char *params, struct kv_config c,
+                              void *prepared)
 {
-	struct kvsim *s = calloc(1, sizeof(*s));
 	char err[256];
 	const struct kv_policy *p = kv_policy_find(pol);
-	assert_non_null(s);
 	assert_non_null(p);
-	if (kvsim_init(s, &c, p, params, NULL, err, sizeof(err)))
+	struct kvsim *s = kvsim_new(&c, p, params, prepared, NULL, err, sizeof(err));
+	if (!s)
 		fail_msg("%s", err);
 	return s;
+}
+
+static struct kvsim *sim(const char *pol, const char *params, struct kv_config c)
+{
+	return sim_prep(pol, params, c, NULL);
 }
 
 /* A drive for the allocator tests: like the tiny preset (one plane, 4 KiB pages and units, Sf
@@ -90,10 +95,9 @@ static struct ftl *drive(uint32_t blocks)
 
 static struct kvsim *sim_ftl(const char *pol, struct kv_config c, struct ftl *f)
 {
-	struct kvsim *s = calloc(1, sizeof(*s));
 	char err[256];
-	assert_non_null(s);
-	if (kvsim_init(s, &c, kv_policy_find(pol), "", f, err, sizeof(err)))
+	struct kvsim *s = kvsim_new(&c, kv_policy_find(pol), "", NULL, f, err, sizeof(err));
+	if (!s)
 		fail_msg("%s", err);
 	return s;
 }
@@ -101,7 +105,6 @@ static struct kvsim *sim_ftl(const char *pol, struct kv_config c, struct ftl *f)
 static void done(struct kvsim *s)
 {
 	kvsim_free(s);
-	free(s);
 }
 
 /* LRU, dense: DRAM holds 2 chunks, SSD 4. Worked out:
@@ -119,16 +122,17 @@ static void test_lru_dense(void **state)
 	req(s, 2, 1, 3, 1, 2, 3);
 	req(s, 3, 2, 1, 7);
 	kvsim_finish(s);
-	assert_int_equal(s->st.requests, 4);
-	assert_int_equal(s->st.prefix_blocks, 9);
-	assert_int_equal(s->st.hit_blocks, 5);
-	assert_int_equal(s->st.hits[0][OBJ_FULL], 4);
-	assert_int_equal(s->st.hits[1][OBJ_FULL], 1);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 2);
-	assert_int_equal(s->st.ssd_write_bytes[OBJ_FULL], 2 * 4096);
-	assert_int_equal(s->st.ssd_writes[OBJ_LINEAR], 0);
-	assert_int_equal(s->st.ssd_written_hit[OBJ_FULL], 1); /* block 1 was hit on SSD, block 2 not */
-	assert_int_equal(s->dram_used, 2 * TOK);
+	assert_int_equal(kvsim_stats(s)->requests, 4);
+	assert_int_equal(kvsim_stats(s)->prefix_blocks, 9);
+	assert_int_equal(kvsim_stats(s)->hit_blocks, 5);
+	assert_int_equal(kvsim_stats(s)->hits[0][OBJ_FULL], 4);
+	assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 1);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 2);
+	assert_int_equal(kvsim_stats(s)->ssd_write_bytes[OBJ_FULL], 2 * 4096);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_LINEAR], 0);
+	assert_int_equal(kvsim_stats(s)->ssd_written_hit[OBJ_FULL],
+	                 1); /* block 1 was hit on SSD, block 2 not */
+	assert_int_equal(kvsim_dram_used(s), 2 * TOK);
 	done(s);
 }
 
@@ -144,15 +148,16 @@ static void test_hybrid_needs_state(void **state)
 	(void)state;
 	struct kvsim *s = sim("lru", "", cfg(4, 16, true));
 	req(s, 0, 1, 2, 1, 2);
-	assert_int_equal(s->st.hit_blocks, 0);
-	assert_int_equal(s->dram_used, 2 * TOK + 32);
+	assert_int_equal(kvsim_stats(s)->hit_blocks, 0);
+	assert_int_equal(kvsim_dram_used(s), 2 * TOK + 32);
 	req(s, 1, 1, 3, 1, 2, 3);
-	assert_int_equal(s->st.hit_blocks, 2);
-	assert_int_equal(s->st.hits[0][OBJ_LINEAR] + s->st.hits[1][OBJ_LINEAR], 1);
+	assert_int_equal(kvsim_stats(s)->hit_blocks, 2);
+	assert_int_equal(kvsim_stats(s)->hits[0][OBJ_LINEAR] + kvsim_stats(s)->hits[1][OBJ_LINEAR],
+	                 1);
 	req(s, 2, 1, 3, 1, 2, 9);
-	assert_int_equal(s->st.hit_blocks, 4);
+	assert_int_equal(kvsim_stats(s)->hit_blocks, 4);
 	req(s, 3, 2, 2, 5, 6);
-	assert_int_equal(s->st.hit_blocks, 4);
+	assert_int_equal(kvsim_stats(s)->hit_blocks, 4);
 	/* a prefix with all chunks but no state at any boundary: no hit */
 	struct kvsim *d = sim("lru", "", cfg(64, 64, true));
 	req(d, 0, 1, 3, 1, 2, 3);   /* state at 3 only */
@@ -167,9 +172,9 @@ static void test_hybrid_needs_state(void **state)
 static uint64_t lba_of(const struct kvsim *s, uint64_t key)
 {
 	uint32_t o = kv_lookup(s, key);
-	if (o == KV_NONE || !s->obj[o].in_ssd)
+	if (o == KV_NONE || !kv_obj_in_ssd(s, o))
 		fail_msg("key %llu is not on SSD", (unsigned long long)key);
-	return s->obj[o].lba;
+	return kv_obj_lba(s, o);
 }
 
 /* The two allocators under LRU, dense, DRAM of 2 chunks, SSD of 4 slots (16 KiB), single-block
@@ -198,20 +203,20 @@ static void test_alloc_slots_vs_log(void **state)
 		assert_int_equal(lba_of(s, 3), 8192);
 		assert_int_equal(lba_of(s, 4), 12288);
 		req(s, 6, 1, 1, 1);
-		assert_int_equal(s->st.hits[1][OBJ_FULL], 1);
+		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 1);
 		req(s, 7, 1, 1, 7);
-		assert_int_equal(s->st.ssd_evictions, 1);
+		assert_int_equal(kvsim_stats(s)->ssd_evictions, 1);
 		assert_int_equal(lba_of(s, 5), log ? 0 : 4096);
 		assert_int_equal(kv_lookup(s, log ? 1 : 2), KV_NONE);
 		req(s, 8, 1, 1, 1);
-		assert_int_equal(s->st.hits[1][OBJ_FULL], log ? 1 : 2);
+		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], log ? 1 : 2);
 		if (log) {
 			assert_int_equal(lba_of(s, 6), 4096);
 			assert_int_equal(kv_lookup(s, 2), KV_NONE);
 		} else {
 			assert_int_equal(lba_of(s, 3), 8192);
 		}
-		assert_int_equal(s->st.ssd_writes[OBJ_FULL], log ? 6 : 5);
+		assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], log ? 6 : 5);
 		done(s);
 	}
 }
@@ -244,8 +249,8 @@ static void test_alloc_log_wraps(void **state)
 		req(s, 0, 1, 1, 1);
 		req(s, 1, 2, 1, 2);
 		req(s, 2, 3, 1, 3);
-		assert_int_equal(s->st.ssd_evictions, log ? 3 : 2);
-		assert_int_equal(s->ssd_used, 20480);
+		assert_int_equal(kvsim_stats(s)->ssd_evictions, log ? 3 : 2);
+		assert_int_equal(kvsim_ssd_used(s), 20480);
 		assert_int_equal(lba_of(s, 3), log ? 8192 : 16384);
 		assert_int_equal(lba_of(s, 3 | KV_LINEAR_BIT), log ? 12288 : 4096);
 		if (log)
@@ -268,12 +273,12 @@ static void test_write_through(void **state)
 	(void)state;
 	struct kvsim *s = sim("write-through", "", cfg(2, 8, false));
 	req(s, 0, 1, 2, 1, 2);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 2);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 2);
 	req(s, 1, 1, 3, 1, 2, 3);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 3);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 3);
 	req(s, 2, 1, 1, 4);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 4);
-	assert_int_equal(s->st.dram_drops, 0); /* nothing lost: all are on SSD */
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 4);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 0); /* nothing lost: all are on SSD */
 	done(s);
 }
 
@@ -289,10 +294,10 @@ static void test_lru_k(void **state)
 	req(s, 1, 2, 1, 2);
 	req(s, 2, 1, 1, 1);
 	req(s, 3, 3, 1, 3);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 0);
-	assert_int_equal(s->st.dram_drops, 1);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 0);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
 	req(s, 4, 4, 1, 4);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
 	done(s);
 }
 
@@ -307,13 +312,13 @@ static void test_dynamo(void **state)
 	req(s, 0, 1, 1, 1);
 	req(s, 1, 1, 1, 1);
 	req(s, 2, 2, 1, 2); /* evicts 1: count 2 -> SSD */
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
 	req(s, 3, 3, 1, 5); /* evicts 2: count 1 -> dropped */
-	assert_int_equal(s->st.dram_drops, 1);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
 	req(s, 1000, 3, 1, 5); /* count 1 at t=3, one decay period later 0.5, doubled: 1 */
 	req(s, 1001, 4, 1, 6); /* evicts 5: 1 < 2 -> dropped */
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
-	assert_int_equal(s->st.dram_drops, 2);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 2);
 	done(s);
 }
 
@@ -325,27 +330,27 @@ static void test_gandalf_lambda(void **state)
 	struct kvsim *s = sim("gandalf", "lambda=0", cfg(2, 64, false));
 	for (int i = 0; i < 10; i++)
 		req(s, i, 1, 1, 100 + i);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 8);
-	assert_int_equal(s->st.dram_drops, 0);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 8);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 0);
 	done(s);
 	s = sim("gandalf", "lambda=1e12", cfg(2, 64, false));
 	for (int i = 0; i < 10; i++)
 		req(s, i, 1, 1, 100 + i);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 0);
-	assert_int_equal(s->st.dram_drops, 8);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 0);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 8);
 	done(s);
 }
 
 static bool on_ssd(const struct kvsim *s, uint64_t key)
 {
 	uint32_t o = kv_lookup(s, key);
-	return o != KV_NONE && s->obj[o].in_ssd;
+	return o != KV_NONE && kv_obj_in_ssd(s, o);
 }
 
 static bool in_dram(const struct kvsim *s, uint64_t key)
 {
 	uint32_t o = kv_lookup(s, key);
-	return o != KV_NONE && s->obj[o].in_dram;
+	return o != KV_NONE && kv_obj_in_dram(s, o);
 }
 
 /*
@@ -374,15 +379,16 @@ static void test_gandalf_hybrid(void **state)
 	struct kvsim *s = sim("gandalf", "", cfg(8, 64, true));
 	req(s, 0, 1, 2, 1, 2);
 	req(s, 1, 2, 2, 1, 3);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL] + s->st.ssd_writes[OBJ_LINEAR], 0);
+	assert_int_equal(
+	        kvsim_stats(s)->ssd_writes[OBJ_FULL] + kvsim_stats(s)->ssd_writes[OBJ_LINEAR], 0);
 	req(s, 2, 3, 2, 1, 4);
 	assert_true(on_ssd(s, 2) && !in_dram(s, 2));
 	assert_true(on_ssd(s, 2 | KV_LINEAR_BIT) && !in_dram(s, 2 | KV_LINEAR_BIT));
 	assert_true(in_dram(s, 1) && !on_ssd(s, 1));
 	assert_true(in_dram(s, 3) && in_dram(s, 3 | KV_LINEAR_BIT) && in_dram(s, 4 | KV_LINEAR_BIT));
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
-	assert_int_equal(s->st.ssd_writes[OBJ_LINEAR], 1);
-	assert_int_equal(s->st.dram_drops, 0);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_LINEAR], 1);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 0);
 	done(s);
 
 	s = sim("gandalf", "", cfg(8, 64, true));
@@ -393,11 +399,12 @@ static void test_gandalf_hybrid(void **state)
 	assert_int_equal(kvsim_request(s, &rq, err, sizeof(err)), 0);
 	assert_true(in_dram(s, 3) && in_dram(s, 2 | KV_LINEAR_BIT) && kv_lookup(s, 3 | KV_LINEAR_BIT) == KV_NONE);
 	req(s, 1, 2, 1, 7);
-	assert_int_equal(s->dram_used, 128);
+	assert_int_equal(kvsim_dram_used(s), 128);
 	req(s, 2, 3, 1, 9);
 	assert_int_equal(kv_lookup(s, 3), KV_NONE);
-	assert_int_equal(s->st.dram_drops, 1);
-	assert_true(s->st.ssd_writes[OBJ_FULL] + s->st.ssd_writes[OBJ_LINEAR] >= 1);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
+	assert_true(kvsim_stats(s)->ssd_writes[OBJ_FULL] + kvsim_stats(s)->ssd_writes[OBJ_LINEAR] >=
+	            1);
 	done(s);
 }
 
@@ -412,14 +419,14 @@ static void test_hotprefix(void **state)
 		req(s, i, 1, 1, 10); /* A */
 	for (int i = 0; i < 2; i++)
 		req(s, 3 + i, 2, 1, 20); /* B: evicts A -> SSD */
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
 	for (int i = 0; i < 4; i++)
 		req(s, 5 + i, 3, 1, 30); /* C: evicts B -> dropped */
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
-	assert_int_equal(s->st.dram_drops, 1);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
 	req(s, 9, 4, 1, 40); /* evicts C (4 uses) -> replaces A */
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 2);
-	assert_int_equal(s->st.ssd_evictions, 1);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 2);
+	assert_int_equal(kvsim_stats(s)->ssd_evictions, 1);
 	assert_int_equal(kv_lookup(s, 10), KV_NONE);
 	assert_true(kv_lookup(s, 30) != KV_NONE);
 	done(s);
@@ -439,9 +446,9 @@ static void test_recency_policies_match_lru(void **state)
 		req(s, 2, 1, 3, 1, 2, 3);
 		req(s, 3, 2, 1, 7);
 		kvsim_finish(s);
-		assert_int_equal(s->st.hit_blocks, 5);
-		assert_int_equal(s->st.hits[1][OBJ_FULL], 1);
-		assert_int_equal(s->st.ssd_writes[OBJ_FULL], 2);
+		assert_int_equal(kvsim_stats(s)->hit_blocks, 5);
+		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 1);
+		assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 2);
 		done(s);
 	}
 }
@@ -456,8 +463,8 @@ static void test_meritkv(void **state)
 	struct kvsim *s = sim("meritkv", "", c);
 	for (int i = 0; i < 8; i++)
 		req(s, i, 1, 1, 100 + i);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 3);
-	assert_int_equal(s->st.dram_drops, 4);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 3);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 4);
 	done(s);
 }
 
@@ -482,31 +489,81 @@ static void test_oracle_hand(void **state)
 	for (int i = 0; i < 4; i++)
 		req(s, i, 1, 1, ids[i]);
 	kvsim_finish(s);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 1);
-	assert_int_equal(s->st.hits[1][OBJ_FULL], 1);
-	assert_int_equal(s->st.ssd_written_hit[OBJ_FULL], 1);
-	assert_int_equal(s->st.dram_drops, 1);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
+	assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 1);
+	assert_int_equal(kvsim_stats(s)->ssd_written_hit[OBJ_FULL], 1);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
 	free_any(s);
 }
 
 static void test_bad_params(void **state)
 {
 	(void)state;
-	struct kvsim s;
 	char err[256];
 	struct kv_config c = cfg(2, 8, false);
-	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru-k"), "q=3", NULL, err, sizeof(err)), -1);
+	assert_null(kvsim_new(&c, kv_policy_find("lru-k"), "q=3", NULL, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "--param q: unknown parameter for policy lru-k"));
-	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru-k"), "k=x", NULL, err, sizeof(err)), -1);
+	assert_null(kvsim_new(&c, kv_policy_find("lru-k"), "k=x", NULL, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "not a number"));
-	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("gandalf"), "lambda=-1", NULL, err, sizeof(err)), -1);
+	assert_null(kvsim_new(&c, kv_policy_find("gandalf"), "lambda=-1", NULL, NULL, err,
+	                      sizeof(err)));
 	c.dram_bytes = 0;
-	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru"), "", NULL, err, sizeof(err)), -1);
+	assert_null(kvsim_new(&c, kv_policy_find("lru"), "", NULL, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "--dram 0"));
 	c = cfg(2, 8, false);
 	c.ssd_bytes = 0;
-	assert_int_equal(kvsim_init(&s, &c, kv_policy_find("lru"), "", NULL, err, sizeof(err)), -1);
+	assert_null(kvsim_new(&c, kv_policy_find("lru"), "", NULL, NULL, err, sizeof(err)));
 	assert_null(kv_policy_find("nope"));
+}
+
+/* The parameter tables: every default and every sweep value lies in its range (so the grid and
+ * the defaults run), names are unique within a policy, and the parser applies them: defaults,
+ * overrides, and errors naming the key and the range. The sweep grid is the tables' product. */
+static void test_param_tables(void **state)
+{
+	(void)state;
+	char err[256], pt[256];
+	double pv[KV_MAX_PARAMS];
+	for (int i = 0; kv_policies[i]; i++) {
+		const struct kv_policy *p = kv_policies[i];
+		uint64_t points = 1;
+		for (const struct kv_param *k = p->params; k && k->name; k++) {
+			assert_true(k->min_open ? k->def > k->min : k->def >= k->min);
+			assert_true(k->def <= k->max);
+			for (int j = 0; j < k->nsweep; j++)
+				assert_true(k->sweep[j] >= k->min && k->sweep[j] <= k->max);
+			assert_ptr_equal(kv_policy_param(p, k->name), k);
+			points *= k->nsweep ? (uint64_t)k->nsweep : 1;
+		}
+		assert_int_equal(kv_sweep_points(p), points);
+		for (uint64_t j = 0; j < points; j++) { /* every grid point parses */
+			kv_sweep_point(p, j, pt, sizeof(pt));
+			if (kv_params_parse(p, pt, pv, err, sizeof(err)))
+				fail_msg("%s %s: %s", p->name, pt, err);
+		}
+		assert_int_equal(p->prepare != NULL, p->unprepare != NULL);
+	}
+	const struct kv_policy *g = kv_policy_find("gandalf");
+	assert_int_equal(kv_sweep_points(g), 10);
+	kv_sweep_point(g, 1, pt, sizeof(pt));
+	assert_string_equal(pt, "lambda=0.25");
+	kv_sweep_point(kv_policy_find("lru"), 0, pt, sizeof(pt));
+	assert_string_equal(pt, ""); /* no grid: one run at the defaults */
+	assert_int_equal(kv_params_parse(g, "move_candidates=4", pv, err, sizeof(err)), 0);
+	assert_true(pv[0] == 1 && pv[1] == 4); /* lambda default, move_candidates given */
+	assert_int_equal(kv_params_parse(g, "move_candidates=65", pv, err, sizeof(err)), -1);
+	assert_string_equal(err, "--param move_candidates=65: must be in [1..64]");
+	assert_int_equal(kv_params_parse(kv_policy_find("dynamo"), "decay=0", pv, err, sizeof(err)),
+	                 -1);
+	assert_string_equal(err, "--param decay=0: must be in (0..inf)");
+	assert_int_equal(kv_params_parse(kv_policy_find("lru"), "k=1", pv, err, sizeof(err)), -1);
+	assert_string_equal(err, "--param k: unknown parameter for policy lru (it takes: none)");
+	assert_int_equal(kv_params_parse(g, "lambda", pv, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "expected name=value"));
+	/* an offline policy needs its prepare() result */
+	struct kv_config c = cfg(2, 8, false);
+	assert_null(kvsim_new(&c, kv_policy_find("oracle"), "", NULL, NULL, err, sizeof(err)));
+	assert_non_null(strstr(err, "prepare()"));
 }
 
 /* The cache is a tree: an object that leaves takes its unreachable descendants with it.
@@ -525,27 +582,27 @@ static void test_tree_cascade(void **state)
 	req(s, 0, 1, 3, 1, 2, 3);
 	req(s, 1, 1, 3, 1, 2, 4);
 	uint32_t o1 = kv_lookup(s, 1), o2 = kv_lookup(s, 2);
-	assert_int_equal(s->obj[o1].nchild, 1);
-	assert_int_equal(s->obj[o2].nchild, 2);
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 4);
+	assert_int_equal(kv_obj_nchild(s, o1), 1);
+	assert_int_equal(kv_obj_nchild(s, o2), 2);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 4);
 	kv_drop_dram(s, o2);
-	assert_true(s->obj[o2].in_ssd);
+	assert_true(kv_obj_in_ssd(s, o2));
 	kv_evict_ssd(s, o2);
 	assert_int_equal(kv_lookup(s, 2), KV_NONE);
 	assert_int_equal(kv_lookup(s, 3), KV_NONE);
 	assert_int_equal(kv_lookup(s, 4), KV_NONE);
-	assert_int_equal(s->st.unreachable, 2);
-	assert_int_equal(s->st.ssd_evictions, 3);
-	assert_int_equal(s->obj[o1].nchild, 0);
-	assert_int_equal(s->dram_used, TOK);
-	assert_int_equal(s->ssd_used, 4096);
+	assert_int_equal(kvsim_stats(s)->unreachable, 2);
+	assert_int_equal(kvsim_stats(s)->ssd_evictions, 3);
+	assert_int_equal(kv_obj_nchild(s, o1), 0);
+	assert_int_equal(kvsim_dram_used(s), TOK);
+	assert_int_equal(kvsim_ssd_used(s), 4096);
 	assert_int_equal(kvsim_check(s, err, sizeof(err)), 0);
 	struct ftl_stats fs;
 	ftl_get_stats(f, &fs);
 	assert_int_equal(fs.host_trim_bytes, 3 * 4096);
 	req(s, 2, 1, 3, 1, 2, 3);
-	assert_int_equal(s->st.hit_blocks, 0 + 2 + 1); /* r1 nothing, r2 [1 2], r3 [1] */
-	assert_int_equal(s->st.ssd_writes[OBJ_FULL], 6);
+	assert_int_equal(kvsim_stats(s)->hit_blocks, 0 + 2 + 1); /* r1 nothing, r2 [1 2], r3 [1] */
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 6);
 	done(s);
 	ftl_destroy(f);
 }
@@ -587,20 +644,24 @@ static void make_trace(uint64_t seed)
 
 static struct kvsim *sim_any(const char *pol, struct kv_config c)
 {
-	if (!strcmp(pol, "oracle")) {
+	const struct kv_policy *p = kv_policy_find(pol);
+	void *prepared = NULL;
+	if (p->prepare) { /* an offline policy is told the trace the test replays */
 		char err[512];
-		c.oracle = kv_oracle_prepare(&future, c.model.linear_state_bytes > 0, err, sizeof(err));
-		if (!c.oracle)
+		prepared = p->prepare(&future, &c, err, sizeof(err));
+		if (!prepared)
 			fail_msg("%s", err);
 	}
-	return sim(pol, "", c);
+	return sim_prep(pol, "", c, prepared);
 }
 
 static void free_any(struct kvsim *s)
 {
-	void *o = s->cfg.oracle;
+	const struct kv_policy *p = kvsim_policy(s);
+	void *prepared = kvsim_prepared(s);
 	done(s);
-	kv_oracle_free(o);
+	if (prepared)
+		p->unprepare(prepared);
 }
 
 static void run_trace(struct kvsim *s)
@@ -609,16 +670,17 @@ static void run_trace(struct kvsim *s)
 	for (int r = 0; r < NREQ; r++) {
 		assert_int_equal(kvsim_request(s, &tr[r], err, sizeof(err)), 0);
 		if (kvsim_check(s, err, sizeof(err)))
-			fail_msg("%s, request %d: %s", s->pol->name, r, err);
+			fail_msg("%s, request %d: %s", kvsim_policy(s)->name, r, err);
 	}
 	kvsim_finish(s);
 }
 
 static double total_cost(const struct kvsim *s)
 {
-	double gpu = s->cfg.gpu_usd_per_hour / 3600.0 / s->cfg.prefill_tokens_per_s;
-	double fee = s->cfg.ssd_usd / s->cfg.tbw_bytes;
-	return s->st.missed_tokens * gpu + (double)(s->st.ssd_write_bytes[0] + s->st.ssd_write_bytes[1]) * fee;
+	double gpu = kv_cfg(s)->gpu_usd_per_hour / 3600.0 / kv_cfg(s)->prefill_tokens_per_s;
+	double fee = kv_cfg(s)->ssd_usd / kv_cfg(s)->tbw_bytes;
+	return kv_stats(s)->missed_tokens * gpu +
+	       (double)(kv_stats(s)->ssd_write_bytes[0] + kv_stats(s)->ssd_write_bytes[1]) * fee;
 }
 
 /* realistic proportions for the cost comparison: a chunk is one 4 KiB slot, a state two, and
@@ -648,19 +710,23 @@ static void test_random_invariants(void **state)
 			kc.alloc = log ? KV_ALLOC_LOG : KV_ALLOC_SLOTS;
 			struct kvsim *s = sim_any(kv_policies[i]->name, kc);
 			run_trace(s);
-			assert_true(s->st.dram_peak <= s->cfg.dram_bytes);
-			assert_true(s->st.ssd_peak <= s->cfg.ssd_bytes);
+			assert_true(kvsim_stats(s)->dram_peak <= kv_cfg(s)->dram_bytes);
+			assert_true(kvsim_stats(s)->ssd_peak <= kv_cfg(s)->ssd_bytes);
 			if (!(hybrid & 1))
-				assert_int_equal(s->st.ssd_writes[OBJ_LINEAR] + s->st.hits[0][OBJ_LINEAR] +
-							 s->st.hits[1][OBJ_LINEAR],
-						 0);
+				assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_LINEAR] +
+					                 kvsim_stats(s)->hits[0][OBJ_LINEAR] +
+					                 kvsim_stats(s)->hits[1][OBJ_LINEAR],
+					         0);
 			double c = total_cost(s);
 			printf("seed %5llu %s %s %-13s miss %.4f writes %6llu cost %.6g\n",
 			       (unsigned long long)seeds[k], log ? "log  " : "slots",
-			       hybrid & 1 ? "hybrid" : "dense ",
-			       s->pol->name, 1 - (double)s->st.hit_blocks / s->st.prefix_blocks,
-			       (unsigned long long)(s->st.ssd_writes[0] + s->st.ssd_writes[1]), c);
-			if (!strcmp(s->pol->name, "oracle"))
+			       hybrid & 1 ? "hybrid" : "dense ", kvsim_policy(s)->name,
+			       1 - (double)kvsim_stats(s)->hit_blocks /
+				               kvsim_stats(s)->prefix_blocks,
+			       (unsigned long long)(kvsim_stats(s)->ssd_writes[0] +
+				                    kvsim_stats(s)->ssd_writes[1]),
+			       c);
+			if (!strcmp(kvsim_policy(s)->name, "oracle"))
 				oracle_cost = c;
 			else if (c < best_online)
 				best_online = c;
@@ -709,10 +775,13 @@ static void test_alloc_random(void **state)
 						fail_msg("%s: %s", pols[p], err);
 					struct ftl_stats fs;
 					ftl_get_stats(f, &fs);
-					st[log] = s->st;
+					st[log] = *kvsim_stats(s);
 					waf[log] = fs.waf_cumulative;
-					assert_int_equal(fs.host_write_bytes, s->st.ssd_write_bytes[0] + s->st.ssd_write_bytes[1]);
-					assert_int_equal(s->st.ftl_errors, 0);
+					assert_int_equal(
+					        fs.host_write_bytes,
+					        kvsim_stats(s)->ssd_write_bytes[0] +
+					                kvsim_stats(s)->ssd_write_bytes[1]);
+					assert_int_equal(kvsim_stats(s)->ftl_errors, 0);
 					done(s);
 					ftl_destroy(f);
 				}
@@ -786,7 +855,7 @@ static void test_compulsory(void **state)
 		for (int i = 0; kv_policies[i]; i++) {
 			struct kvsim *s = sim_any(kv_policies[i]->name, cfg(1 << 20, 1 << 10, hybrid));
 			run_trace(s);
-			assert_int_equal(s->st.hit_blocks, comp);
+			assert_int_equal(kvsim_stats(s)->hit_blocks, comp);
 			free_any(s);
 		}
 	}
@@ -809,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_meritkv),
 		cmocka_unit_test(test_oracle_hand),
 		cmocka_unit_test(test_bad_params),
+		cmocka_unit_test(test_param_tables),
 		cmocka_unit_test(test_tree_cascade),
 		cmocka_unit_test(test_random_invariants),
 		cmocka_unit_test(test_compulsory),

@@ -32,12 +32,6 @@ struct trace_cli {
 GOptionEntry *fg_trace_entries(struct trace_cli *c);
 int fg_trace_opts(const struct trace_cli *c, struct trace_opts *o);
 
-/* The kv command's defaults (rates and prices) and, for a run without a device, the SSD tier's
- * rated TBW and price from its size (the paper's 1 DWPD x 5 years). */
-struct kv_config;
-void fg_kv_defaults(struct kv_config *c);
-void fg_kv_no_device(struct kv_config *c);
-
 /* Build a config from --preset, --set and --gc. Prints errors; returns 0 or -1. */
 int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets, const char *gc);
 /* Parse a GOption context; on error prints it with a hint and returns false. Options that name

@@ -16,7 +16,8 @@
  * --kv PATH instead measures the KV-cache tier simulator at the kv command's defaults
  * (Qwen3-Next-80B-A3B, 100 GiB DRAM, 1 TiB SSD tier, no device): the trace is loaded once, then
  * each policy (--policy, default all) replays it; rates are prefix-block accesses per second of
- * replay, parsing excluded (it is reported on its own, as is the oracle's pre-pass).
+ * replay, parsing excluded (it is reported on its own, as is an offline policy's pre-pass,
+ * prepare()).
  */
 #include <math.h>
 #include <stdio.h>
@@ -140,12 +141,13 @@ static int bench_kv(const char *path, const char *policy)
 	struct kv_config cfg = {0};
 	char err[8192];
 	int rc = 1;
-	void *fut = NULL;
+	void *prepared = NULL;
+	const struct kv_policy *prepared_for = NULL;
 	trace_opts_default(&o);
-	fg_kv_defaults(&cfg);
+	kv_config_default(&cfg);
 	cfg.dram_bytes = 100ull << 30;
 	cfg.ssd_bytes = 1ull << 40;
-	fg_kv_no_device(&cfg);
+	kv_cost_no_device(&cfg);
 	if (kv_model_load("qwen3-next-80b-a3b", &cfg.model, err, sizeof(err))) {
 		fprintf(stderr, "femu-gandalf bench: %s\n", err);
 		return EXIT_USAGE;
@@ -174,43 +176,48 @@ static int bench_kv(const char *path, const char *policy)
 	total = load;
 	for (int i = 0; kv_policies[i]; i++) {
 		const struct kv_policy *p = kv_policies[i];
-		struct kvsim s;
+		struct kvsim *s;
 		double prep = 0;
 		if (strcmp(policy, "all") && strcmp(policy, p->name))
 			continue;
-		cfg.oracle = NULL;
-		if (!strcmp(p->name, "oracle")) {
+		if (p->prepare) { /* an offline policy's pass over the trace, timed on its own */
 			t0 = now_seconds();
-			if (!fut && !(fut = kv_oracle_prepare(&kt, cfg.model.linear_state_bytes > 0, err, sizeof(err)))) {
+			if (!(prepared = p->prepare(&kt, &cfg, err, sizeof(err)))) {
 				fprintf(stderr, "femu-gandalf bench: %s\n", err);
 				goto out;
 			}
 			prep = now_seconds() - t0;
-			cfg.oracle = fut;
+			prepared_for = p;
 		}
-		if (kvsim_init(&s, &cfg, p, "", NULL, err, sizeof(err))) {
+		if (!(s = kvsim_new(&cfg, p, "", prepared, NULL, err, sizeof(err)))) {
 			fprintf(stderr, "femu-gandalf bench: %s\n", err);
 			goto out;
 		}
 		t0 = now_seconds();
 		for (uint64_t r = 0; r < kt.n; r++)
-			if (kvsim_request(&s, &kt.rq[r], err, sizeof(err))) {
+			if (kvsim_request(s, &kt.rq[r], err, sizeof(err))) {
 				fprintf(stderr, "femu-gandalf bench: request %llu: %s\n", (unsigned long long)r + 1, err);
-				kvsim_free(&s);
+				kvsim_free(s);
 				goto out;
 			}
-		kvsim_finish(&s);
+		kvsim_finish(s);
+		const struct kv_stats *st = kvsim_stats(s);
 		double secs = now_seconds() - t0;
 		total += prep + secs;
 		jout_object(&j, NULL, JOUT_INLINE);
 		jout_str(&j, "policy", p->name);
 		jout_num(&j, "seconds", "%.3f", secs);
 		jout_num(&j, "prepare_seconds", "%.3f", prep);
-		jout_num(&j, "block_accesses_per_s", "%.0f", s.st.prefix_blocks / secs);
+		jout_num(&j, "block_accesses_per_s", "%.0f", st->prefix_blocks / secs);
 		jout_num(&j, "miss_ratio", "%.6f",
-			 1 - (double)s.st.hit_blocks / (s.st.prefix_blocks ? s.st.prefix_blocks : 1));
+		         1 - (double)st->hit_blocks / (st->prefix_blocks ? st->prefix_blocks : 1));
 		jout_end(&j);
-		kvsim_free(&s);
+		kvsim_free(s);
+		if (prepared_for) {
+			prepared_for->unprepare(prepared);
+			prepared_for = NULL;
+			prepared = NULL;
+		}
 	}
 	jout_end(&j);
 	jout_break(&j);
@@ -220,7 +227,8 @@ static int bench_kv(const char *path, const char *policy)
 	jout_end(&j);
 	rc = fg_json_finish(&j);
 out:
-	kv_oracle_free(fut);
+	if (prepared_for)
+		prepared_for->unprepare(prepared);
 	kv_trace_free(&kt);
 	return rc;
 }

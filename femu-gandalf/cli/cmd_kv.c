@@ -23,7 +23,8 @@ struct kv_run_opts {
 	char **sets;
 	struct trace_opts to;
 	struct kv_trace kt; /* parsed once, replayed by every run */
-	void *oracle;       /* the oracle's future, prepared once */
+	const struct kv_policy *prepared_for; /* the policy whose prepare() result is in prepared */
+	void *prepared;
 	struct kv_config cfg;
 	int loops;
 	bool json;
@@ -44,21 +45,6 @@ struct kv_result {
  * says far too much. */
 #define STEADY_DRIVE_WRITES 2.0
 
-void fg_kv_defaults(struct kv_config *c)
-{
-	c->ssd_gbps = 10;
-	c->pcie_gbps = 50;
-	c->prefill_tokens_per_s = 60000;
-	c->gpu_usd_per_hour = 2.5;
-	c->ssd_usd_per_tb = 100;
-}
-
-void fg_kv_no_device(struct kv_config *c)
-{
-	c->tbw_bytes = 1.0 * (double)c->ssd_bytes * 365.0 * 5.0;
-	c->ssd_usd = c->ssd_usd_per_tb * (double)c->ssd_bytes / 1e12;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -71,7 +57,7 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 {
 	char err[8192];
 	struct ftl *f = NULL;
-	struct kvsim s;
+	struct kvsim *s = NULL;
 	int rc = EXIT_USAGE;
 	struct kv_config cfg = ro->cfg;
 	memset(res, 0, sizeof(*res));
@@ -106,17 +92,18 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 			fprintf(stderr, "femu-gandalf: --device none needs --ssd SIZE\n");
 			return EXIT_USAGE;
 		}
-		fg_kv_no_device(&cfg);
+		kv_cost_no_device(&cfg);
 	}
-	if (!strcmp(pol->name, "oracle")) {
-		if (ro->loops != 1) {
-			fprintf(stderr, "femu-gandalf: the oracle knows one pass of the trace: drop --loop\n");
-			ftl_destroy(f);
-			return EXIT_USAGE;
-		}
-		cfg.oracle = ro->oracle;
+	if (pol->one_pass && ro->loops != 1) {
+		fprintf(stderr,
+		        "femu-gandalf: policy %s knows one pass of the trace: drop --loop\n",
+		        pol->name);
+		ftl_destroy(f);
+		return EXIT_USAGE;
 	}
-	if (kvsim_init(&s, &cfg, pol, params, f, err, sizeof(err))) {
+	s = kvsim_new(&cfg, pol, params, pol == ro->prepared_for ? ro->prepared : NULL, f, err,
+	              sizeof(err));
+	if (!s) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		ftl_destroy(f);
 		return EXIT_USAGE;
@@ -130,7 +117,7 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 			rq.t += toff;
 			if (rq.t > span)
 				span = rq.t;
-			if (kvsim_request(&s, &rq, err, sizeof(err))) {
+			if (kvsim_request(s, &rq, err, sizeof(err))) {
 				fprintf(stderr, "femu-gandalf: %s: request %llu: %s\n", ro->trace,
 					(unsigned long long)i + 1, err);
 				rc = 1;
@@ -138,9 +125,12 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 			}
 			if (pg.tty && !((i + 1) & 1023)) {
 				char extra[80];
-				snprintf(extra, sizeof(extra), "pass %d, %llu requests, miss %.3f", pass + 1,
-					 (unsigned long long)s.st.requests,
-					 1 - (double)s.st.hit_blocks / (s.st.prefix_blocks ? s.st.prefix_blocks : 1));
+				snprintf(extra, sizeof(extra), "pass %d, %llu requests, miss %.3f",
+				         pass + 1, (unsigned long long)kvsim_stats(s)->requests,
+				         1 - (double)kvsim_stats(s)->hit_blocks /
+				                         (kvsim_stats(s)->prefix_blocks
+				                                  ? kvsim_stats(s)->prefix_blocks
+				                                  : 1));
 				progress_update(&pg, 0, 0, extra);
 			}
 		}
@@ -148,38 +138,38 @@ static int run_one(const struct kv_run_opts *ro, const struct kv_policy *pol, co
 	}
 	progress_end(&pg);
 	res->wall = now_seconds() - t0;
-	kvsim_finish(&s);
-	res->st = s.st;
-	res->duration = s.st.t_last - s.st.t_first;
-	if (s.st.nlat) {
+	kvsim_finish(s);
+	struct kv_stats *st = kvsim_stats(s);
+	res->st = *st;
+	res->duration = st->t_last - st->t_first;
+	if (st->nlat) {
 		double sum = 0;
-		for (uint64_t i = 0; i < s.st.nlat; i++)
-			sum += s.st.lat[i];
-		qsort(s.st.lat, s.st.nlat, sizeof(double), cmp_d);
-		res->lat_mean = sum / s.st.nlat;
-		res->lat_p99 = s.st.lat[(uint64_t)(0.99 * (s.st.nlat - 1))];
+		for (uint64_t i = 0; i < st->nlat; i++)
+			sum += st->lat[i];
+		qsort(st->lat, st->nlat, sizeof(double), cmp_d);
+		res->lat_mean = sum / st->nlat;
+		res->lat_p99 = st->lat[(uint64_t)(0.99 * (st->nlat - 1))];
 	}
-	uint64_t host = s.st.ssd_write_bytes[0] + s.st.ssd_write_bytes[1];
-	res->bpd = res->duration > 0 ? host / res->duration * 86400.0 : 0;
-	res->tbw_days = res->bpd > 0 ? cfg.tbw_bytes / res->bpd : INFINITY;
-	double gpu_per_token = cfg.gpu_usd_per_hour / 3600.0 / cfg.prefill_tokens_per_s;
-	res->cost_gpu = s.st.missed_tokens * gpu_per_token;
+	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
+	res->bpd = kv_bytes_per_day(host, res->duration);
+	res->tbw_days = kv_tbw_days(&cfg, res->bpd);
+	res->cost_gpu = st->missed_tokens * kv_gpu_usd_per_token(&cfg);
 	res->ssd_bytes = cfg.ssd_bytes;
 	if (f) {
 		res->have_ftl = true;
 		ftl_get_stats(f, &res->fs);
 		ftl_lifetime(f, res->bpd, &res->lt);
 		res->drive_writes = (double)res->fs.host_write_bytes / (double)ftl_get_geometry(f)->user_bytes;
-		res->cost_ssd = cfg.ssd_usd * (double)res->fs.nand_write_bytes / (cfg.ssd_pe * cfg.ssd_phys_bytes);
+		res->cost_ssd = kv_wear_usd(&cfg, true, host, res->fs.nand_write_bytes);
 	} else {
-		res->cost_ssd = cfg.ssd_usd * (double)host / cfg.tbw_bytes;
+		res->cost_ssd = kv_wear_usd(&cfg, false, host, 0);
 	}
-	s.st.lat = NULL; /* copied into res->st; freed by the caller */
+	st->lat = NULL; /* copied into res->st; freed by the caller */
 	rc = 0;
 out:
 	if (rc)
 		progress_end(&pg);
-	kvsim_free(&s);
+	kvsim_free(s);
 	ftl_destroy(f);
 	return rc;
 }
@@ -366,31 +356,14 @@ static void csv_row(const char *pol, const char *params, const struct kv_result 
 	fflush(stdout);
 }
 
-/* the hyperparameter grid of each policy for --sweep */
-static const char *const *grid(const char *pol)
+/* Give a policy that declares it the value of a CLI alias (--target-years: a parameter of every
+ * policy with a write budget): appended to its parameters, so it shows in the output. */
+static void add_alias(const struct kv_policy *pol, const char *name, double v, char *buf,
+                      size_t len)
 {
-	static const char *const g_gandalf[] = {"lambda=0", "lambda=0.25", "lambda=0.5", "lambda=1", "lambda=2",
-						"lambda=4", "lambda=8", "lambda=16", "lambda=32", "lambda=64", NULL};
-	static const char *const g_lruk[] = {"k=1", "k=2", "k=3", "k=4", "k=5", "k=6", "k=7", "k=8", "k=9", "k=10", NULL};
-	static const char *const g_dynamo[] = {"threshold=2", "threshold=4", "threshold=8", NULL};
-	static const char *const g_hot[] = {"threshold=1", "threshold=2", "threshold=3", "threshold=4", "threshold=5",
-					    "threshold=6", "threshold=7", "threshold=8", "threshold=9", "threshold=10", NULL};
-	static const char *const g_marconi[] = {"alpha=0", "alpha=0.25", "alpha=0.5", "alpha=1", "alpha=1.5", "alpha=2", NULL};
-	static const char *const g_wa[] = {"tau=60", "tau=600", "tau=3600", NULL};
-	static const char *const g_none[] = {"", NULL};
-	if (!strcmp(pol, "gandalf"))
-		return g_gandalf;
-	if (!strcmp(pol, "lru-k"))
-		return g_lruk;
-	if (!strcmp(pol, "dynamo"))
-		return g_dynamo;
-	if (!strcmp(pol, "hotprefix"))
-		return g_hot;
-	if (!strcmp(pol, "marconi"))
-		return g_marconi;
-	if (!strcmp(pol, "workload-aware"))
-		return g_wa;
-	return g_none;
+	if (v && kv_policy_param(pol, name))
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s=%.17g", *buf ? "," : "", name,
+		         v);
 }
 
 int cmd_kv(int argc, char **argv)
@@ -400,46 +373,73 @@ int cmd_kv(int argc, char **argv)
 	char **sets = NULL, **params = NULL;
 	gboolean json = FALSE, sweep = FALSE;
 	gint loops = 1;
+	double target_years = 0;
 	struct trace_cli tc = {0};
 	struct kv_run_opts ro = {0};
-	fg_kv_defaults(&ro.cfg);
+	kv_config_default(&ro.cfg);
 	GOptionEntry opts[] = {
-		{"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace, "KV-request trace (file or WEKA directory)", "T"},
-		{"model", 'm', 0, G_OPTION_ARG_FILENAME, &model, "model from the catalog (femu-gandalf models)", "M"},
-		{"dram", 0, 0, G_OPTION_ARG_STRING, &dram_s, "DRAM tier bytes (default 100G)", "SIZE"},
-		{"ssd", 0, 0, G_OPTION_ARG_STRING, &ssd_s, "SSD tier bytes (default: the whole device)", "SIZE"},
-		{"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "placement policy, or all", "P"},
-		{"param", 0, 0, G_OPTION_ARG_STRING_ARRAY, &params, "policy parameter name=value (repeatable)", "K=V"},
-		{"sweep", 0, 0, G_OPTION_ARG_NONE, &sweep, "run the policy's (or every policy's) grid; CSV output", NULL},
-		{"device", 'd', 0, G_OPTION_ARG_FILENAME, &device, "drive preset for the SSD tier, or none (TBW only)", "PRESET"},
-		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a drive config key (repeatable)", "KEY=VALUE"},
-		{"trim", 0, 0, G_OPTION_ARG_STRING, &trim, "TRIM evicted SSD objects: on (default) | off", "on|off"},
-		{"alloc", 0, 0, G_OPTION_ARG_STRING, &alloc, "SSD LBA allocator: slots (default) | log (circular, FIFO)", "A"},
-		{"streams", 0, 0, G_OPTION_ARG_STRING, &streams, "placement hints: none (default) | kind (linear vs full)", "S"},
-		{"loop", 0, 0, G_OPTION_ARG_INT, &loops, "replay the trace N times (toward steady state)", "N"},
-		{"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.target_years, "gandalf: SSD write budget to last this long", "Y"},
-		{"ssd-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.ssd_gbps, "SSD read bandwidth without a device (default 10)", "GB/s"},
-		{"pcie-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.pcie_gbps, "DRAM -> GPU bandwidth (default 50)", "GB/s"},
-		{"prefill", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.prefill_tokens_per_s, "recompute rate, tokens/s (default 60000)", "R"},
-		{"gpu-hour", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.gpu_usd_per_hour, "GPU price, $/hour (default 2.5)", "USD"},
-		{"ssd-price", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.ssd_usd_per_tb, "SSD price, $ per TB of user capacity (default 100)", "USD"},
-		{"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
-		{NULL},
+	        {"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace,
+	         "KV-request trace (file or WEKA directory)", "T"},
+	        {"model", 'm', 0, G_OPTION_ARG_FILENAME, &model,
+	         "model from the catalog (femu-gandalf models)", "M"},
+	        {"dram", 0, 0, G_OPTION_ARG_STRING, &dram_s, "DRAM tier bytes (default 100G)",
+	         "SIZE"},
+	        {"ssd", 0, 0, G_OPTION_ARG_STRING, &ssd_s,
+	         "SSD tier bytes (default: the whole device)", "SIZE"},
+	        {"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "placement policy, or all", "P"},
+	        {"param", 0, 0, G_OPTION_ARG_STRING_ARRAY, &params,
+	         "policy parameter name=value (repeatable)", "K=V"},
+	        {"sweep", 0, 0, G_OPTION_ARG_NONE, &sweep,
+	         "run the policy's (or every policy's) grid; CSV output", NULL},
+	        {"device", 'd', 0, G_OPTION_ARG_FILENAME, &device,
+	         "drive preset for the SSD tier, or none (TBW only)", "PRESET"},
+	        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+	         "override a drive config key (repeatable)", "KEY=VALUE"},
+	        {"trim", 0, 0, G_OPTION_ARG_STRING, &trim,
+	         "TRIM evicted SSD objects: on (default) | off", "on|off"},
+	        {"alloc", 0, 0, G_OPTION_ARG_STRING, &alloc,
+	         "SSD LBA allocator: slots (default) | log (circular, FIFO)", "A"},
+	        {"streams", 0, 0, G_OPTION_ARG_STRING, &streams,
+	         "placement hints: none (default) | kind (linear vs full)", "S"},
+	        {"loop", 0, 0, G_OPTION_ARG_INT, &loops,
+	         "replay the trace N times (toward steady state)", "N"},
+	        {"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &target_years,
+	         "alias of --param target_years=Y (gandalf: SSD write budget to last this long)",
+	         "Y"},
+	        {"ssd-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.ssd_gbps,
+	         "SSD read bandwidth without a device (default 10)", "GB/s"},
+	        {"pcie-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.pcie_gbps,
+	         "DRAM -> GPU bandwidth (default 50)", "GB/s"},
+	        {"prefill", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.prefill_tokens_per_s,
+	         "recompute rate, tokens/s (default 60000)", "R"},
+	        {"gpu-hour", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.gpu_usd_per_hour,
+	         "GPU price, $/hour (default 2.5)", "USD"},
+	        {"ssd-price", 0, 0, G_OPTION_ARG_DOUBLE, &ro.cfg.ssd_usd_per_tb,
+	         "SSD price, $ per TB of user capacity (default 100)", "USD"},
+	        {"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+	        {NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("- a KV-cache tier (DRAM + emulated SSD) under a placement policy");
 	g_option_context_add_main_entries(ctx, opts, NULL);
 	g_option_context_add_main_entries(ctx, fg_trace_entries(&tc), NULL);
-	char desc[1024], pols[256];
+	char desc[8192], pols[256], table[6144] = "";
 	FILE *mf = fmemopen(pols, sizeof(pols), "w");
 	kv_policy_list(mf);
 	fclose(mf);
+	mf = fmemopen(table, sizeof(table), "w");
+	kv_policy_help(mf);
+	fclose(mf);
 	snprintf(desc, sizeof(desc),
-		 "Policies: %s (docs/policies.md).\n\n"
-		 "Examples:\n"
-		 "  femu-gandalf kv --trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 8G --ssd 32G \\\n"
-		 "      --device ent-tlc-1t --set blocks_per_plane=56 --policy gandalf --param lambda=4\n"
-		 "  femu-gandalf kv --trace ../shared/traces/weka-claude-code --policy all --sweep --device none --ssd 1T\n",
-		 pols);
+	         "Policies: %s (docs/policies.md).\n"
+	         "Parameters (--param NAME=VALUE; [min..max]; --sweep runs the grid):\n%s\n"
+	         "Examples:\n"
+	         "  femu-gandalf kv --trace traces/multiturn-small.jsonl --model "
+	         "qwen3-next-80b-a3b --dram 8G --ssd 32G \\\n"
+	         "      --device ent-tlc-1t --set blocks_per_plane=56 --policy gandalf --param "
+	         "lambda=4\n"
+	         "  femu-gandalf kv --trace ../shared/traces/weka-claude-code --policy all --sweep "
+	         "--device none --ssd 1T\n",
+	         pols, table);
 	g_option_context_set_description(ctx, desc);
 	int rc = EXIT_USAGE;
 	if (!fg_parse_opts(ctx, &argc, &argv))
@@ -470,8 +470,8 @@ int cmd_kv(int argc, char **argv)
 		fprintf(stderr, "femu-gandalf: --streams %s: must be none or kind\n", streams);
 		goto out;
 	}
-	if (loops < 1 || ro.cfg.ssd_gbps <= 0 || ro.cfg.pcie_gbps <= 0 || ro.cfg.prefill_tokens_per_s <= 0 ||
-	    ro.cfg.target_years < 0) {
+	if (loops < 1 || ro.cfg.ssd_gbps <= 0 || ro.cfg.pcie_gbps <= 0 ||
+	    ro.cfg.prefill_tokens_per_s <= 0 || target_years < 0) {
 		fprintf(stderr, "femu-gandalf: --loop, --ssd-gbps, --pcie-gbps and --prefill must be > 0\n");
 		goto out;
 	}
@@ -515,11 +515,6 @@ int cmd_kv(int argc, char **argv)
 		fprintf(stderr, "femu-gandalf: %s: no usable requests in the trace\n", trace);
 		goto out;
 	}
-	if ((!one || one == kv_policy_find("oracle")) && loops == 1 &&
-	    !(ro.oracle = kv_oracle_prepare(&ro.kt, ro.cfg.model.linear_state_bytes > 0, err, sizeof(err)))) {
-		fprintf(stderr, "femu-gandalf: %s\n", err);
-		goto out;
-	}
 	if (sweep || !one)
 		csv_header();
 	rc = 0;
@@ -527,26 +522,44 @@ int cmd_kv(int argc, char **argv)
 		const struct kv_policy *pol = kv_policies[i];
 		if (one && pol != one)
 			continue;
-		const char *const *pts = sweep ? grid(pol->name) : NULL;
-		const char *single[] = {joined, NULL};
-		if (!pts)
-			pts = single;
-		for (int j = 0; pts[j] && !rc; j++) {
+		/* an offline policy's pass over the trace, once for all its runs (one-pass
+		 * knowledge is only made for one pass: run_one() refuses --loop) */
+		if (pol->prepare && !(pol->one_pass && loops != 1)) {
+			if (!(ro.prepared = pol->prepare(&ro.kt, &ro.cfg, err, sizeof(err)))) {
+				fprintf(stderr, "femu-gandalf: %s\n", err);
+				rc = 1;
+				break;
+			}
+			ro.prepared_for = pol;
+		}
+		uint64_t npts = sweep ? kv_sweep_points(pol) : 1;
+		for (uint64_t j = 0; j < npts && !rc; j++) {
 			struct kv_result res;
-			rc = run_one(&ro, pol, pts[j], &res);
+			char pt[512];
+			snprintf(pt, sizeof(pt), "%s", joined);
+			if (sweep)
+				kv_sweep_point(pol, j, pt, sizeof(pt));
+			add_alias(pol, "target_years", target_years, pt, sizeof(pt));
+			rc = run_one(&ro, pol, pt, &res);
 			if (rc)
 				break;
 			if (sweep || !one)
-				csv_row(pol->name, pts[j], &res);
+				csv_row(pol->name, pt, &res);
 			else if (json)
-				rc = print_json(&ro, pol->name, pts[j], &res);
+				rc = print_json(&ro, pol->name, pt, &res);
 			else
-				print_text(&ro, pol->name, pts[j], &res);
+				print_text(&ro, pol->name, pt, &res);
 			free(res.st.lat);
+		}
+		if (ro.prepared_for) {
+			ro.prepared_for->unprepare(ro.prepared);
+			ro.prepared_for = NULL;
+			ro.prepared = NULL;
 		}
 	}
 out:
-	kv_oracle_free(ro.oracle);
+	if (ro.prepared_for)
+		ro.prepared_for->unprepare(ro.prepared);
 	kv_trace_free(&ro.kt);
 	g_option_context_free(ctx);
 	return rc;

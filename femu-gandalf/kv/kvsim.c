@@ -3,9 +3,16 @@
  *
  * Objects. One full-attention KV object per block id (size block_tokens x full bytes/token), and
  * one linear state per request boundary (keyed by the block id at the boundary | 1<<63, fixed
- * size). The boundary is the request's last *full* block: floor(input tokens / block tokens). Dense models have no linear state. Objects live in one array, found by key through an
- * open-addressing hash map (linear probing, backward-shift deletion: no tombstones), so a block
- * access costs one probe on average, and freed objects are reused through a free list.
+ * size). The boundary is the request's last *full* block: floor(input tokens / block tokens). Dense
+ * models have no linear state. Objects live in one array, found by key through common/u64map
+ * (linear probing, backward-shift deletion: no tombstones), so a block access costs one probe on
+ * average, and freed objects are reused through a free list. The policy's per-object scratch
+ * (kv_policy.obj_bytes) is a second array in step with the first, zeroed when an index is reused.
+ *
+ * The policy boundary: this file and kvcheck.c are the only ones that change struct kvsim
+ * (kv_int.h); a policy reads it through kv_policy.h's accessors and changes it only through the
+ * actions defined here (kv_drop_dram, kv_write_ssd, kv_move_to_ssd, kv_evict_ssd), which keep
+ * the tier lists, byte counts, prefix tree and key map consistent (docs/kv-policy.md).
  *
  * A hit on a request with prefix blocks B1..Bn is the largest b such that B1..Bb are all cached
  * (in DRAM or on SSD) and, for a hybrid model, a linear state at b is cached. Tokens past b are
@@ -32,120 +39,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvsim.h"
+#include "err.h"
+#include "kv_policy.h"
+#include "u64map.h"
+#include "vec.h"
 
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* ---- key -> object map ---- */
-
-static inline uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
-}
+/* ---- key -> object map (common/u64map.h) ---- */
 
 uint32_t kv_lookup(const struct kvsim *s, uint64_t key)
 {
-	uint64_t m = s->mcap - 1;
-	for (uint64_t i = mix(key) & m;; i = (i + 1) & m) {
-		if (s->map[i].val == KV_NONE)
-			return KV_NONE;
-		if (s->map[i].key == key)
-			return s->map[i].val;
-	}
-}
-
-/* Start fetching key's slot: a request's lookups are independent, so their misses can overlap. */
-static inline void map_prefetch(const struct kvsim *s, uint64_t key)
-{
-	__builtin_prefetch(&s->map[mix(key) & (s->mcap - 1)]);
-}
-
-static int map_grow(struct kvsim *s);
-
-static int map_put(struct kvsim *s, uint64_t key, uint32_t val)
-{
-	if ((s->mcount + 1) * 4 > s->mcap * 3 && map_grow(s))
-		return -1;
-	uint64_t m = s->mcap - 1, i = mix(key) & m;
-	while (s->map[i].val != KV_NONE)
-		i = (i + 1) & m;
-	s->map[i].key = key;
-	s->map[i].val = val;
-	s->mcount++;
-	return 0;
-}
-
-static int map_grow(struct kvsim *s)
-{
-	uint64_t ocap = s->mcap;
-	struct kv_slot *old = s->map, *n = malloc((ocap ? ocap * 2 : 1024) * sizeof(*n));
-	if (!n)
-		return -1;
-	s->map = n;
-	s->mcap = ocap ? ocap * 2 : 1024;
-	for (uint64_t i = 0; i < s->mcap; i++)
-		s->map[i].val = KV_NONE;
-	s->mcount = 0;
-	for (uint64_t i = 0; i < ocap; i++)
-		if (old[i].val != KV_NONE)
-			map_put(s, old[i].key, old[i].val);
-	free(old);
-	return 0;
-}
-
-static void map_del(struct kvsim *s, uint64_t key)
-{
-	uint64_t m = s->mcap - 1, i = mix(key) & m;
-	while (s->map[i].key != key || s->map[i].val == KV_NONE)
-		i = (i + 1) & m;
-	/* backward-shift deletion keeps every probe chain unbroken */
-	for (uint64_t j = (i + 1) & m; s->map[j].val != KV_NONE; j = (j + 1) & m) {
-		uint64_t h = mix(s->map[j].key) & m;
-		if (((j - h) & m) >= ((j - i) & m)) {
-			s->map[i] = s->map[j];
-			i = j;
-		}
-	}
-	s->map[i].val = KV_NONE;
-	s->mcount--;
+	uint64_t v = u64map_get(&s->map, key);
+	return v == U64MAP_EMPTY ? KV_NONE : (uint32_t)v;
 }
 
 /* ---- LRU lists ---- */
 
-#define LIST_OPS(name, prev, next, head, tail)                                   \
-	static void name##_unlink(struct kvsim *s, uint32_t o)                   \
-	{                                                                        \
-		struct kv_obj *x = &s->obj[o];                                   \
-		if (x->prev != KV_NONE)                                          \
-			s->obj[x->prev].next = x->next;                          \
-		else                                                             \
-			s->head = x->next;                                       \
-		if (x->next != KV_NONE)                                          \
-			s->obj[x->next].prev = x->prev;                          \
-		else                                                             \
-			s->tail = x->prev;                                       \
-		x->prev = x->next = KV_NONE;                                     \
-	}                                                                        \
-	static void name##_push(struct kvsim *s, uint32_t o)                     \
-	{                                                                        \
-		struct kv_obj *x = &s->obj[o];                                   \
-		x->prev = KV_NONE;                                               \
-		x->next = s->head;                                               \
-		if (s->head != KV_NONE)                                          \
-			s->obj[s->head].prev = o;                                \
-		s->head = o;                                                     \
-		if (s->tail == KV_NONE)                                          \
-			s->tail = o;                                             \
+#define LIST_OPS(name, prev, next, head, tail)                                                     \
+	static void name##_unlink(struct kvsim *s, uint32_t o)                                     \
+	{                                                                                          \
+		struct kv_obj *x = &s->obj[o];                                                     \
+		if (x->prev != KV_NONE)                                                            \
+			s->obj[x->prev].next = x->next;                                            \
+		else                                                                               \
+			s->head = x->next;                                                         \
+		if (x->next != KV_NONE)                                                            \
+			s->obj[x->next].prev = x->prev;                                            \
+		else                                                                               \
+			s->tail = x->prev;                                                         \
+		x->prev = x->next = KV_NONE;                                                       \
+	}                                                                                          \
+	static void name##_push(struct kvsim *s, uint32_t o)                                       \
+	{                                                                                          \
+		struct kv_obj *x = &s->obj[o];                                                     \
+		x->prev = KV_NONE;                                                                 \
+		x->next = s->head;                                                                 \
+		if (s->head != KV_NONE)                                                            \
+			s->obj[s->head].prev = o;                                                  \
+		s->head = o;                                                                       \
+		if (s->tail == KV_NONE)                                                            \
+			s->tail = o;                                                               \
 	}
 LIST_OPS(dlist, dprev, dnext, dhead, dtail)
 LIST_OPS(slist_k0, sprev, snext, shead[0], stail[0])
@@ -178,23 +110,30 @@ static void dram_push(struct kvsim *s, uint32_t o)
 
 /* ---- objects ---- */
 
+/* Room for the policy's scratch of objects 0..nobj (one more than now): the array parallel to obj
+ */
+static int vec_reserve_bytes(struct kvsim *s)
+{
+	uint64_t need = ((uint64_t)s->nobj + 1) * s->obj_bytes, cap = s->scratch_cap * s->obj_bytes;
+	if (vec_reserve(s->scratch, cap, need))
+		return -1;
+	s->scratch_cap = cap / s->obj_bytes;
+	return 0;
+}
+
 /* A new object under the cached parent p (KV_NONE: a root). */
-static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size,
-			uint32_t p)
+static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind,
+                        uint64_t size, uint32_t p)
 {
 	uint32_t o;
 	if (s->free_head != KV_NONE) {
 		o = s->free_head;
 		s->free_head = s->obj[o].dnext;
 	} else {
-		if (s->nobj == s->cap) {
-			uint32_t c = s->cap ? s->cap * 2 : 4096;
-			struct kv_obj *n = realloc(s->obj, (size_t)c * sizeof(*n));
-			if (!n)
-				return KV_NONE;
-			s->obj = n;
-			s->cap = c;
-		}
+		if (s->nobj == KV_NONE - 1 || vec_reserve(s->obj, s->cap, (uint64_t)s->nobj + 1))
+			return KV_NONE;
+		if (s->obj_bytes && vec_reserve_bytes(s))
+			return KV_NONE;
 		o = s->nobj++;
 	}
 	struct kv_obj *x = &s->obj[o];
@@ -204,8 +143,9 @@ static uint32_t obj_new(struct kvsim *s, uint64_t key, uint64_t parent_key, uint
 	x->kind = kind;
 	x->size = size;
 	x->dprev = x->dnext = x->sprev = x->snext = KV_NONE;
-	x->pol_link[0] = x->pol_link[1] = KV_NONE;
-	if (map_put(s, key, o))
+	if (s->obj_bytes)
+		memset(s->scratch + (size_t)o * s->obj_bytes, 0, s->obj_bytes);
+	if (u64map_put(&s->map, key, o))
 		return KV_NONE;
 	x = &s->obj[o];
 	x->parent = p;
@@ -264,38 +204,29 @@ static void obj_free(struct kvsim *s, uint32_t o)
 		if (x->sib[1] != KV_NONE)
 			s->obj[x->sib[1]].sib[0] = x->sib[0];
 	}
-	map_del(s, x->key);
+	u64map_del(&s->map, x->key);
 	x->in_dram = x->in_ssd = 0;
 	x->size = 0;
 	x->dnext = s->free_head;
 	s->free_head = o;
 }
 
-bool kv_is_leaf(const struct kvsim *s, uint32_t o)
-{
-	return s->obj[o].nchild == 0;
-}
-
-bool kv_is_root_side(const struct kvsim *s, uint32_t o)
-{
-	const struct kv_obj *x = &s->obj[o];
-	if (!x->in_dram)
-		return false;
-	uint32_t p = x->parent;
-	return p == KV_NONE || !s->obj[p].in_dram;
-}
-
 /* ---- the SSD tier ---- */
 
 uint64_t kv_slot_bytes(const struct kv_obj *x)
 {
-	return (x->size + 4095) / 4096 * 4096;
+	return (x->size + KV_SLOT_BYTES - 1) / KV_SLOT_BYTES * KV_SLOT_BYTES;
 }
 #define slot_size kv_slot_bytes
 
+/* Trace time in ns for the FTL. Past 1.8e10 s (570 years) the ns no longer fit a uint64_t
+ * (1.8e19): such a time (a malformed trace) is pinned to UINT64_MAX / 2 instead of wrapping. */
+#define KV_NS_MAX_S 1.8e10
+
 static uint64_t now_ns(const struct kvsim *s)
 {
-	return s->now_t > 0 ? (s->now_t < 1.8e10 ? (uint64_t)(s->now_t * 1e9) : UINT64_MAX / 2) : 0;
+	return s->now_t > 0 ? (s->now_t < KV_NS_MAX_S ? (uint64_t)(s->now_t * 1e9) : UINT64_MAX / 2)
+	                    : 0;
 }
 
 static bool slot_alloc(struct kvsim *s, struct kv_obj *x)
@@ -316,30 +247,21 @@ static bool slot_alloc(struct kvsim *s, struct kv_obj *x)
 static void slot_free(struct kvsim *s, struct kv_obj *x)
 {
 	int k = x->kind;
-	if (s->nfree[k] == s->freecap[k]) {
-		uint64_t c = s->freecap[k] ? 2 * s->freecap[k] : 1024;
-		uint64_t *n = realloc(s->freeslot[k], c * sizeof(uint64_t));
-		if (!n)
-			return; /* the slot leaks; the allocator stays correct */
-		s->freeslot[k] = n;
-		s->freecap[k] = c;
-	}
+	if (vec_reserve(s->freeslot[k], s->freecap[k], s->nfree[k] + 1))
+		return; /* the slot leaks; the allocator stays correct */
 	s->freeslot[k][s->nfree[k]++] = x->lba;
 }
 
 static int ring_push(struct kvsim *s, uint64_t pos, uint32_t o)
 {
 	if (s->rlen == s->rcap) {
-		uint64_t c = s->rcap ? 2 * s->rcap : 1024;
-		struct kv_logent *n = malloc(c * sizeof(*n));
-		if (!n)
+		/* vec doubles a power of two into a power of two; the entries that had wrapped to
+		 * the front, ring[0..rfirst), then move past the old end, so the ring reads in
+		 * order again */
+		uint64_t old = s->rcap;
+		if (vec_reserve(s->ring, s->rcap, s->rlen + 1))
 			return -1;
-		for (uint64_t i = 0; i < s->rlen; i++)
-			n[i] = s->ring[(s->rfirst + i) & (s->rcap - 1)];
-		free(s->ring);
-		s->ring = n;
-		s->rcap = c;
-		s->rfirst = 0;
+		memcpy(s->ring + old, s->ring, (s->rfirst + s->rlen - old) * sizeof(*s->ring));
 	}
 	s->ring[(s->rfirst + s->rlen++) & (s->rcap - 1)] = (struct kv_logent){pos, o};
 	return 0;
@@ -399,16 +321,18 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 		obj_free(s, o);
 }
 
-static uint32_t default_ssd_victim(struct kvsim *s)
+static uint32_t default_ssd_victim(struct kvsim *s, int kind)
 {
-	return s->stail[s->need_kind];
+	return s->stail[kind];
 }
 
-uint64_t kv_ssd_shortfall(const struct kvsim *s, const struct kv_obj *x)
+uint64_t kv_ssd_shortfall(const struct kvsim *s, uint32_t o)
 {
+	const struct kv_obj *x = &s->obj[o];
 	uint64_t sz = slot_size(x);
 	if (s->cfg.alloc == KV_ALLOC_LOG)
-		return s->ssd_used + sz > s->cfg.ssd_bytes ? s->ssd_used + sz - s->cfg.ssd_bytes : 0;
+		return s->ssd_used + sz > s->cfg.ssd_bytes ? s->ssd_used + sz - s->cfg.ssd_bytes
+		                                           : 0;
 	/* slots: room when a slot of the class is free or the bump pointer can cut one; otherwise
 	 * one resident of the class must go (bytes then fit: a class's slots are all one size) */
 	return s->nfree[x->kind] || s->bump + sz <= s->cfg.ssd_bytes ? 0 : sz;
@@ -428,10 +352,11 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 		if (s->ssd_used + slot_size(x) <= s->cfg.ssd_bytes && slot_alloc(s, x))
 			break;
 		/* only a resident of the same class frees a slot that x can use */
-		s->need_kind = x->kind;
-		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s) : default_ssd_victim(s);
+		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s, x->kind)
+		                                : default_ssd_victim(s, x->kind);
 		if (v != KV_NONE && (s->obj[v].kind != x->kind || !s->obj[v].in_ssd))
-			v = default_ssd_victim(s); /* the policy named no resident of the class */
+			v = default_ssd_victim(
+			        s, x->kind); /* the policy named no resident of the class */
 		if (v == KV_NONE || v == o) {
 			s->st.ssd_alloc_fail++;
 			return false;
@@ -498,12 +423,13 @@ void kv_default_make_room(struct kvsim *s, uint64_t need)
 	}
 }
 
-uint32_t kv_tail_min(struct kvsim *s, int tier, uint32_t window,
-		     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg)
+uint32_t kv_tail_min(struct kvsim *s, int tier, int kind, uint32_t window,
+                     double (*score)(struct kvsim *s, uint32_t o, void *arg), void *arg)
 {
-	uint32_t tail = tier ? s->stail[s->need_kind] : s->dtail, best = tail, o, k;
+	uint32_t tail = tier ? s->stail[kind] : s->dtail, best = tail, o, k;
 	double bs = INFINITY;
-	for (o = tail, k = 0; o != KV_NONE && k < window; o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
+	for (o = tail, k = 0; o != KV_NONE && k < window;
+	     o = tier ? s->obj[o].sprev : s->obj[o].dprev, k++) {
 		double v = score(s, o, arg);
 		if (v < bs) {
 			bs = v;
@@ -555,7 +481,8 @@ static void touch(struct kvsim *s, uint32_t o)
 /* Is object index o (remembered earlier in the request) still the cached object with this key? */
 static bool alive(const struct kvsim *s, uint32_t o, uint64_t key)
 {
-	return o != KV_NONE && o < s->nobj && s->obj[o].key == key && (s->obj[o].in_dram || s->obj[o].in_ssd);
+	return o != KV_NONE && o < s->nobj && s->obj[o].key == key &&
+	       (s->obj[o].in_dram || s->obj[o].in_ssd);
 }
 
 /* Make o the most recent object of its tiers, without counting a use. */
@@ -581,7 +508,8 @@ static void reposition(struct kvsim *s, uint32_t o)
  * cached but unreachable. (The hit loop's touches, root first, only keep the hit safe from the
  * admissions' evictions; this pass sets the final order.)
  */
-static void recency(struct kvsim *s, const struct kv_request *rq, uint32_t n, uint32_t b, uint32_t bnd)
+static void recency(struct kvsim *s, const struct kv_request *rq, uint32_t n, uint32_t b,
+                    uint32_t bnd)
 {
 	if (s->cfg.model.linear_state_bytes) {
 		if (b > 0 && b != bnd) /* the state the hit used goes behind the new one */
@@ -595,8 +523,9 @@ static void recency(struct kvsim *s, const struct kv_request *rq, uint32_t n, ui
 }
 
 /* Admit a new object to DRAM (making room first). Returns its index or KV_NONE. */
-static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind, uint64_t size,
-		      uint64_t session, uint32_t recompute_tokens, uint32_t end_tokens)
+static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_t kind,
+                      uint64_t size, uint64_t session, uint32_t recompute_tokens,
+                      uint32_t end_tokens)
 {
 	if (size > s->cfg.dram_bytes) {
 		s->st.not_admitted++;
@@ -607,7 +536,8 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 	 * repeats its predecessor's id (a malformed trace) is a root */
 	uint64_t pk = kv_parent_key(key, parent_key);
 	uint32_t p = pk == KV_NO_PARENT || pk == key ? KV_NONE : kv_lookup(s, pk);
-	if (s->dram_used + size > s->cfg.dram_bytes || (pk != KV_NO_PARENT && pk != key && p == KV_NONE)) {
+	if (s->dram_used + size > s->cfg.dram_bytes ||
+	    (pk != KV_NO_PARENT && pk != key && p == KV_NONE)) {
 		s->st.not_admitted++; /* no room, or making room took its parent */
 		return KV_NONE;
 	}
@@ -635,14 +565,8 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 
 static int lat_push(struct kvsim *s, double v)
 {
-	if (s->st.nlat == s->st.latcap) {
-		uint64_t c = s->st.latcap ? 2 * s->st.latcap : 4096;
-		double *n = realloc(s->st.lat, c * sizeof(double));
-		if (!n)
-			return -1;
-		s->st.lat = n;
-		s->st.latcap = c;
-	}
+	if (vec_reserve(s->st.lat, s->st.latcap, s->st.nlat + 1))
+		return -1;
 	s->st.lat[s->st.nlat++] = v;
 	return 0;
 }
@@ -654,8 +578,8 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	const uint32_t n = rq->nblocks;
 	for (uint32_t i = 0; i < n; i++)
 		if (rq->blocks[i] & KV_LINEAR_BIT)
-			return fail(err, errlen, "block id %llu >= 2^63 is not supported",
-				    (unsigned long long)rq->blocks[i]);
+			return fg_err(err, errlen, "block id %llu >= 2^63 is not supported",
+			            (unsigned long long)rq->blocks[i]);
 	if (!s->st.requests)
 		s->st.t_first = rq->t;
 	s->st.t_last = rq->t;
@@ -665,19 +589,14 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 		s->pol->begin(s);
 
 	/* the usable prefix: all chunks cached up to r, and (hybrid) a state at b <= r */
-	if (n > s->idxcap) {
-		uint32_t *ni = realloc(s->idx, (size_t)n * sizeof(uint32_t));
-		if (!ni)
-			return fail(err, errlen, "out of memory");
-		s->idx = ni;
-		s->idxcap = n;
-	}
+	if (vec_reserve(s->idx, s->idxcap, n))
+		return fg_err(err, errlen, "out of memory");
 	uint32_t r = 0;
 	for (uint32_t i = 0; i < n && i < 8; i++)
-		map_prefetch(s, rq->blocks[i]);
+		u64map_prefetch(&s->map, rq->blocks[i]);
 	while (r < n) {
 		if (r + 8 < n)
-			map_prefetch(s, rq->blocks[r + 8]);
+			u64map_prefetch(&s->map, rq->blocks[r + 8]);
 		uint32_t o = kv_lookup(s, rq->blocks[r]);
 		if (o == KV_NONE)
 			break;
@@ -724,11 +643,11 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	if (hit_tokens > tokens)
 		hit_tokens = tokens;
 	double ssd_t = s->ftl && s->cfg.use_ftl_timing ? (t_ssd_done - now_ns(s)) / 1e9
-						     : ssd_bytes / (s->cfg.ssd_gbps * 1e9);
+	                                               : ssd_bytes / (s->cfg.ssd_gbps * 1e9);
 	double xfer = ssd_t + (dram_bytes + ssd_bytes) / (s->cfg.pcie_gbps * 1e9);
 	double recompute = (tokens - hit_tokens) / s->cfg.prefill_tokens_per_s;
 	if (lat_push(s, xfer > recompute ? xfer : recompute))
-		return fail(err, errlen, "out of memory");
+		return fg_err(err, errlen, "out of memory");
 	s->st.requests++;
 	s->st.prefix_blocks += n;
 	s->st.hit_blocks += b;
@@ -742,17 +661,19 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	for (uint32_t i = b; i < n; i++) {
 		/* cached chunks past b are where the first scan found them, unless the admissions'
 		 * evictions took them */
-		uint32_t o = i < r && alive(s, s->idx[i], rq->blocks[i]) ? s->idx[i] : kv_lookup(s, rq->blocks[i]);
+		uint32_t o = i < r && alive(s, s->idx[i], rq->blocks[i])
+		                     ? s->idx[i]
+		                     : kv_lookup(s, rq->blocks[i]);
 		if (o != KV_NONE)
 			touch(s, o);
 		else if (!cut && (!i || alive(s, s->idx[i - 1], rq->blocks[i - 1])))
-			o = admit(s, rq->blocks[i], i ? rq->blocks[i - 1] : KV_NO_PARENT, OBJ_FULL, chunk, rq->session,
-				  rq->block_tokens, (i + 1) * rq->block_tokens);
+			o = admit(s, rq->blocks[i], i ? rq->blocks[i - 1] : KV_NO_PARENT, OBJ_FULL,
+			          chunk, rq->session, rq->block_tokens, (i + 1) * rq->block_tokens);
 		cut |= o == KV_NONE;
 		s->idx[i] = o;
 	}
-	/* the state is kept at the last full block: a partial last block (Mooncake's ceil) has an id
-	 * the next turn does not share, so a state there could never be used */
+	/* the state is kept at the last full block: a partial last block (Mooncake's ceil) has an
+	 * id the next turn does not share, so a state there could never be used */
 	uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : n;
 	if (bnd > n)
 		bnd = n;
@@ -764,8 +685,9 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 				touch(s, o);
 		} else {
 			/* losing this state costs the blocks since the boundary this request hit */
-			admit(s, key, KV_NO_PARENT, OBJ_LINEAR, s->cfg.model.linear_state_bytes, rq->session,
-			      (bnd > b ? bnd - b : 1) * rq->block_tokens, bnd * rq->block_tokens);
+			admit(s, key, KV_NO_PARENT, OBJ_LINEAR, s->cfg.model.linear_state_bytes,
+			      rq->session, (bnd > b ? bnd - b : 1) * rq->block_tokens,
+			      bnd * rq->block_tokens);
 		}
 	}
 	recency(s, rq, n, b, bnd);
@@ -773,105 +695,30 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	return 0;
 }
 
-static int cmp_extent(const void *a, const void *b)
-{
-	uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
-	return x < y ? -1 : x > y;
-}
-
-/* No two SSD objects share an LBA (either allocator). */
-static int check_extents(const struct kvsim *s, uint64_t n, char *err, size_t errlen)
-{
-	uint64_t (*e)[2] = malloc((n ? n : 1) * sizeof(*e)), k = 0;
-	int rc = 0;
-	if (!e)
-		return fail(err, errlen, "out of memory");
-	for (int c = 0; c < 2; c++)
-		for (uint32_t o = s->shead[c]; o != KV_NONE && k < n; o = s->obj[o].snext, k++) {
-			e[k][0] = s->obj[o].lba;
-			e[k][1] = slot_size(&s->obj[o]);
-		}
-	qsort(e, k, sizeof(*e), cmp_extent);
-	for (uint64_t i = 1; i < k && !rc; i++)
-		if (e[i - 1][0] + e[i - 1][1] > e[i][0])
-			rc = fail(err, errlen, "SSD objects overlap at LBA %llu", (unsigned long long)e[i][0]);
-	free(e);
-	return rc;
-}
-
-int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
-{
-	uint64_t dram = 0, ssd = 0, nd = 0, ns = 0, live = 0;
-	if (s->dram_used > s->cfg.dram_bytes || s->ssd_used > s->cfg.ssd_bytes)
-		return fail(err, errlen, "tier over capacity: DRAM %llu/%llu SSD %llu/%llu",
-			    (unsigned long long)s->dram_used, (unsigned long long)s->cfg.dram_bytes,
-			    (unsigned long long)s->ssd_used, (unsigned long long)s->cfg.ssd_bytes);
-	for (uint32_t o = s->dhead; o != KV_NONE; o = s->obj[o].dnext) {
-		if (!s->obj[o].in_dram || ++nd > s->nobj)
-			return fail(err, errlen, "DRAM list broken at %u", o);
-		dram += s->obj[o].size;
-	}
-	for (int c = 0; c < 2; c++)
-		for (uint32_t o = s->shead[c]; o != KV_NONE; o = s->obj[o].snext) {
-			if (!s->obj[o].in_ssd || s->obj[o].kind != c || ++ns > s->nobj)
-				return fail(err, errlen, "SSD list broken at %u", o);
-			ssd += slot_size(&s->obj[o]);
-			if (s->obj[o].lba + slot_size(&s->obj[o]) > s->cfg.ssd_bytes)
-				return fail(err, errlen, "SSD slot past the tier");
-		}
-	if (check_extents(s, ns, err, errlen))
-		return -1;
-	if (dram != s->dram_used || ssd != s->ssd_used)
-		return fail(err, errlen, "tier bytes: DRAM %llu vs %llu, SSD %llu vs %llu",
-			    (unsigned long long)dram, (unsigned long long)s->dram_used, (unsigned long long)ssd,
-			    (unsigned long long)s->ssd_used);
-	for (uint32_t o = 0; o < s->nobj; o++) {
-		const struct kv_obj *x = &s->obj[o];
-		if (!x->in_dram && !x->in_ssd)
-			continue;
-		live++;
-		if (kv_lookup(s, x->key) != o)
-			return fail(err, errlen, "object %u not found under its key", o);
-		if (x->kind == OBJ_LINEAR && !s->cfg.model.linear_state_bytes)
-			return fail(err, errlen, "a dense model stores a linear state");
-		/* a tree: every object's parent is cached (a hit can reach it), and the child links
-		 * agree with the child count */
-		uint64_t pk = kv_parent_key(x->key, x->parent_key);
-		uint32_t p = pk == KV_NO_PARENT ? KV_NONE : kv_lookup(s, pk);
-		if (p != x->parent && !(p == o && x->parent == KV_NONE))
-			return fail(err, errlen, "object %u: its parent is %s", o, p == KV_NONE ? "not cached" : "another object");
-		uint32_t k = 0;
-		for (uint32_t c = x->kid; c != KV_NONE && k <= x->nchild; c = s->obj[c].sib[1], k++)
-			if (s->obj[c].parent != o || (!s->obj[c].in_dram && !s->obj[c].in_ssd))
-				return fail(err, errlen, "object %u: child %u is not its own or not cached", o, c);
-		if (k != x->nchild)
-			return fail(err, errlen, "object %u: %u children linked, %u counted", o, k, x->nchild);
-	}
-	if (live != s->mcount)
-		return fail(err, errlen, "%llu live objects, map holds %llu", (unsigned long long)live,
-			    (unsigned long long)s->mcount);
-	return 0;
-}
-
-int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p, const char *params,
-	       struct ftl *ftl, char *err, size_t errlen)
+static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p,
+                      const char *params, void *prepared, struct ftl *ftl, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
+	s->obj_bytes = p->obj_bytes;
 	s->cfg = *c;
 	s->pol = p;
 	s->ftl = ftl;
 	s->free_head = s->dhead = s->dtail = KV_NONE;
 	s->shead[0] = s->shead[1] = s->stail[0] = s->stail[1] = KV_NONE;
-	snprintf(s->params, sizeof(s->params), "%s", params ? params : "");
+	s->prepared = prepared;
 	if (!c->dram_bytes)
-		return fail(err, errlen, "--dram 0: the DRAM tier must hold something");
+		return fg_err(err, errlen, "--dram 0: the DRAM tier must hold something");
 	if (!c->ssd_bytes)
-		return fail(err, errlen, "--ssd 0: the SSD tier must hold something");
-	if (map_grow(s))
-		return fail(err, errlen, "out of memory");
+		return fg_err(err, errlen, "--ssd 0: the SSD tier must hold something");
+	if (kv_params_parse(p, params, s->pv, err, errlen))
+		return -1;
+	if (p->prepare && !prepared)
+		return fg_err(err, errlen,
+		            "policy %s needs its pass over the trace (prepare()) first", p->name);
+	if (u64map_init(&s->map, 1024))
+		return fg_err(err, errlen, "out of memory");
 	if (p->init && p->init(s, err, errlen)) {
-		free(s->map);
-		s->map = NULL;
+		u64map_free(&s->map);
 		s->pol = NULL; /* nothing for kvsim_free() to finish */
 		return -1;
 	}
@@ -886,62 +733,59 @@ void kvsim_finish(struct kvsim *s)
 			count_written_hit(s, &s->obj[o]);
 }
 
+struct kvsim *kvsim_new(const struct kv_config *c, const struct kv_policy *p, const char *params,
+                        void *prepared, struct ftl *ftl, char *err, size_t errlen)
+{
+	struct kvsim *s = malloc(sizeof(*s));
+	if (!s) {
+		fg_err(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (kvsim_init(s, c, p, params, prepared, ftl, err, errlen)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct kv_stats *kvsim_stats(struct kvsim *s)
+{
+	return &s->st;
+}
+
+const struct kv_policy *kvsim_policy(const struct kvsim *s)
+{
+	return s->pol;
+}
+
+void *kvsim_prepared(const struct kvsim *s)
+{
+	return s->prepared;
+}
+
+uint64_t kvsim_dram_used(const struct kvsim *s)
+{
+	return s->dram_used;
+}
+
+uint64_t kvsim_ssd_used(const struct kvsim *s)
+{
+	return s->ssd_used;
+}
+
 void kvsim_free(struct kvsim *s)
 {
+	if (!s)
+		return;
 	if (s->pol && s->pol->fini)
 		s->pol->fini(s);
 	free(s->obj);
-	free(s->map);
+	free(s->scratch);
+	u64map_free(&s->map);
 	free(s->freeslot[0]);
 	free(s->freeslot[1]);
 	free(s->ring);
 	free(s->st.lat);
 	free(s->idx);
-	memset(s, 0, sizeof(*s));
-}
-
-/* ---- policy parameters: "k=v,k=v" ---- */
-
-double kv_param(const struct kvsim *s, const char *key, double def)
-{
-	size_t kl = strlen(key);
-	for (const char *p = s->params; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len > kl && !strncmp(p, key, kl) && p[kl] == '=')
-			return atof(p + kl + 1);
-		p += len + (e ? 1 : 0);
-	}
-	return def;
-}
-
-int kv_params_check(const struct kvsim *s, const char *allowed, char *err, size_t errlen)
-{
-	for (const char *p = s->params; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		const char *eq = memchr(p, '=', len);
-		char key[64];
-		if (!eq || eq == p || (size_t)(eq - p) >= sizeof(key))
-			return fail(err, errlen, "--param '%.*s': expected name=value", (int)len, p);
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - p), p);
-		char *end;
-		char val[64];
-		snprintf(val, sizeof(val), "%.*s", (int)(len - (size_t)(eq - p) - 1), eq + 1);
-		strtod(val, &end);
-		if (!*val || *end)
-			return fail(err, errlen, "--param %s=%s: not a number", key, val);
-		bool ok = false;
-		for (const char *a = allowed; *a && !ok;) {
-			const char *c = strchr(a, ',');
-			size_t al = c ? (size_t)(c - a) : strlen(a);
-			ok = al == strlen(key) && !strncmp(a, key, al);
-			a += al + (c ? 1 : 0);
-		}
-		if (!ok)
-			return fail(err, errlen, "--param %s: unknown parameter for policy %s (it takes: %s)", key,
-				    s->pol->name, *allowed ? allowed : "none");
-		p += len + (e ? 1 : 0);
-	}
-	return 0;
+	free(s);
 }

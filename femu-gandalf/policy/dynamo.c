@@ -10,50 +10,54 @@
  */
 #include <math.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 
-static int dyn_init(struct kvsim *s, char *err, size_t errlen)
+enum { THRESHOLD, DECAY };
+static const struct kv_param dyn_params[] = {
+        [THRESHOLD] = {"threshold", 2, 1, INFINITY, .help = "count an object needs to be written",
+                       KV_SWEEP(2, 4, 8)},
+        [DECAY] = {"decay", 600, 0, INFINITY, .min_open = true,
+                   .help = "seconds of trace time per halving"},
+        {NULL},
+};
+
+/* the object's count, valid as of its last_t: the policy's per-object scratch */
+static double *score(const struct kvsim *s, uint32_t o)
 {
-	if (kv_params_check(s, "threshold,decay", err, errlen))
-		return -1;
-	if (kv_param(s, "decay", 600) <= 0 || kv_param(s, "threshold", 2) < 1) {
-		snprintf(err, errlen, "--param: decay must be > 0 and threshold >= 1");
-		return -1;
-	}
-	return 0;
+	return kv_obj_scratch(s, o);
 }
 
-/* score = count, valid as of last_t */
-static double decayed(const struct kvsim *s, const struct kv_obj *x)
+/* the count decayed to now */
+static double decayed(const struct kvsim *s, uint32_t x)
 {
-	double periods = floor(s->now_t / kv_param(s, "decay", 600)) - floor(x->last_t / kv_param(s, "decay", 600));
-	return periods > 0 ? x->score / pow(2, periods) : x->score;
+	double periods = floor(kv_now(s) / kv_param(s, DECAY)) -
+	                 floor(kv_obj_last_t(s, x) / kv_param(s, DECAY));
+	return periods > 0 ? *score(s, x) / pow(2, periods) : *score(s, x);
 }
 
 static void dyn_admitted(struct kvsim *s, uint32_t o)
 {
-	s->obj[o].score = 1;
+	*score(s, o) = 1;
 }
 
 static void dyn_touched(struct kvsim *s, uint32_t o)
 {
 	/* called before last_t moves to now: decay from the previous use, then double */
-	struct kv_obj *x = &s->obj[o];
-	x->score = decayed(s, x) * 2;
-	if (x->score > 1e9)
-		x->score = 1e9;
+	*score(s, o) = decayed(s, o) * 2;
+	if (*score(s, o) > 1e9)
+		*score(s, o) = 1e9;
 }
 
 static bool dyn_spill(struct kvsim *s, uint32_t o)
 {
-	return decayed(s, &s->obj[o]) >= kv_param(s, "threshold", 2);
+	return decayed(s, o) >= kv_param(s, THRESHOLD);
 }
 
 const struct kv_policy kv_policy_dynamo = {
-	.name = "dynamo",
-	.params = "threshold=2,decay=600",
-	.init = dyn_init,
-	.admitted = dyn_admitted,
-	.touched = dyn_touched,
-	.spill = dyn_spill,
+        .name = "dynamo",
+        .params = dyn_params,
+        .obj_bytes = sizeof(double),
+        .admitted = dyn_admitted,
+        .touched = dyn_touched,
+        .spill = dyn_spill,
 };

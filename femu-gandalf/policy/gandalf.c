@@ -47,46 +47,43 @@
  * and ordered once per request, the first time the request needs room, and reused for all its
  * evictions; entries that stopped qualifying are skipped lazily, and a parent that becomes a
  * leaf during the request is pushed at once. DRAM candidates are all the leaves and movable
- * objects of DRAM, pushed in DRAM LRU order. They are few (about 100 of 66,000 DRAM objects on the WEKA trace), so instead of
- * scanning DRAM the hooks keep a watch list that holds every one of them: an object joins it when
- * admitted, when a child of it is freed (it may have become a leaf) and when its parent leaves
- * DRAM or becomes a branch point (it may have become movable; the core's child links find the
- * children); build() drops
- * the ones that no longer qualify. SSD victims are kept the same way: a second watch list holds
- * every SSD-only leaf (an object joins when it leaves DRAM for SSD and when an SSD object loses a
- * child); the first time a request needs an SSD victim they are priced into one lazy heap per
- * kind (about 800-5,000 of them on WEKA), and leaves that appear during the request join it.
- * When nothing can be dropped or moved (DRAM holds only chains whose states sit on SSD), the
- * cheapest such state is evicted so its parent becomes a droppable orphan; failing that, the
- * least recently used DRAM object goes (the core frees what it leaves unreachable).
- * FG_GANDALF_DEBUG=1 prints the learned p(w), p_again and the move/drop counts at the end.
- * Parameters: lambda=1, move_candidates=1, scan=0 (1: find DRAM candidates by scanning all of DRAM,
- * as before the watch list; slow, same results - the tests compare the two).
+ * objects of DRAM, pushed in DRAM LRU order. They are few (about 100 of 66,000 DRAM objects on the
+ * WEKA trace), so instead of scanning DRAM the hooks keep a watch list that holds every one of
+ * them: an object joins it when admitted, when a child of it is freed (it may have become a leaf)
+ * and when its parent leaves DRAM or becomes a branch point (it may have become movable; the core's
+ * child links find the children); build() drops the ones that no longer qualify. SSD victims are
+ * kept the same way: a second watch list holds every SSD-only leaf (an object joins when it leaves
+ * DRAM for SSD and when an SSD object loses a child); the first time a request needs an SSD victim
+ * they are priced into one lazy heap per kind (about 800-5,000 of them on WEKA), and leaves that
+ * appear during the request join it. When nothing can be dropped or moved (DRAM holds only chains
+ * whose states sit on SSD), the cheapest such state is evicted so its parent becomes a droppable
+ * orphan; failing that, the least recently used DRAM object goes (the core frees what it leaves
+ * unreachable). FG_GANDALF_DEBUG=1 prints the learned p(w), p_again and the move/drop counts at the
+ * end. Parameters (gandalf_params below): lambda=1, move_candidates=1, scan=0 (1: find DRAM
+ * candidates by scanning all of DRAM, as before the watch list; slow, same results - the tests
+ * compare the two), target_years=0 (the write budget; the kv command's --target-years sets it).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 #include "pheap.h"
+#include "u64map.h"
+#include "vec.h"
 
-#define NB 40 /* log2 buckets of idle requests */
+#define NB 40       /* log2 buckets of idle requests */
 #define WINDOW 4096 /* candidates are gathered from this many least recently used objects */
 
-struct sess {
-	uint64_t id, last_req;
-};
-
 struct gstate {
-	double lambda;
+	double lambda, target_years;
 	int kcand;
 	double gpu_per_token, fee;
 	/* reuse statistics */
-	double back[NB], gone[NB];  /* returned after idle in bucket k; still idle / left unused */
-	double p[NB];               /* p(idle >= 2^k), refreshed once per request */
-	struct sess *sess;          /* open-addressing session table (sessioned traces) */
-	uint64_t scap, scount;
+	double back[NB], gone[NB]; /* returned after idle in bucket k; still idle / left unused */
+	double p[NB];              /* p(idle >= 2^k), refreshed once per request */
+	struct u64map sess;        /* session -> its last request (sessioned traces) */
 	bool sessions;
 	/* candidates of the current request */
 	uint64_t built_req;
@@ -94,7 +91,7 @@ struct gstate {
 	struct vq {
 		struct pheap heap;
 		struct pent *v; /* popped in order; v[cur..n) not yet taken */
-		size_t n, cur, cap;
+		uint64_t n, cur, cap;
 	} vq[2];
 	bool vbuilt;
 	size_t swpriced; /* swatch[0..swpriced) are in the heaps */
@@ -106,20 +103,26 @@ struct gstate {
 	struct went {
 		uint64_t seq;
 		uint32_t o;
-	} *watch;
-	size_t nwatch, wcap;
-	/* the SSD watch list: every SSD-only leaf is on it (pol_flag ON_SWATCH), and some stale ones */
+	} * watch;
+	uint64_t nwatch, wcap;
+	/* the SSD watch list: every SSD-only leaf is on it (pol_flag ON_SWATCH), and some stale
+	 * ones */
 	uint32_t *swatch;
-	size_t nswatch, swcap;
-	bool scan_all;             /* scan=1, or out of memory for the watch list: build() scans all of DRAM */
+	uint64_t nswatch, swcap;
+	bool scan_all; /* scan=1, or out of memory for the watch list: build() scans all of DRAM */
 };
+/* per-object scratch (one byte): which lists the object is on */
+static uint8_t *flags(const struct kvsim *s, uint32_t o)
+{
+	return kv_obj_scratch(s, o);
+}
 #define ON_WATCH 1
 #define KEPT 4
 #define ON_SWATCH 8
 
 static struct gstate *G(const struct kvsim *s)
 {
-	return s->pol_state;
+	return kv_state(s);
 }
 
 static int bucket(uint64_t w)
@@ -134,50 +137,24 @@ static int bucket(uint64_t w)
 
 /* ---- sessions ---- */
 
-static struct sess *sess_get(struct gstate *g, uint64_t id)
-{
-	if ((g->scount + 1) * 2 > g->scap) {
-		uint64_t oc = g->scap;
-		struct sess *old = g->sess;
-		g->scap = oc ? oc * 2 : 1024;
-		g->sess = calloc(g->scap, sizeof(*g->sess));
-		for (uint64_t i = 0; i < oc; i++)
-			if (old[i].id) {
-				uint64_t j = (old[i].id * 0x9e3779b97f4a7c15ull) & (g->scap - 1);
-				while (g->sess[j].id)
-					j = (j + 1) & (g->scap - 1);
-				g->sess[j] = old[i];
-			}
-		free(old);
-	}
-	uint64_t key = id + 1, j = (key * 0x9e3779b97f4a7c15ull) & (g->scap - 1);
-	while (g->sess[j].id && g->sess[j].id != key)
-		j = (j + 1) & (g->scap - 1);
-	if (!g->sess[j].id) {
-		g->sess[j].id = key;
-		g->sess[j].last_req = UINT64_MAX;
-		g->scount++;
-	}
-	return &g->sess[j];
-}
-
 /* idle requests of the object's session (or the object itself without sessions) */
-static uint64_t idle(const struct kvsim *s, const struct kv_obj *x)
+static uint64_t idle(const struct kvsim *s, uint32_t x)
 {
 	struct gstate *g = G(s);
-	uint64_t last = x->last_req;
-	if (g->sessions && x->session != KV_NO_SESSION) {
-		struct sess *e = sess_get(g, x->session);
-		if (e->last_req != UINT64_MAX && e->last_req > last)
-			last = e->last_req;
+	uint64_t last = kv_obj_last_req(s, x);
+	if (g->sessions && kv_obj_session(s, x) != KV_NO_SESSION) {
+		uint64_t e =
+		        u64map_get(&g->sess, kv_obj_session(s, x)); /* U64MAP_EMPTY: not seen */
+		if (e != U64MAP_EMPTY && e > last)
+			last = e;
 	}
-	return s->req > last ? s->req - last : 1;
+	return kv_req(s) > last ? kv_req(s) - last : 1;
 }
 
 /* when x or its session was last active (a request index): what "waiting" is measured from */
-static double last_activity(const struct kvsim *s, const struct kv_obj *x)
+static double last_activity(const struct kvsim *s, uint32_t x)
 {
-	return (double)(s->req - idle(s, x));
+	return (double)(kv_req(s) - idle(s, x));
 }
 
 static double reuse_p(const struct kvsim *s, uint64_t w)
@@ -192,9 +169,12 @@ static void refresh_p(struct kvsim *s)
 	double gone[NB];
 	memcpy(gone, g->gone, sizeof(gone));
 	if (g->sessions)
-		for (uint64_t i = 0; i < g->scap; i++)
-			if (g->sess[i].id && g->sess[i].last_req != UINT64_MAX && s->req > g->sess[i].last_req)
-				gone[bucket(s->req - g->sess[i].last_req)] += 1;
+		for (uint64_t i = 0; i < g->sess.cap; i++) {
+			uint64_t last =
+			        g->sess.slot[i].val; /* (counts: table order does not matter) */
+			if (last != U64MAP_EMPTY && kv_req(s) > last)
+				gone[bucket(kv_req(s) - last)] += 1;
+		}
 	double b = 0, d = 0;
 	for (int k = NB - 1; k >= 0; k--) {
 		b += g->back[k];
@@ -217,24 +197,25 @@ static void refresh_p(struct kvsim *s)
  * made both look cheap - each assumed the other stays - and gandalf lost whole chains: WEKA with
  * a 200 GB SSD, miss 0.061 against 0.057 now.)
  */
-static double value(const struct kvsim *s, const struct kv_obj *x)
+static double value(const struct kvsim *s, uint32_t x)
 {
 	struct gstate *g = G(s);
-	double p = reuse_p(s, idle(s, x)), tokens = x->recompute_tokens;
-	if (s->cfg.model.linear_state_bytes && x->kind == OBJ_FULL && !x->nchild && x->last_req != s->req)
+	double p = reuse_p(s, idle(s, x)), tokens = kv_obj_recompute_tokens(s, x);
+	if (kv_cfg(s)->model.linear_state_bytes && kv_obj_kind(s, x) == OBJ_FULL &&
+	    !kv_obj_nchild(s, x) && kv_obj_last_req(s, x) != kv_req(s))
 		return 0; /* (the current request's chunks get their state when it completes) */
-	if (x->kind == OBJ_LINEAR) {
-		tokens = x->end_tokens > tokens ? x->end_tokens : tokens;
-		if (x->refs > 1)
+	if (kv_obj_kind(s, x) == OBJ_LINEAR) {
+		tokens = kv_obj_end_tokens(s, x) > tokens ? kv_obj_end_tokens(s, x) : tokens;
+		if (kv_obj_refs(s, x) > 1)
 			p *= (g->again[1] + 1) / (g->again[0] + 2);
 	}
 	return p * tokens * g->gpu_per_token;
 }
 
-static double drop_price(const struct kvsim *s, const struct kv_obj *x)
+static double drop_price(const struct kvsim *s, uint32_t x)
 {
 	uint64_t w = idle(s, x);
-	return value(s, x) / ((double)x->size * (double)w);
+	return value(s, x) / ((double)kv_obj_size(s, x) * (double)w);
 }
 
 /* ---- the watch list and the parent-key index ---- */
@@ -242,50 +223,38 @@ static double drop_price(const struct kvsim *s, const struct kv_obj *x)
 static void watch(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
-	if (s->obj[o].pol_flag & ON_WATCH)
+	if (*flags(s, o) & ON_WATCH)
 		return;
-	if (g->nwatch == g->wcap) {
-		size_t c = g->wcap ? 2 * g->wcap : 1024;
-		struct went *n = realloc(g->watch, c * sizeof(*n));
-		if (!n) {
-			g->scan_all = true; /* a lost candidate would change results: scan DRAM instead */
-			return;
-		}
-		g->watch = n;
-		g->wcap = c;
+	if (vec_reserve(g->watch, g->wcap, g->nwatch + 1)) {
+		g->scan_all = true; /* a lost candidate would change results: scan DRAM instead */
+		return;
 	}
 	g->watch[g->nwatch++].o = o;
-	s->obj[o].pol_flag |= ON_WATCH;
+	*flags(s, o) |= ON_WATCH;
 }
 
 /* o may have become an SSD-only leaf: an SSD victim candidate */
 static void swatch(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
-	if (s->obj[o].pol_flag & ON_SWATCH)
+	if (*flags(s, o) & ON_SWATCH)
 		return;
-	if (g->nswatch == g->swcap) {
-		size_t c = g->swcap ? 2 * g->swcap : 1024;
-		uint32_t *n = realloc(g->swatch, c * sizeof(*n));
-		if (!n)
-			return; /* a missed victim: build() falls back to the SSD LRU tail */
-		g->swatch = n;
-		g->swcap = c;
-	}
+	if (vec_reserve(g->swatch, g->swcap, g->nswatch + 1))
+		return; /* a missed victim: build() falls back to the SSD LRU tail */
 	g->swatch[g->nswatch++] = o;
-	s->obj[o].pol_flag |= ON_SWATCH;
+	*flags(s, o) |= ON_SWATCH;
 }
 
 /* Object o (key) left DRAM or became a branch point: if still cached it may be an SSD-only leaf
  * now, and its DRAM children may be root-side (the core's child links find them). */
 static void departed(struct kvsim *s, uint32_t o, uint64_t key)
 {
-	if (s->obj[o].key != key || (!s->obj[o].in_dram && !s->obj[o].in_ssd))
+	if (kv_obj_key(s, o) != key || (!kv_obj_in_dram(s, o) && !kv_obj_in_ssd(s, o)))
 		return; /* it left the cache, and its descendants with it */
-	if (s->obj[o].in_ssd)
+	if (kv_obj_in_ssd(s, o))
 		swatch(s, o);
-	for (uint32_t c = s->obj[o].kid; c != KV_NONE; c = s->obj[c].sib[1])
-		if (s->obj[c].in_dram)
+	for (uint32_t c = kv_obj_first_child(s, o); c != KV_NONE; c = kv_obj_next_sibling(s, c))
+		if (kv_obj_in_dram(s, c))
 			watch(s, c);
 }
 
@@ -300,18 +269,17 @@ static void departed(struct kvsim *s, uint32_t o, uint64_t key)
  */
 static bool movable(const struct kvsim *s, uint32_t o)
 {
-	const struct kv_obj *x = &s->obj[o];
-	if (!x->in_dram || x->in_ssd)
+	if (!kv_obj_in_dram(s, o) || kv_obj_in_ssd(s, o))
 		return false;
-	if (x->kind == OBJ_LINEAR || kv_is_root_side(s, o))
+	if (kv_obj_kind(s, o) == OBJ_LINEAR || kv_is_root_side(s, o))
 		return true;
-	const struct kv_obj *y = &s->obj[x->parent]; /* in DRAM: x is not root-side */
-	uint32_t chunks = y->nchild - (kv_lookup(s, y->key | KV_LINEAR_BIT) != KV_NONE);
-	return y->in_ssd || chunks > 1;
+	uint32_t y = kv_obj_parent(s, o); /* in DRAM: o is not root-side */
+	uint32_t chunks =
+	        kv_obj_nchild(s, y) - (kv_lookup(s, kv_obj_key(s, y) | KV_LINEAR_BIT) != KV_NONE);
+	return kv_obj_in_ssd(s, y) || chunks > 1;
 }
 
 /* ---- candidates, once per request ---- */
-
 
 static int seq_cmp(const void *a, const void *b)
 {
@@ -322,11 +290,11 @@ static int seq_cmp(const void *a, const void *b)
 static void candidate(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
-	const struct kv_obj *x = &s->obj[o];
 	if (kv_is_leaf(s, o))
-		pheap_push(&g->drop, drop_price(s, x), o);
+		pheap_push(&g->drop, drop_price(s, o), o);
 	if (movable(s, o))
-		pheap_push(&g->move[x->kind], last_activity(s, x), o); /* longest waiting first */
+		pheap_push(&g->move[kv_obj_kind(s, o)], last_activity(s, o),
+		           o); /* longest waiting first */
 }
 
 static bool victim_ok(const struct kvsim *s, uint32_t o);
@@ -334,30 +302,31 @@ static bool victim_ok(const struct kvsim *s, uint32_t o);
 static void build(struct kvsim *s)
 {
 	struct gstate *g = G(s);
-	g->built_req = s->req;
+	g->built_req = kv_req(s);
 	g->drop.n = g->move[0].n = g->move[1].n = 0;
 	refresh_p(s);
 	/* the DRAM leaves and root-side nodes, least recently used first, as a scan of DRAM from
 	 * its tail meets them (the heaps break ties by push order) */
 	if (g->scan_all) {
-		for (uint32_t o = s->dtail; o != KV_NONE; o = s->obj[o].dprev)
+		for (uint32_t o = kv_dram_tail(s); o != KV_NONE; o = kv_dram_prev(s, o))
 			candidate(s, o);
 	} else {
-		/* an index freed and reused may be listed twice (a new object starts with no flags) */
+		/* an index freed and reused may be listed twice (a new object starts with no flags)
+		 */
 		size_t n = 0;
 		for (size_t i = 0; i < g->nwatch; i++) {
 			uint32_t o = g->watch[i].o;
-			struct kv_obj *x = &s->obj[o];
-			if (!(x->pol_flag & KEPT) && x->in_dram && (kv_is_leaf(s, o) || movable(s, o))) {
-				g->watch[n++] = (struct went){x->dseq, o};
-				x->pol_flag |= ON_WATCH | KEPT;
-			} else if (!(x->pol_flag & KEPT)) {
-				x->pol_flag &= ~ON_WATCH;
+			if (!(*flags(s, o) & KEPT) && kv_obj_in_dram(s, o) &&
+			    (kv_is_leaf(s, o) || movable(s, o))) {
+				g->watch[n++] = (struct went){kv_obj_dram_stamp(s, o), o};
+				*flags(s, o) |= ON_WATCH | KEPT;
+			} else if (!(*flags(s, o) & KEPT)) {
+				*flags(s, o) &= ~ON_WATCH;
 			}
 		}
 		g->nwatch = n;
 		for (size_t i = 0; i < n; i++)
-			s->obj[g->watch[i].o].pol_flag &= ~KEPT;
+			*flags(s, g->watch[i].o) &= ~KEPT;
 		qsort(g->watch, n, sizeof(*g->watch), seq_cmp);
 		for (size_t i = 0; i < n; i++)
 			candidate(s, g->watch[i].o);
@@ -372,9 +341,9 @@ static void victims_push(struct kvsim *s, size_t from)
 	struct gstate *g = G(s);
 	for (size_t i = from; i < g->nswatch; i++) {
 		uint32_t o = g->swatch[i];
-		struct kv_obj *x = &s->obj[o];
 		if (victim_ok(s, o))
-			pheap_push(&g->vq[x->kind].heap, value(s, x) / (double)idle(s, x), o);
+			pheap_push(&g->vq[kv_obj_kind(s, o)].heap, value(s, o) / (double)idle(s, o),
+			           o);
 	}
 	g->npriced += g->nswatch - from;
 	g->swpriced = g->nswatch;
@@ -393,17 +362,16 @@ static void victims_build(struct kvsim *s)
 	size_t n = 0;
 	for (size_t i = 0; i < g->nswatch; i++) {
 		uint32_t o = g->swatch[i];
-		struct kv_obj *x = &s->obj[o];
-		if (!(x->pol_flag & KEPT) && victim_ok(s, o)) {
+		if (!(*flags(s, o) & KEPT) && victim_ok(s, o)) {
 			g->swatch[n++] = o;
-			x->pol_flag |= ON_SWATCH | KEPT;
-		} else if (!(x->pol_flag & KEPT)) {
-			x->pol_flag &= ~ON_SWATCH;
+			*flags(s, o) |= ON_SWATCH | KEPT;
+		} else if (!(*flags(s, o) & KEPT)) {
+			*flags(s, o) &= ~ON_SWATCH;
 		}
 	}
 	g->nswatch = n;
 	for (size_t i = 0; i < n; i++)
-		s->obj[g->swatch[i]].pol_flag &= ~KEPT;
+		*flags(s, g->swatch[i]) &= ~KEPT;
 	g->nbuild++;
 	victims_push(s, 0);
 }
@@ -420,14 +388,8 @@ static bool victim_at(struct kvsim *s, int k, size_t i)
 	while (q->n <= i) {
 		if (!q->heap.n)
 			return false;
-		if (q->n == q->cap) {
-			size_t c = q->cap ? 2 * q->cap : 256;
-			struct pent *v = realloc(q->v, c * sizeof(*v));
-			if (!v)
-				return false;
-			q->v = v;
-			q->cap = c;
-		}
+		if (vec_reserve(q->v, q->cap, q->n + 1))
+			return false;
 		q->v[q->n++] = pheap_pop(&q->heap);
 	}
 	return true;
@@ -435,7 +397,7 @@ static bool victim_at(struct kvsim *s, int k, size_t i)
 
 static bool victim_ok(const struct kvsim *s, uint32_t o)
 {
-	return s->obj[o].in_ssd && !s->obj[o].in_dram && kv_is_leaf(s, o);
+	return kv_obj_in_ssd(s, o) && !kv_obj_in_dram(s, o) && kv_is_leaf(s, o);
 }
 
 /*
@@ -445,30 +407,32 @@ static bool victim_ok(const struct kvsim *s, uint32_t o)
  */
 static uint32_t exposes_chunk(const struct kvsim *s, uint32_t state)
 {
-	uint32_t p = s->obj[state].parent;
-	if (p == KV_NONE || s->obj[p].in_dram || !s->obj[p].in_ssd || s->obj[p].nchild != 1)
+	uint32_t p = kv_obj_parent(s, state);
+	if (p == KV_NONE || kv_obj_in_dram(s, p) || !kv_obj_in_ssd(s, p) ||
+	    kv_obj_nchild(s, p) != 1)
 		return KV_NONE;
 	return p;
 }
 
 /* value lost to make room on SSD for x: its kind's cheapest victims until x fits (for a chunk,
  * then states that expose one) */
-static double replacement(struct kvsim *s, const struct kv_obj *x)
+static double replacement(struct kvsim *s, uint32_t x)
 {
 	struct gstate *g = G(s);
 	uint64_t need = kv_ssd_shortfall(s, x), freed = 0;
 	if (!need)
 		return 0;
 	double cost = 0;
-	for (int k = x->kind, pass = 0; pass < 2 && freed < need; pass++, k = OBJ_LINEAR) {
-		if (pass && x->kind == OBJ_LINEAR)
+	for (int k = kv_obj_kind(s, x), pass = 0; pass < 2 && freed < need;
+	     pass++, k = OBJ_LINEAR) {
+		if (pass && kv_obj_kind(s, x) == OBJ_LINEAR)
 			break;
 		struct vq *q = &g->vq[k];
 		for (size_t i = q->cur; freed < need && victim_at(s, k, i); i++) {
 			uint32_t o = q->v[i].o;
 			if (!victim_ok(s, o) || (pass && exposes_chunk(s, o) == KV_NONE))
 				continue;
-			freed += kv_slot_bytes(pass ? x : &s->obj[o]);
+			freed += kv_obj_slot_bytes(s, pass ? x : o);
 			cost += q->v[i].key;
 		}
 	}
@@ -477,14 +441,13 @@ static double replacement(struct kvsim *s, const struct kv_obj *x)
 	return freed >= need ? cost : INFINITY;
 }
 
-static uint32_t gandalf_ssd_victim(struct kvsim *s)
+static uint32_t gandalf_ssd_victim(struct kvsim *s, int k)
 {
 	struct gstate *g = G(s);
-	int k = s->need_kind;
 	struct vq *q = &g->vq[k];
 	while (victim_at(s, k, q->cur)) {
 		uint32_t o = q->v[q->cur++].o;
-		if (victim_ok(s, o) && s->obj[o].kind == k)
+		if (victim_ok(s, o) && kv_obj_kind(s, o) == k)
 			return o;
 	}
 	for (q = &g->vq[OBJ_LINEAR]; k == OBJ_FULL && victim_at(s, OBJ_LINEAR, q->cur);) {
@@ -494,7 +457,7 @@ static uint32_t gandalf_ssd_victim(struct kvsim *s)
 			return p;
 		}
 	}
-	return s->stail[k]; /* no leaf of the kind on SSD: plain LRU */
+	return kv_ssd_tail(s, k); /* no leaf of the kind on SSD: plain LRU */
 }
 
 /*
@@ -509,12 +472,13 @@ static bool expose(struct kvsim *s)
 		uint32_t o = g->vq[OBJ_LINEAR].v[i].o;
 		if (!victim_ok(s, o))
 			continue;
-		uint32_t p = s->obj[o].parent;
-		if (p == KV_NONE || !s->obj[p].in_dram || s->obj[p].nchild != 1 || s->obj[p].last_req == s->req)
+		uint32_t p = kv_obj_parent(s, o);
+		if (p == KV_NONE || !kv_obj_in_dram(s, p) || kv_obj_nchild(s, p) != 1 ||
+		    kv_obj_last_req(s, p) == kv_req(s))
 			continue;
 		kv_evict_ssd(s, o);
 		g->nexpose++;
-		pheap_push(&g->drop, drop_price(s, &s->obj[p]), p);
+		pheap_push(&g->drop, drop_price(s, p), p);
 		return true;
 	}
 	return false;
@@ -523,11 +487,12 @@ static bool expose(struct kvsim *s)
 static double multiplier(const struct kvsim *s)
 {
 	struct gstate *g = G(s);
-	if (s->cfg.target_years <= 0 || s->now_t <= s->st.t_first)
+	if (g->target_years <= 0 || kv_now(s) <= kv_stats(s)->t_first)
 		return 1;
-	double budget = s->cfg.tbw_bytes * (s->now_t - s->st.t_first) / (s->cfg.target_years * 365.0 * 86400.0);
-	double written = (double)(s->st.ssd_write_bytes[0] + s->st.ssd_write_bytes[1]);
-	(void)g;
+	double budget = kv_cfg(s)->tbw_bytes * (kv_now(s) - kv_stats(s)->t_first) /
+	                (g->target_years * 365.0 * 86400.0);
+	double written =
+	        (double)(kv_stats(s)->ssd_write_bytes[0] + kv_stats(s)->ssd_write_bytes[1]);
 	double m = budget > 0 ? written / budget : 1;
 	return m < 1.0 / 16 ? 1.0 / 16 : (m > 16 ? 16 : m);
 }
@@ -535,18 +500,19 @@ static double multiplier(const struct kvsim *s)
 static void gandalf_make_room(struct kvsim *s, uint64_t need)
 {
 	struct gstate *g = G(s);
-	if (s->dram_used + need <= s->cfg.dram_bytes)
+	if (!kv_dram_over(s, need))
 		return;
-	if (g->built_req != s->req || !g->drop.a)
+	if (g->built_req != kv_req(s) || !g->drop.a)
 		build(s);
 	double m = multiplier(s);
 	int rebuilt = 0;
 	bool nomove = false;
-	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
+	while (kv_dram_over(s, need) && kv_dram_head(s) != KV_NONE) {
 		/* cheapest valid drop */
 		/* (the current request's own chunks are not dropped: its chain would break) */
-		while (g->drop.n && (!s->obj[g->drop.a[0].o].in_dram || !kv_is_leaf(s, g->drop.a[0].o) ||
-				     s->obj[g->drop.a[0].o].last_req == s->req))
+		while (g->drop.n &&
+		       (!kv_obj_in_dram(s, g->drop.a[0].o) || !kv_is_leaf(s, g->drop.a[0].o) ||
+		        kv_obj_last_req(s, g->drop.a[0].o) == kv_req(s)))
 			(void)pheap_pop(&g->drop);
 		double dprice = g->drop.n ? g->drop.a[0].key : INFINITY;
 		/* best move among the first k candidates of each class */
@@ -558,15 +524,13 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 			int nk = 0;
 			while (h->n && nk < g->kcand) {
 				uint32_t o = h->a[0].o;
-				struct kv_obj *x = &s->obj[o];
 				struct pent top = h->a[0];
 				(void)pheap_pop(h);
-				if (!movable(s, o) ||
-				    last_activity(s, x) != top.key)
+				if (!movable(s, o) || last_activity(s, o) != top.key)
 					continue;
 				keep[nk++] = top;
-				double price = g->lambda * m * g->fee / (double)idle(s, x) +
-					       replacement(s, x) / (double)x->size;
+				double price = g->lambda * m * g->fee / (double)idle(s, o) +
+				               replacement(s, o) / (double)kv_obj_size(s, o);
 				if (price < mprice) {
 					mprice = price;
 					mo = o;
@@ -580,28 +544,28 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 			continue;
 		}
 		if (mo != KV_NONE && mprice < dprice && !nomove) {
-			uint64_t key = s->obj[mo].key;
+			uint64_t key = kv_obj_key(s, mo);
 			if (!kv_write_ssd(s, mo)) { /* it stays; no more moves this time */
 				nomove = true;
 				continue;
 			}
-			g->nmove[s->obj[mo].kind]++;
+			g->nmove[kv_obj_kind(s, mo)]++;
 			kv_drop_dram(s, mo);
 			departed(s, mo, key);
 		} else if (g->drop.n) {
 			uint32_t o = g->drop.a[0].o;
 			(void)pheap_pop(&g->drop);
-			uint64_t key = s->obj[o].key;
-			uint32_t p = s->obj[o].parent;
-			g->ndrop[s->obj[o].kind]++;
+			uint64_t key = kv_obj_key(s, o);
+			uint32_t p = kv_obj_parent(s, o);
+			g->ndrop[kv_obj_kind(s, o)]++;
 			kv_drop_dram(s, o);
 			departed(s, o, key);
 			/* dropping a leaf may expose its parent as a leaf */
-			if (p != KV_NONE && s->obj[p].in_dram && kv_is_leaf(s, p))
-				pheap_push(&g->drop, drop_price(s, &s->obj[p]), p);
+			if (p != KV_NONE && kv_obj_in_dram(s, p) && kv_is_leaf(s, p))
+				pheap_push(&g->drop, drop_price(s, p), p);
 		} else if (!expose(s)) {
-			uint32_t o = s->dtail;
-			uint64_t key = s->obj[o].key;
+			uint32_t o = kv_dram_tail(s);
+			uint64_t key = kv_obj_key(s, o);
 			g->nlru++;
 			kv_drop_dram(s, o); /* no priced candidate left: LRU */
 			departed(s, o, key);
@@ -616,22 +580,23 @@ static void gandalf_removed(struct kvsim *s, uint32_t o)
 	if (!g)
 		return;
 	if (!g->sessions)
-		g->gone[bucket(s->req > s->obj[o].last_req ? s->req - s->obj[o].last_req : 1)] += 1;
+		g->gone[bucket(kv_req(s) > kv_obj_last_req(s, o) ? kv_req(s) - kv_obj_last_req(s, o)
+		                                                 : 1)] += 1;
 	/* its parent loses a child: it may have become a leaf */
-	uint32_t p = s->obj[o].parent;
-	if (p != KV_NONE && s->obj[p].in_dram)
+	uint32_t p = kv_obj_parent(s, o);
+	if (p != KV_NONE && kv_obj_in_dram(s, p))
 		watch(s, p);
-	if (p != KV_NONE && s->obj[p].in_ssd)
+	if (p != KV_NONE && kv_obj_in_ssd(s, p))
 		swatch(s, p);
 }
 
 static void gandalf_admitted(struct kvsim *s, uint32_t o)
 {
-	if (s->obj[o].kind == OBJ_FULL) {
+	if (kv_obj_kind(s, o) == OBJ_FULL) {
 		/* its parent may have become a branch point: its other chunks may now move */
-		uint32_t p = s->obj[o].parent;
-		if (p != KV_NONE && s->obj[p].in_dram && s->obj[p].nchild > 1)
-			departed(s, p, s->obj[p].key);
+		uint32_t p = kv_obj_parent(s, o);
+		if (p != KV_NONE && kv_obj_in_dram(s, p) && kv_obj_nchild(s, p) > 1)
+			departed(s, p, kv_obj_key(s, p));
 	}
 	watch(s, o);
 }
@@ -639,36 +604,47 @@ static void gandalf_admitted(struct kvsim *s, uint32_t o)
 static void gandalf_touched(struct kvsim *s, uint32_t o)
 {
 	struct gstate *g = G(s);
-	if (s->obj[o].kind == OBJ_LINEAR && s->obj[o].refs <= 2)
-		g->again[s->obj[o].refs - 1] += 1; /* refs counts the admission: 1 = first reuse */
+	if (kv_obj_kind(s, o) == OBJ_LINEAR && kv_obj_refs(s, o) <= 2)
+		g->again[kv_obj_refs(s, o) - 1] +=
+		        1; /* refs counts the admission: 1 = first reuse */
 	if (!g->sessions) {
-		uint64_t w = s->req > s->obj[o].last_req ? s->req - s->obj[o].last_req : 0;
+		uint64_t w =
+		        kv_req(s) > kv_obj_last_req(s, o) ? kv_req(s) - kv_obj_last_req(s, o) : 0;
 		if (w)
 			g->back[bucket(w)] += 1;
 	}
 }
 
+enum { LAMBDA, MOVE_CANDIDATES, SCAN, TARGET_YEARS };
+static const struct kv_param gandalf_params[] = {
+        [LAMBDA] = {"lambda", 1, 0, INFINITY,
+                    .help = "weight of the SSD write fee in the move price",
+                    KV_SWEEP(0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64)},
+        [MOVE_CANDIDATES] = {"move_candidates", 1, 1, 64,
+                             .help = "longest-waiting movable objects priced per class"},
+        [SCAN] = {"scan", 0, 0, 1,
+                  .help = "1: find DRAM candidates by scanning DRAM (slow, same results)"},
+        [TARGET_YEARS] =
+                {"target_years", 0, 0, INFINITY,
+                 .help = "SSD write budget to last this long (0: none; also --target-years)"},
+        {NULL},
+};
+
 static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "lambda,move_candidates,scan", err, errlen))
-		return -1;
 	struct gstate *g = calloc(1, sizeof(*g));
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
-	g->lambda = kv_param(s, "lambda", 1);
-	g->kcand = (int)kv_param(s, "move_candidates", 1);
-	g->scan_all = kv_param(s, "scan", 0) != 0;
-	if (g->lambda < 0 || g->kcand < 1 || g->kcand > 64) {
-		free(g);
-		snprintf(err, errlen, "--param: lambda must be >= 0 and move_candidates in 1..64");
-		return -1;
-	}
-	g->gpu_per_token = s->cfg.gpu_usd_per_hour / 3600.0 / s->cfg.prefill_tokens_per_s;
-	g->fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
+	g->lambda = kv_param(s, LAMBDA);
+	g->kcand = (int)kv_param(s, MOVE_CANDIDATES);
+	g->scan_all = kv_param(s, SCAN) != 0;
+	g->target_years = kv_param(s, TARGET_YEARS);
+	g->gpu_per_token = kv_gpu_usd_per_token(kv_cfg(s));
+	g->fee = kv_wear_usd_per_byte(kv_cfg(s));
 	g->built_req = UINT64_MAX;
 	for (int k = 0; k < NB; k++)
 		g->p[k] = 0.5;
-	s->pol_state = g;
+	kv_set_state(s, g);
 	return 0;
 }
 
@@ -678,17 +654,20 @@ static void gandalf_fini(struct kvsim *s)
 	if (!g)
 		return;
 	if (getenv("FG_GANDALF_DEBUG")) {
-		fprintf(stderr, "gandalf: p_again %.3f (%.0f/%.0f), p(idle >= 2^k):", (g->again[1] + 1) / (g->again[0] + 2),
-			g->again[1], g->again[0]);
+		fprintf(stderr, "gandalf: p_again %.3f (%.0f/%.0f), p(idle >= 2^k):",
+		        (g->again[1] + 1) / (g->again[0] + 2), g->again[1], g->again[0]);
 		for (int k = 0; k < 16; k++)
 			fprintf(stderr, " %.2f", g->p[k]);
-		fprintf(stderr, "\n  replacement impossible %llu times; SSD victims priced %llu times, %.0f leaves each\n",
-			(unsigned long long)g->ninf, (unsigned long long)g->nbuild,
-			g->nbuild ? (double)g->npriced / (double)g->nbuild : 0.0);
+		fprintf(stderr,
+		        "\n  replacement impossible %llu times; SSD victims priced %llu times, "
+		        "%.0f leaves each\n",
+		        (unsigned long long)g->ninf, (unsigned long long)g->nbuild,
+		        g->nbuild ? (double)g->npriced / (double)g->nbuild : 0.0);
 		fprintf(stderr, "  states evicted to expose a DRAM orphan %llu; LRU drops %llu\n",
-			(unsigned long long)g->nexpose, (unsigned long long)g->nlru);
-		fprintf(stderr, "  moves %llu/%llu drops %llu/%llu (full/linear)\n", (unsigned long long)g->nmove[0],
-			(unsigned long long)g->nmove[1], (unsigned long long)g->ndrop[0], (unsigned long long)g->ndrop[1]);
+		        (unsigned long long)g->nexpose, (unsigned long long)g->nlru);
+		fprintf(stderr, "  moves %llu/%llu drops %llu/%llu (full/linear)\n",
+		        (unsigned long long)g->nmove[0], (unsigned long long)g->nmove[1],
+		        (unsigned long long)g->ndrop[0], (unsigned long long)g->ndrop[1]);
 	}
 	pheap_free(&g->drop);
 	pheap_free(&g->move[0]);
@@ -697,38 +676,41 @@ static void gandalf_fini(struct kvsim *s)
 		pheap_free(&g->vq[k].heap);
 		free(g->vq[k].v);
 	}
-	free(g->sess);
+	u64map_free(&g->sess);
 	free(g->watch);
 	free(g->swatch);
 	free(g);
-	s->pol_state = NULL;
+	kv_set_state(s, NULL);
 }
 
 /* Called by the core before each request through begin(): session returns feed the estimate. */
 static void gandalf_begin_req(struct kvsim *s);
 
 const struct kv_policy kv_policy_gandalf = {
-	.name = "gandalf",
-	.params = "lambda=1,move_candidates=1,scan=0",
-	.init = gandalf_init,
-	.fini = gandalf_fini,
-	.begin = gandalf_begin_req,
-	.admitted = gandalf_admitted,
-	.touched = gandalf_touched,
-	.removed = gandalf_removed,
-	.make_room = gandalf_make_room,
-	.ssd_victim = gandalf_ssd_victim,
+        .name = "gandalf",
+        .params = gandalf_params,
+        .obj_bytes = 1,
+        .init = gandalf_init,
+        .fini = gandalf_fini,
+        .begin = gandalf_begin_req,
+        .admitted = gandalf_admitted,
+        .touched = gandalf_touched,
+        .removed = gandalf_removed,
+        .make_room = gandalf_make_room,
+        .ssd_victim = gandalf_ssd_victim,
 };
 
 /* the session of the current request, set by the core's caller through kvsim.cur_session */
 static void gandalf_begin_req(struct kvsim *s)
 {
 	struct gstate *g = G(s);
-	if (s->cur_session == KV_NO_SESSION)
+	if (kv_session(s) == KV_NO_SESSION)
 		return;
 	g->sessions = true;
-	struct sess *e = sess_get(g, s->cur_session);
-	if (e->last_req != UINT64_MAX && s->req > e->last_req)
-		g->back[bucket(s->req - e->last_req)] += 1;
-	e->last_req = s->req;
+	uint64_t *last = u64map_upsert(&g->sess, kv_session(s), kv_req(s));
+	if (!last)
+		return; /* out of memory: the estimate misses this session, the run goes on */
+	if (*last != kv_req(s) && kv_req(s) > *last)
+		g->back[bucket(kv_req(s) - *last)] += 1;
+	*last = kv_req(s);
 }

@@ -8,7 +8,9 @@
  * DRAM -> SSD as the paper's evaluation does; "hotness" is the object's use count (admission +
  * hits) since it entered the cache. Parameter threshold (default 2, 1..10).
  */
-#include "kvsim.h"
+#include <math.h>
+
+#include "kv_policy.h"
 #include "pheap.h"
 
 struct hp {
@@ -16,46 +18,47 @@ struct hp {
 	struct pheap cold[2]; /* SSD residents by use count, per kind */
 };
 
+enum { THRESHOLD };
+static const struct kv_param hp_params[] = {
+        [THRESHOLD] = {"threshold", 2, 1, INFINITY, .help = "uses before an object is written",
+                       KV_SWEEP(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)},
+        {NULL},
+};
+
 static int hp_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "threshold", err, errlen))
-		return -1;
 	struct hp *h = calloc(1, sizeof(*h));
 	if (!h)
 		return snprintf(err, errlen, "out of memory"), -1;
-	h->threshold = kv_param(s, "threshold", 2);
-	if (h->threshold < 1) {
-		free(h);
-		return snprintf(err, errlen, "--param threshold must be >= 1"), -1;
-	}
-	s->pol_state = h;
+	h->threshold = kv_param(s, THRESHOLD);
+	kv_set_state(s, h);
 	return 0;
 }
 
 static void hp_fini(struct kvsim *s)
 {
-	struct hp *h = s->pol_state;
+	struct hp *h = kv_state(s);
 	if (h) {
 		pheap_free(&h->cold[0]);
 		pheap_free(&h->cold[1]);
 	}
 	free(h);
-	s->pol_state = NULL;
+	kv_set_state(s, NULL);
 }
 
 /* the least-used SSD resident of a kind (lazy: entries whose count changed are re-keyed) */
 static uint32_t coldest(struct kvsim *s, int kind, bool pop)
 {
-	struct pheap *c = &((struct hp *)s->pol_state)->cold[kind];
+	struct pheap *c = &((struct hp *)kv_state(s))->cold[kind];
 	while (c->n) {
 		struct pent e = c->a[0];
-		if (!s->obj[e.o].in_ssd || s->obj[e.o].kind != kind) {
+		if (!kv_obj_in_ssd(s, e.o) || kv_obj_kind(s, e.o) != kind) {
 			pheap_pop(c);
 			continue;
 		}
-		if ((double)s->obj[e.o].refs != e.key) {
+		if ((double)kv_obj_refs(s, e.o) != e.key) {
 			pheap_pop(c);
-			pheap_push(c, s->obj[e.o].refs, e.o);
+			pheap_push(c, kv_obj_refs(s, e.o), e.o);
 			continue;
 		}
 		if (pop)
@@ -67,31 +70,30 @@ static uint32_t coldest(struct kvsim *s, int kind, bool pop)
 
 static bool hp_spill(struct kvsim *s, uint32_t o)
 {
-	struct hp *h = s->pol_state;
-	struct kv_obj *x = &s->obj[o];
-	if (x->refs < h->threshold)
+	struct hp *h = kv_state(s);
+	if (kv_obj_refs(s, o) < h->threshold)
 		return false;
-	if (!kv_ssd_shortfall(s, x))
+	if (!kv_ssd_shortfall(s, o))
 		goto admit;
-	uint32_t c = coldest(s, x->kind, false);
-	if (c != KV_NONE && s->obj[c].refs >= x->refs)
+	uint32_t c = coldest(s, kv_obj_kind(s, o), false);
+	if (c != KV_NONE && kv_obj_refs(s, c) >= kv_obj_refs(s, o))
 		return false; /* not hotter than the coldest resident */
 admit:
-	pheap_push(&h->cold[x->kind], x->refs, o);
+	pheap_push(&h->cold[kv_obj_kind(s, o)], kv_obj_refs(s, o), o);
 	return true;
 }
 
-static uint32_t hp_ssd_victim(struct kvsim *s)
+static uint32_t hp_ssd_victim(struct kvsim *s, int kind)
 {
-	uint32_t c = coldest(s, s->need_kind, true);
-	return c != KV_NONE ? c : s->stail[s->need_kind];
+	uint32_t c = coldest(s, kind, true);
+	return c != KV_NONE ? c : kv_ssd_tail(s, kind);
 }
 
 const struct kv_policy kv_policy_hotprefix = {
-	.name = "hotprefix",
-	.params = "threshold=2",
-	.init = hp_init,
-	.fini = hp_fini,
-	.spill = hp_spill,
-	.ssd_victim = hp_ssd_victim,
+        .name = "hotprefix",
+        .params = hp_params,
+        .init = hp_init,
+        .fini = hp_fini,
+        .spill = hp_spill,
+        .ssd_victim = hp_ssd_victim,
 };

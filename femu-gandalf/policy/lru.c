@@ -6,7 +6,7 @@
  * used object is evicted (TRIMmed with --trim on). Source: LMCache's local CPU + disk backends
  * and Dynamo KVBM's G2 -> G3 offload without filters. No parameters.
  */
-#include "kvsim.h"
+#include "kv_policy.h"
 
 static bool lru_spill(struct kvsim *s, uint32_t o)
 {
@@ -16,7 +16,6 @@ static bool lru_spill(struct kvsim *s, uint32_t o)
 }
 
 const struct kv_policy kv_policy_lru = {
-	.name = "lru",
-	.params = "",
-	.spill = lru_spill,
+        .name = "lru",
+        .spill = lru_spill,
 };

@@ -17,7 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 
 #define WINDOW 256
 
@@ -25,23 +25,25 @@ struct mc {
 	double alpha;
 };
 
-static double fpb(const struct kv_obj *x)
+static double fpb(const struct kvsim *s, uint32_t x)
 {
-	return (double)x->recompute_tokens / (double)x->size;
+	return (double)kv_obj_recompute_tokens(s, x) / (double)kv_obj_size(s, x);
 }
 
 /* The lowest utility among the WINDOW least recently used objects of the tier, normalized over
  * them. One walk of the list (a pointer chase) gathers them; the second pass reads the copy. */
-static uint32_t lowest(struct kvsim *s, int tier)
+static uint32_t lowest(struct kvsim *s, int tier, int kind)
 {
-	double alpha = ((struct mc *)s->pol_state)->alpha;
-	double f[WINDOW], t[WINDOW], fmin = INFINITY, fmax = -INFINITY, tmin = INFINITY, tmax = -INFINITY;
-	uint32_t os[WINDOW], tail = tier ? s->stail[s->need_kind] : s->dtail, best = tail;
+	double alpha = ((struct mc *)kv_state(s))->alpha;
+	double f[WINDOW], t[WINDOW], fmin = INFINITY, fmax = -INFINITY, tmin = INFINITY,
+	                             tmax = -INFINITY;
+	uint32_t os[WINDOW], tail = tier ? kv_ssd_tail(s, kind) : kv_dram_tail(s), best = tail;
 	int n = 0;
-	for (uint32_t o = tail; o != KV_NONE && n < WINDOW; o = tier ? s->obj[o].sprev : s->obj[o].dprev, n++) {
+	for (uint32_t o = tail; o != KV_NONE && n < WINDOW;
+	     o = tier ? kv_ssd_prev(s, o) : kv_dram_prev(s, o), n++) {
 		os[n] = o;
-		f[n] = fpb(&s->obj[o]);
-		t[n] = s->obj[o].last_t;
+		f[n] = fpb(s, o);
+		t[n] = kv_obj_last_t(s, o);
 		fmin = fmin < f[n] ? fmin : f[n];
 		fmax = fmax > f[n] ? fmax : f[n];
 		tmin = tmin < t[n] ? tmin : t[n];
@@ -62,7 +64,7 @@ static uint32_t lowest(struct kvsim *s, int tier)
 
 static uint32_t dram_victim(struct kvsim *s)
 {
-	return lowest(s, 0);
+	return lowest(s, 0, 0);
 }
 
 static void mc_make_room(struct kvsim *s, uint64_t need)
@@ -70,38 +72,39 @@ static void mc_make_room(struct kvsim *s, uint64_t need)
 	kv_make_room_writeback(s, need, dram_victim);
 }
 
-static uint32_t mc_ssd_victim(struct kvsim *s)
+static uint32_t mc_ssd_victim(struct kvsim *s, int kind)
 {
-	return lowest(s, 1);
+	return lowest(s, 1, kind);
 }
+
+enum { ALPHA };
+static const struct kv_param mc_params[] = {
+        [ALPHA] = {"alpha", 1, 0, INFINITY, .help = "weight of FLOPs saved against recency",
+                   KV_SWEEP(0, 0.25, 0.5, 1, 1.5, 2)},
+        {NULL},
+};
 
 static int mc_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "alpha", err, errlen))
-		return -1;
 	struct mc *m = calloc(1, sizeof(*m));
 	if (!m)
 		return snprintf(err, errlen, "out of memory"), -1;
-	m->alpha = kv_param(s, "alpha", 1);
-	if (m->alpha < 0) {
-		free(m);
-		return snprintf(err, errlen, "--param alpha must be >= 0"), -1;
-	}
-	s->pol_state = m;
+	m->alpha = kv_param(s, ALPHA);
+	kv_set_state(s, m);
 	return 0;
 }
 
 static void mc_fini(struct kvsim *s)
 {
-	free(s->pol_state);
-	s->pol_state = NULL;
+	free(kv_state(s));
+	kv_set_state(s, NULL);
 }
 
 const struct kv_policy kv_policy_marconi = {
-	.name = "marconi",
-	.params = "alpha=1",
-	.init = mc_init,
-	.fini = mc_fini,
-	.make_room = mc_make_room,
-	.ssd_victim = mc_ssd_victim,
+        .name = "marconi",
+        .params = mc_params,
+        .init = mc_init,
+        .fini = mc_fini,
+        .make_room = mc_make_room,
+        .ssd_victim = mc_ssd_victim,
 };

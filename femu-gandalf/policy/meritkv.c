@@ -10,28 +10,27 @@
  * written objects that were later hit on SSD (Laplace-smoothed). The first three objects are
  * admitted unconditionally so that p has something to learn from. No parameters.
  */
-#include "kvsim.h"
+#include "kv_policy.h"
 
 static bool merit_spill(struct kvsim *s, uint32_t o)
 {
-	const struct kv_obj *x = &s->obj[o];
-	uint64_t written = s->st.ssd_writes[0] + s->st.ssd_writes[1];
+	uint64_t written = kv_stats(s)->ssd_writes[0] + kv_stats(s)->ssd_writes[1];
 	if (written < 3)
 		return true;
 	/* hits on SSD per written object so far (evicted ones are counted in ssd_written_hit) */
-	double hit = (double)(s->st.hits[1][0] + s->st.hits[1][1]);
+	double hit = (double)(kv_stats(s)->hits[1][0] + kv_stats(s)->hits[1][1]);
 	double p = (hit + 1) / ((double)written + 2);
 	if (p > 1)
 		p = 1;
-	double prefill = x->recompute_tokens / s->cfg.prefill_tokens_per_s;
-	double load = (double)x->size / (s->cfg.ssd_gbps * 1e9) + (double)x->size / (s->cfg.pcie_gbps * 1e9);
-	double fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
-	double write = fee * (double)x->size / (s->cfg.gpu_usd_per_hour / 3600.0);
+	double prefill = kv_obj_recompute_tokens(s, o) / kv_cfg(s)->prefill_tokens_per_s;
+	double load = (double)kv_obj_size(s, o) / (kv_cfg(s)->ssd_gbps * 1e9) +
+	              (double)kv_obj_size(s, o) / (kv_cfg(s)->pcie_gbps * 1e9);
+	double fee = kv_wear_usd_per_byte(kv_cfg(s));
+	double write = fee * (double)kv_obj_size(s, o) / kv_gpu_usd_per_second(kv_cfg(s));
 	return p * prefill > load + write;
 }
 
 const struct kv_policy kv_policy_meritkv = {
-	.name = "meritkv",
-	.params = "",
-	.spill = merit_spill,
+        .name = "meritkv",
+        .spill = merit_spill,
 };

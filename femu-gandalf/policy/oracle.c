@@ -22,20 +22,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 #include "pheap.h"
+#include "u64map.h"
+#include "vec.h"
 
 struct fut {
-	/* key -> slot: open addressing, at most half full (sized by distinct keys, not references) */
-	uint64_t *keys;
-	uint32_t *slot;
-	uint64_t cap;
+	struct u64map slot; /* key -> slot (sized by distinct keys, not references) */
 	/* per slot: its uses are uses[off, off + n), request indices, ascending; pos is the first
 	 * one not yet passed (requests only move forward) */
 	struct ulist {
 		uint64_t off;
 		uint32_t n, pos;
-	} *ul;
+	} * ul;
 	uint64_t nslot, slotcap;
 	uint32_t *uses;
 };
@@ -46,90 +45,42 @@ struct ostate {
 	struct fut *f;
 	double gpu_per_token, fee;
 	struct pheap dram; /* max next use (stored negated: min-heap) */
-	struct pheap ssd[2]; /* min remaining uses, per kind (a slot class is refilled from itself) */
+	struct pheap
+	        ssd[2]; /* min remaining uses, per kind (a slot class is refilled from itself) */
 	uint64_t *orphaned; /* keys of parents that lost a child: re-keyed before the next choice */
-	size_t norph, orphcap;
+	uint64_t norph, orphcap;
 };
-
-static uint64_t hmix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
-}
 
 static uint32_t fut_find(const struct fut *f, uint64_t key)
 {
-	if (!f->cap)
-		return UINT32_MAX;
-	for (uint64_t i = hmix(key) & (f->cap - 1);; i = (i + 1) & (f->cap - 1)) {
-		if (f->slot[i] == UINT32_MAX)
-			return UINT32_MAX;
-		if (f->keys[i] == key)
-			return f->slot[i];
-	}
-}
-
-static int fut_grow(struct fut *f)
-{
-	uint64_t ocap = f->cap, *ok = f->keys;
-	uint32_t *os = f->slot;
-	f->cap = ocap ? 2 * ocap : 1 << 16;
-	f->keys = malloc(f->cap * sizeof(uint64_t));
-	f->slot = malloc(f->cap * sizeof(uint32_t));
-	if (!f->keys || !f->slot) {
-		free(ok);
-		free(os);
-		return -1;
-	}
-	memset(f->slot, 0xff, f->cap * sizeof(uint32_t));
-	for (uint64_t j = 0; j < ocap; j++) {
-		if (os[j] == UINT32_MAX)
-			continue;
-		uint64_t i = hmix(ok[j]) & (f->cap - 1);
-		while (f->slot[i] != UINT32_MAX)
-			i = (i + 1) & (f->cap - 1);
-		f->keys[i] = ok[j];
-		f->slot[i] = os[j];
-	}
-	free(ok);
-	free(os);
-	return 0;
+	uint64_t v = u64map_get(&f->slot, key);
+	return v == U64MAP_EMPTY ? UINT32_MAX : (uint32_t)v;
 }
 
 /* The key's slot, added (with a use count of 0) if new. UINT32_MAX when out of memory. */
 static uint32_t fut_add(struct fut *f, uint64_t key)
 {
-	if ((f->nslot + 1) * 2 > f->cap && fut_grow(f))
+	if (f->nslot >= UINT32_MAX - 2)
 		return UINT32_MAX;
-	uint64_t i = hmix(key) & (f->cap - 1);
-	while (f->slot[i] != UINT32_MAX) {
-		if (f->keys[i] == key)
-			return f->slot[i];
-		i = (i + 1) & (f->cap - 1);
+	uint64_t *v = u64map_upsert(&f->slot, key, f->nslot);
+	if (!v)
+		return UINT32_MAX;
+	if (*v != f->nslot) /* there already */
+		return (uint32_t)*v;
+	if (vec_reserve(f->ul, f->slotcap, f->nslot + 1)) {
+		u64map_del(&f->slot, key);
+		return UINT32_MAX;
 	}
-	if (f->nslot == f->slotcap) {
-		uint64_t c = f->slotcap ? 2 * f->slotcap : 1 << 16;
-		struct ulist *n = realloc(f->ul, c * sizeof(*n));
-		if (!n || f->nslot >= UINT32_MAX - 2)
-			return UINT32_MAX;
-		f->ul = n;
-		f->slotcap = c;
-	}
-	f->keys[i] = key;
-	f->slot[i] = (uint32_t)f->nslot;
 	f->ul[f->nslot] = (struct ulist){0, 0, 0};
 	return (uint32_t)f->nslot++;
 }
 
-void kv_oracle_free(void *p)
+static void oracle_unprepare(void *p)
 {
 	struct fut *f = p;
 	if (!f)
 		return;
-	free(f->keys);
-	free(f->slot);
+	u64map_free(&f->slot);
 	free(f->ul);
 	free(f->uses);
 	free(f);
@@ -165,10 +116,12 @@ static uint64_t seg_base(const struct seg *sg, uint64_t nseg, const uint64_t *id
 
 /* Count the uses of every key, then record them. Each stored id is hashed once (most ids of an
  * agentic trace are repeats of a stored prefix); a request's state is looked up once. */
-void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_t errlen)
+static void *oracle_prepare(const struct kv_trace *kt, const struct kv_config *c, char *err,
+                            size_t errlen)
 {
+	const bool hybrid = c->model.linear_state_bytes > 0;
 	struct fut *f = calloc(1, sizeof(*f));
-	struct fut bset = {0}; /* boundaries (states) created so far */
+	struct u64map bset = {0}; /* boundaries (states) created so far: block id -> 0 */
 	uint64_t nreq = kt->n, nseg = 0, total = 0;
 	struct seg *sg = malloc(((kt->nbufs ? kt->nbufs : kt->n) + 1) * sizeof(*sg));
 	uint32_t *sl = NULL, *state = malloc((nreq + 1) * sizeof(uint32_t));
@@ -203,16 +156,17 @@ void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_
 		goto oom;
 	for (uint64_t k = 0; k < nseg; k++)
 		for (uint64_t j = 0; j < sg[k].n; j++)
-			if ((sl[sg[k].base + j] = fut_add(f, ((const uint64_t *)sg[k].lo)[j])) == UINT32_MAX)
+			if ((sl[sg[k].base + j] = fut_add(f, ((const uint64_t *)sg[k].lo)[j])) ==
+			    UINT32_MAX)
 				goto oom;
 	/* count: a state is used by a later request when it is the longest state created so far (at
-	 * an earlier boundary) on its prefix; chunks by every request whose prefix holds them, for a
-	 * hybrid model only up to that state (no hit can reach past it, whatever is cached) */
+	 * an earlier boundary) on its prefix; chunks by every request whose prefix holds them, for
+	 * a hybrid model only up to that state (no hit can reach past it, whatever is cached) */
 	for (uint64_t i = 0; i < nreq; i++) {
 		const struct kv_request *rq = &kt->rq[i];
 		const uint32_t *rs = rq->nblocks ? sl + seg_base(sg, nseg, rq->blocks) : NULL;
 		uint32_t b = rq->nblocks;
-		while (b > 0 && fut_find(&bset, rq->blocks[b - 1]) == UINT32_MAX)
+		while (b > 0 && u64map_get(&bset, rq->blocks[b - 1]) == U64MAP_EMPTY)
 			b--;
 		nch[i] = hybrid ? b : rq->nblocks;
 		for (uint32_t j = 0; j < nch[i]; j++)
@@ -222,10 +176,11 @@ void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_
 			goto oom;
 		if (b)
 			f->ul[state[i]].n++;
-		uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : rq->nblocks;
+		uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens)
+		                                : rq->nblocks;
 		if (bnd > rq->nblocks)
 			bnd = rq->nblocks;
-		if (bnd > 0 && fut_add(&bset, rq->blocks[bnd - 1]) == UINT32_MAX)
+		if (bnd > 0 && u64map_put(&bset, rq->blocks[bnd - 1], 0))
 			goto oom;
 	}
 	uint64_t nuses = 0;
@@ -252,12 +207,10 @@ void *kv_oracle_prepare(const struct kv_trace *kt, bool hybrid, char *err, size_
 oom:
 	snprintf(err, errlen, "oracle: out of memory");
 fail:
-	kv_oracle_free(f);
+	oracle_unprepare(f);
 	f = NULL;
 done:
-	free(bset.keys);
-	free(bset.slot);
-	free(bset.ul);
+	u64map_free(&bset);
 	free(sg);
 	free(sl);
 	free(state);
@@ -266,23 +219,23 @@ done:
 }
 
 /* uses of o after the current request: count, and the next one (UINT32_MAX when none). The
- * object caches its key's slot in pol_link[0], so only its first call hashes. */
+ * object caches its key's slot in its scratch, so only its first call hashes. */
 static uint64_t future(struct kvsim *s, uint32_t o, uint32_t *next)
 {
-	struct fut *f = ((struct ostate *)s->pol_state)->f;
-	struct kv_obj *x = &s->obj[o];
-	if (x->pol_link[0] == KV_NONE) {
-		uint32_t slot = fut_find(f, x->key);
-		x->pol_link[0] = slot == UINT32_MAX ? NO_FUTURE : slot;
+	struct fut *f = ((struct ostate *)kv_state(s))->f;
+	uint32_t *cached = kv_obj_scratch(s, o); /* slot + 1; 0: not looked up yet */
+	if (!*cached) {
+		uint32_t slot = fut_find(f, kv_obj_key(s, o));
+		*cached = 1 + (slot == UINT32_MAX ? NO_FUTURE : slot);
 	}
-	uint32_t slot = x->pol_link[0];
+	uint32_t slot = *cached - 1;
 	*next = UINT32_MAX;
 	if (slot == NO_FUTURE)
 		return 0;
 	struct ulist *l = &f->ul[slot];
 	const uint32_t *u = f->uses + l->off;
 	uint32_t lo = l->pos;
-	while (lo < l->n && u[lo] <= s->req) /* amortized O(1): requests only advance */
+	while (lo < l->n && u[lo] <= kv_req(s)) /* amortized O(1): requests only advance */
 		lo++;
 	l->pos = lo;
 	if (lo < l->n)
@@ -298,8 +251,8 @@ static uint64_t future(struct kvsim *s, uint32_t o, uint32_t *next)
  */
 static bool orphan(const struct kvsim *s, uint32_t o)
 {
-	const struct kv_obj *x = &s->obj[o];
-	return s->cfg.model.linear_state_bytes && x->kind == OBJ_FULL && !x->nchild && x->last_req != s->req;
+	return kv_cfg(s)->model.linear_state_bytes && kv_obj_kind(s, o) == OBJ_FULL &&
+	       !kv_obj_nchild(s, o) && kv_obj_last_req(s, o) != kv_req(s);
 }
 
 /* future() as it matters for a hit: an orphan has no use */
@@ -329,38 +282,39 @@ static double ssd_key(struct kvsim *s, uint32_t o)
  * the SSD heap of that kind). */
 static void compact(struct kvsim *s, int tier)
 {
-	struct ostate *g = s->pol_state;
+	struct ostate *g = kv_state(s);
 	struct pheap *h = tier ? &g->ssd[tier - 1] : &g->dram;
 	h->n = 0;
-	for (uint32_t o = tier ? s->shead[tier - 1] : s->dhead; o != KV_NONE; o = tier ? s->obj[o].snext : s->obj[o].dnext)
+	for (uint32_t o = tier ? kv_ssd_head(s, tier - 1) : kv_dram_head(s); o != KV_NONE;
+	     o = tier ? kv_ssd_next(s, o) : kv_dram_next(s, o))
 		pheap_push(h, tier ? ssd_key(s, o) : dram_key(s, o), o);
 }
 
 static void requeue(struct kvsim *s, uint32_t o)
 {
-	struct ostate *g = s->pol_state;
-	if (g->dram.n > 64 + 4 * (size_t)s->nobj)
+	struct ostate *g = kv_state(s);
+	if (g->dram.n > 64 + 4 * (size_t)kv_nobj(s))
 		compact(s, 0);
 	for (int k = 0; k < 2; k++)
-		if (g->ssd[k].n > 64 + 4 * (size_t)s->nobj)
+		if (g->ssd[k].n > 64 + 4 * (size_t)kv_nobj(s))
 			compact(s, 1 + k);
-	if (s->obj[o].in_dram)
+	if (kv_obj_in_dram(s, o))
 		pheap_push(&g->dram, dram_key(s, o), o);
-	if (s->obj[o].in_ssd)
-		pheap_push(&g->ssd[s->obj[o].kind], ssd_key(s, o), o);
+	if (kv_obj_in_ssd(s, o))
+		pheap_push(&g->ssd[kv_obj_kind(s, o)], ssd_key(s, o), o);
 }
 
 static double worth(const struct kvsim *s, uint32_t o, uint64_t uses)
 {
-	struct ostate *g = s->pol_state;
-	return (double)uses * s->obj[o].recompute_tokens * g->gpu_per_token;
+	struct ostate *g = kv_state(s);
+	return (double)uses * kv_obj_recompute_tokens(s, o) * g->gpu_per_token;
 }
 
 /* SSD victims of x's kind with the fewest remaining uses until x fits; their lost value */
-static double ssd_replacement(struct kvsim *s, const struct kv_obj *x, uint32_t *vict, size_t *nv, size_t maxv)
+static double ssd_replacement(struct kvsim *s, uint32_t x, uint32_t *vict, size_t *nv, size_t maxv)
 {
-	struct ostate *g = s->pol_state;
-	struct pheap *h = &g->ssd[x->kind];
+	struct ostate *g = kv_state(s);
+	struct pheap *h = &g->ssd[kv_obj_kind(s, x)];
 	uint64_t need = kv_ssd_shortfall(s, x), freed = 0;
 	double cost = 0;
 	struct pent held[4096];
@@ -368,7 +322,7 @@ static double ssd_replacement(struct kvsim *s, const struct kv_obj *x, uint32_t 
 	*nv = 0;
 	while (freed < need && h->n && nh < 4096 && *nv < maxv) {
 		struct pent e = pheap_pop(h);
-		if (!s->obj[e.o].in_ssd || s->obj[e.o].kind != x->kind)
+		if (!kv_obj_in_ssd(s, e.o) || kv_obj_kind(s, e.o) != kv_obj_kind(s, x))
 			continue;
 		if (ssd_key(s, e.o) != e.key) { /* a use passed without a touch: re-key it */
 			pheap_push(h, ssd_key(s, e.o), e.o);
@@ -376,7 +330,7 @@ static double ssd_replacement(struct kvsim *s, const struct kv_obj *x, uint32_t 
 		}
 		held[nh++] = e;
 		vict[(*nv)++] = e.o;
-		freed += kv_slot_bytes(&s->obj[e.o]);
+		freed += kv_obj_slot_bytes(s, e.o);
 		cost += worth(s, e.o, (uint64_t)e.key);
 	}
 	for (size_t i = 0; i < nh; i++)
@@ -388,7 +342,7 @@ static double ssd_replacement(struct kvsim *s, const struct kv_obj *x, uint32_t 
  * removed() hook runs before the child is unlinked, so this waits for the next decision). */
 static void requeue_orphaned(struct kvsim *s)
 {
-	struct ostate *g = s->pol_state;
+	struct ostate *g = kv_state(s);
 	for (size_t i = 0; i < g->norph; i++) {
 		uint32_t p = kv_lookup(s, g->orphaned[i]);
 		if (p != KV_NONE && orphan(s, p))
@@ -399,31 +353,24 @@ static void requeue_orphaned(struct kvsim *s)
 
 static void oracle_removed(struct kvsim *s, uint32_t o)
 {
-	struct ostate *g = s->pol_state;
-	const struct kv_obj *x = &s->obj[o];
-	uint64_t pk = kv_parent_key(x->key, x->parent_key);
-	if (!g || !s->cfg.model.linear_state_bytes || pk == KV_NO_PARENT)
+	struct ostate *g = kv_state(s);
+	uint64_t pk = kv_obj_parent_key(s, o);
+	if (!g || !kv_cfg(s)->model.linear_state_bytes || pk == KV_NO_PARENT)
 		return;
-	if (g->norph == g->orphcap) {
-		size_t c = g->orphcap ? 2 * g->orphcap : 256;
-		uint64_t *n = realloc(g->orphaned, c * sizeof(*n));
-		if (!n)
-			return; /* the parent keeps its old key: a later eviction, not a wrong one */
-		g->orphaned = n;
-		g->orphcap = c;
-	}
+	if (vec_reserve(g->orphaned, g->orphcap, g->norph + 1))
+		return; /* the parent keeps its old key: a later eviction, not a wrong one */
 	g->orphaned[g->norph++] = pk;
 }
 
 static void oracle_make_room(struct kvsim *s, uint64_t need)
 {
-	struct ostate *g = s->pol_state;
+	struct ostate *g = kv_state(s);
 	requeue_orphaned(s);
-	while (s->dram_used + need > s->cfg.dram_bytes && s->dhead != KV_NONE) {
+	while (kv_dram_over(s, need) && kv_dram_head(s) != KV_NONE) {
 		uint32_t v = KV_NONE;
 		while (g->dram.n) {
 			struct pent e = pheap_pop(&g->dram);
-			if (!s->obj[e.o].in_dram)
+			if (!kv_obj_in_dram(s, e.o))
 				continue;
 			double k = dram_key(s, e.o);
 			if (k == e.key) {
@@ -433,17 +380,17 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 			pheap_push(&g->dram, k, e.o); /* a use passed without a touch: re-key it */
 		}
 		if (v == KV_NONE)
-			v = s->dtail;
+			v = kv_dram_tail(s);
 		uint32_t next;
 		uint64_t uses = useful(s, v, &next);
-		if (s->obj[v].in_ssd || !uses) {
+		if (kv_obj_in_ssd(s, v) || !uses) {
 			kv_drop_dram(s, v);
 			continue;
 		}
-		uint64_t sz = (s->obj[v].size + 4095) / 4096 * 4096;
+		uint64_t sz = kv_obj_slot_bytes(s, v);
 		uint32_t vict[1024];
 		size_t nv;
-		double repl = ssd_replacement(s, &s->obj[v], vict, &nv, 1024);
+		double repl = ssd_replacement(s, v, vict, &nv, 1024);
 		if (worth(s, v, uses) > g->fee * (double)sz + repl) {
 			for (size_t i = 0; i < nv; i++)
 				kv_evict_ssd(s, vict[i]);
@@ -454,21 +401,21 @@ static void oracle_make_room(struct kvsim *s, uint64_t need)
 	}
 }
 
-static uint32_t oracle_ssd_victim(struct kvsim *s)
+static uint32_t oracle_ssd_victim(struct kvsim *s, int kind)
 {
-	struct ostate *g = s->pol_state;
+	struct ostate *g = kv_state(s);
 	requeue_orphaned(s);
-	struct pheap *h = &g->ssd[s->need_kind];
+	struct pheap *h = &g->ssd[kind];
 	while (h->n) {
 		struct pent e = pheap_pop(h);
-		if (!s->obj[e.o].in_ssd || s->obj[e.o].kind != s->need_kind)
+		if (!kv_obj_in_ssd(s, e.o) || kv_obj_kind(s, e.o) != kind)
 			continue;
 		double k = ssd_key(s, e.o);
 		if (k == e.key)
 			return e.o;
 		pheap_push(h, k, e.o);
 	}
-	return s->stail[s->need_kind];
+	return kv_ssd_tail(s, kind);
 }
 
 static void oracle_admitted(struct kvsim *s, uint32_t o)
@@ -484,27 +431,21 @@ static void oracle_touched(struct kvsim *s, uint32_t o)
 
 static int oracle_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "", err, errlen))
-		return -1;
-	if (!s->cfg.oracle) {
-		snprintf(err, errlen, "policy oracle needs the future: run it through 'femu-gandalf kv'");
-		return -1;
-	}
 	struct ostate *g = calloc(1, sizeof(*g));
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
-	g->f = s->cfg.oracle;
+	g->f = kv_prepared(s);                     /* kvsim_init() saw to it that there is one */
 	for (uint64_t i = 0; i < g->f->nslot; i++) /* rewind: the future may be replayed */
 		g->f->ul[i].pos = 0;
-	g->gpu_per_token = s->cfg.gpu_usd_per_hour / 3600.0 / s->cfg.prefill_tokens_per_s;
-	g->fee = s->cfg.tbw_bytes > 0 ? s->cfg.ssd_usd / s->cfg.tbw_bytes : 0;
-	s->pol_state = g;
+	g->gpu_per_token = kv_gpu_usd_per_token(kv_cfg(s));
+	g->fee = kv_wear_usd_per_byte(kv_cfg(s));
+	kv_set_state(s, g);
 	return 0;
 }
 
 static void oracle_fini(struct kvsim *s)
 {
-	struct ostate *g = s->pol_state;
+	struct ostate *g = kv_state(s);
 	if (!g)
 		return;
 	pheap_free(&g->dram);
@@ -512,17 +453,20 @@ static void oracle_fini(struct kvsim *s)
 	pheap_free(&g->ssd[1]);
 	free(g->orphaned);
 	free(g);
-	s->pol_state = NULL;
+	kv_set_state(s, NULL);
 }
 
 const struct kv_policy kv_policy_oracle = {
-	.name = "oracle",
-	.params = "",
-	.init = oracle_init,
-	.fini = oracle_fini,
-	.admitted = oracle_admitted,
-	.touched = oracle_touched,
-	.removed = oracle_removed,
-	.make_room = oracle_make_room,
-	.ssd_victim = oracle_ssd_victim,
+        .name = "oracle",
+        .prepare = oracle_prepare,
+        .unprepare = oracle_unprepare,
+        .one_pass = true,
+        .obj_bytes = sizeof(uint32_t),
+        .init = oracle_init,
+        .fini = oracle_fini,
+        .admitted = oracle_admitted,
+        .touched = oracle_touched,
+        .removed = oracle_removed,
+        .make_room = oracle_make_room,
+        .ssd_victim = oracle_ssd_victim,
 };

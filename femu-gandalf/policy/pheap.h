@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "vec.h"
+
 struct pent {
 	double key;
 	uint32_t o;
@@ -16,20 +18,14 @@ struct pent {
 
 struct pheap {
 	struct pent *a;
-	size_t n, cap;
+	uint64_t n, cap;
 };
 
 static inline int pheap_push(struct pheap *h, double key, uint32_t o)
 {
-	if (h->n == h->cap) {
-		size_t c = h->cap ? 2 * h->cap : 256;
-		struct pent *a = realloc(h->a, c * sizeof(*a));
-		if (!a)
-			return -1;
-		h->a = a;
-		h->cap = c;
-	}
-	size_t i = h->n++;
+	if (vec_reserve(h->a, h->cap, h->n + 1))
+		return -1;
+	uint64_t i = h->n++;
 	while (i && h->a[(i - 1) / 2].key > key) {
 		h->a[i] = h->a[(i - 1) / 2];
 		i = (i - 1) / 2;
@@ -41,9 +37,9 @@ static inline int pheap_push(struct pheap *h, double key, uint32_t o)
 static inline struct pent pheap_pop(struct pheap *h)
 {
 	struct pent top = h->a[0], last = h->a[--h->n];
-	size_t i = 0;
+	uint64_t i = 0;
 	for (;;) {
-		size_t l = 2 * i + 1, m = i;
+		uint64_t l = 2 * i + 1, m = i;
 		double mk = last.key;
 		if (l < h->n && h->a[l].key < mk)
 			m = l, mk = h->a[l].key;

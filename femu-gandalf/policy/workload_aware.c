@@ -15,7 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "kvsim.h"
+#include "kv_policy.h"
 
 #define WINDOW 256
 
@@ -23,23 +23,23 @@ struct wa {
 	double tau;
 	double seen[4], reused[4];
 	double memo_now, memo_t, memo_decay; /* the last exp() computed: neighbours in LRU order
-						 often share a last use time (one request) */
+	                                         often share a last use time (one request) */
 };
 
-static int cat(const struct kv_obj *x)
+static int cat(const struct kvsim *s, uint32_t x)
 {
-	return x->kind * 2 + (x->refs > 1);
+	return kv_obj_kind(s, x) * 2 + (kv_obj_refs(s, x) > 1);
 }
 
-static double prio(const struct kvsim *s, const struct kv_obj *x)
+static double prio(const struct kvsim *s, uint32_t x)
 {
-	struct wa *w = s->pol_state;
-	int c = cat(x);
+	struct wa *w = kv_state(s);
+	int c = cat(s, x);
 	double p = (w->reused[c] + 1) / (w->seen[c] + 2);
-	if (w->memo_now != s->now_t || w->memo_t != x->last_t) {
-		w->memo_now = s->now_t;
-		w->memo_t = x->last_t;
-		w->memo_decay = exp(-(s->now_t - x->last_t) / w->tau);
+	if (w->memo_now != kv_now(s) || w->memo_t != kv_obj_last_t(s, x)) {
+		w->memo_now = kv_now(s);
+		w->memo_t = kv_obj_last_t(s, x);
+		w->memo_decay = exp(-(kv_now(s) - kv_obj_last_t(s, x)) / w->tau);
 	}
 	return p * w->memo_decay;
 }
@@ -47,17 +47,17 @@ static double prio(const struct kvsim *s, const struct kv_obj *x)
 static double prio_cb(struct kvsim *s, uint32_t o, void *arg)
 {
 	(void)arg;
-	return prio(s, &s->obj[o]);
+	return prio(s, o);
 }
 
-static uint32_t lowest(struct kvsim *s, int tier)
+static uint32_t lowest(struct kvsim *s, int tier, int kind)
 {
-	return kv_tail_min(s, tier, WINDOW, prio_cb, NULL);
+	return kv_tail_min(s, tier, kind, WINDOW, prio_cb, NULL);
 }
 
 static uint32_t dram_victim(struct kvsim *s)
 {
-	return lowest(s, 0);
+	return lowest(s, 0, 0);
 }
 
 static void wa_make_room(struct kvsim *s, uint64_t need)
@@ -65,54 +65,55 @@ static void wa_make_room(struct kvsim *s, uint64_t need)
 	kv_make_room_writeback(s, need, dram_victim);
 }
 
-static uint32_t wa_ssd_victim(struct kvsim *s)
+static uint32_t wa_ssd_victim(struct kvsim *s, int kind)
 {
-	return lowest(s, 1);
+	return lowest(s, 1, kind);
 }
 
 static void wa_admitted(struct kvsim *s, uint32_t o)
 {
-	struct wa *w = s->pol_state;
-	w->seen[cat(&s->obj[o])] += 1;
+	struct wa *w = kv_state(s);
+	w->seen[cat(s, o)] += 1;
 }
 
 static void wa_touched(struct kvsim *s, uint32_t o)
 {
-	struct wa *w = s->pol_state;
-	if (s->obj[o].refs == 1) /* its first reuse */
-		w->reused[cat(&s->obj[o])] += 1;
+	struct wa *w = kv_state(s);
+	if (kv_obj_refs(s, o) == 1) /* its first reuse */
+		w->reused[cat(s, o)] += 1;
 }
+
+enum { TAU };
+static const struct kv_param wa_params[] = {
+        [TAU] = {"tau", 600, 0, INFINITY, .min_open = true,
+                 .help = "seconds of idleness per e-fold of priority", KV_SWEEP(60, 600, 3600)},
+        {NULL},
+};
 
 static int wa_init(struct kvsim *s, char *err, size_t errlen)
 {
-	if (kv_params_check(s, "tau", err, errlen))
-		return -1;
 	struct wa *w = calloc(1, sizeof(*w));
 	if (!w)
 		return snprintf(err, errlen, "out of memory"), -1;
-	w->tau = kv_param(s, "tau", 600);
+	w->tau = kv_param(s, TAU);
 	w->memo_now = NAN; /* nothing memoized yet */
-	if (w->tau <= 0) {
-		free(w);
-		return snprintf(err, errlen, "--param tau must be > 0"), -1;
-	}
-	s->pol_state = w;
+	kv_set_state(s, w);
 	return 0;
 }
 
 static void wa_fini(struct kvsim *s)
 {
-	free(s->pol_state);
-	s->pol_state = NULL;
+	free(kv_state(s));
+	kv_set_state(s, NULL);
 }
 
 const struct kv_policy kv_policy_workload_aware = {
-	.name = "workload-aware",
-	.params = "tau=600",
-	.init = wa_init,
-	.fini = wa_fini,
-	.admitted = wa_admitted,
-	.touched = wa_touched,
-	.make_room = wa_make_room,
-	.ssd_victim = wa_ssd_victim,
+        .name = "workload-aware",
+        .params = wa_params,
+        .init = wa_init,
+        .fini = wa_fini,
+        .admitted = wa_admitted,
+        .touched = wa_touched,
+        .make_room = wa_make_room,
+        .ssd_victim = wa_ssd_victim,
 };

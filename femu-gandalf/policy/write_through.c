@@ -6,10 +6,9 @@
  * used. Source: LMCache's write-through store path (local_disk with save on admission). This is
  * the upper bound on SSD writes. No parameters.
  */
-#include "kvsim.h"
+#include "kv_policy.h"
 
 const struct kv_policy kv_policy_write_through = {
-	.name = "write-through",
-	.params = "",
-	.write_through = true,
+        .name = "write-through",
+        .write_through = true,
 };

@@ -16,84 +16,37 @@
 #include <string.h>
 
 #include "trace.h"
+#include "u64map.h"
+#include "vec.h"
 
 struct buf {
 	uint64_t *ids;
 	uint64_t n, cap;
 };
 
-struct sess {
-	uint64_t id;  /* session + 1; 0 = empty */
-	uint32_t buf; /* its current buffer */
-};
-
 struct loader {
 	struct buf *bufs;
-	uint32_t nbufs, bufcap;
-	struct sess *sess;
-	uint64_t scap, scount;
+	uint32_t nbufs;
+	uint64_t bufcap;
+	struct u64map sess; /* session -> its current buffer */
 	uint32_t *where; /* per request: its buffer (the offset sits in rq.blocks meanwhile) */
 };
 
 static int buf_new(struct loader *l)
 {
-	if (l->nbufs == l->bufcap) {
-		uint32_t c = l->bufcap ? 2 * l->bufcap : 64;
-		struct buf *n = realloc(l->bufs, c * sizeof(*n));
-		if (!n)
-			return -1;
-		l->bufs = n;
-		l->bufcap = c;
-	}
+	if (l->nbufs == UINT32_MAX - 1 || vec_reserve(l->bufs, l->bufcap, (uint64_t)l->nbufs + 1))
+		return -1;
 	l->bufs[l->nbufs] = (struct buf){0};
 	return (int)l->nbufs++;
 }
 
 static int buf_append(struct buf *b, const uint64_t *ids, uint64_t n)
 {
-	if (b->n + n > b->cap) {
-		uint64_t c = b->cap ? b->cap : 64;
-		while (c < b->n + n)
-			c *= 2;
-		uint64_t *p = realloc(b->ids, c * sizeof(*p));
-		if (!p)
-			return -1;
-		b->ids = p;
-		b->cap = c;
-	}
+	if (vec_reserve(b->ids, b->cap, b->n + n))
+		return -1;
 	memcpy(b->ids + b->n, ids, n * sizeof(*ids));
 	b->n += n;
 	return 0;
-}
-
-/* the session's entry (buf = UINT32_MAX when new); NULL when out of memory */
-static struct sess *sess_get(struct loader *l, uint64_t id)
-{
-	if ((l->scount + 1) * 2 > l->scap) {
-		uint64_t oc = l->scap;
-		struct sess *old = l->sess, *n = calloc(oc ? 2 * oc : 256, sizeof(*n));
-		if (!n)
-			return NULL;
-		l->sess = n;
-		l->scap = oc ? 2 * oc : 256;
-		for (uint64_t i = 0; i < oc; i++)
-			if (old[i].id) {
-				uint64_t j = (old[i].id * 0x9e3779b97f4a7c15ull) >> 20 & (l->scap - 1);
-				while (l->sess[j].id)
-					j = (j + 1) & (l->scap - 1);
-				l->sess[j] = old[i];
-			}
-		free(old);
-	}
-	uint64_t key = id + 1, j = (key * 0x9e3779b97f4a7c15ull) >> 20 & (l->scap - 1);
-	while (l->sess[j].id && l->sess[j].id != key)
-		j = (j + 1) & (l->scap - 1);
-	if (!l->sess[j].id) {
-		l->sess[j].id = key;
-		l->sess[j].buf = UINT32_MAX;
-		l->scount++;
-	}
-	return &l->sess[j];
 }
 
 /* Store rq's ids: returns the buffer, with the offset in *off; -1 when out of memory. */
@@ -107,30 +60,31 @@ static int store(struct loader *l, const struct kv_request *rq, uint64_t *off)
 	}
 	if (!l->nbufs && buf_new(l) < 0)
 		return -1;
-	struct sess *e = sess_get(l, rq->session);
+	/* the session's buffer (UINT32_MAX when new); valid until the next insertion */
+	uint64_t *e = u64map_upsert(&l->sess, rq->session, UINT32_MAX);
 	if (!e)
 		return -1;
 	*off = 0;
-	if (e->buf != UINT32_MAX) {
-		struct buf *b = &l->bufs[e->buf];
+	if (*e != UINT32_MAX) {
+		struct buf *b = &l->bufs[*e];
 		uint64_t same = rq->nblocks < b->n ? rq->nblocks : b->n;
 		if (!memcmp(b->ids, rq->blocks, same * sizeof(uint64_t))) {
 			if (rq->nblocks > b->n && buf_append(b, rq->blocks + b->n, rq->nblocks - b->n))
 				return -1;
-			return (int)e->buf;
+			return (int)*e;
 		}
 	}
 	int nb = buf_new(l);
 	if (nb < 0 || buf_append(&l->bufs[nb], rq->blocks, rq->nblocks))
 		return -1;
-	e->buf = (uint32_t)nb;
+	*e = (uint32_t)nb;
 	return nb;
 }
 
 int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace *kt, char *err, size_t errlen)
 {
 	struct loader l = {0};
-	uint64_t rcap = 0;
+	uint64_t rcap = 0, wcap = 0;
 	memset(kt, 0, sizeof(*kt));
 	struct trace *t = trace_open(path, o, err, errlen);
 	if (!t)
@@ -142,16 +96,8 @@ int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace 
 	struct kv_request rq;
 	int r;
 	while ((r = trace_next_kv(t, &rq)) == 1) {
-		if (kt->n == rcap) {
-			rcap = rcap ? 2 * rcap : 1024;
-			struct kv_request *n = realloc(kt->rq, rcap * sizeof(*n));
-			uint32_t *w = realloc(l.where, rcap * sizeof(*w));
-			if (w)
-				l.where = w;
-			if (!n || !w)
-				goto oom;
-			kt->rq = n;
-		}
+		if (vec_reserve(kt->rq, rcap, kt->n + 1) || vec_reserve(l.where, wcap, kt->n + 1))
+			goto oom;
 		uint64_t off;
 		int b = store(&l, &rq, &off);
 		if (b < 0)
@@ -183,7 +129,7 @@ int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace 
 	}
 	kt->nbufs = l.nbufs;
 	free(l.bufs);
-	free(l.sess);
+	u64map_free(&l.sess);
 	free(l.where);
 	return 0;
 oom:
@@ -193,7 +139,7 @@ fail:
 	for (uint32_t i = 0; i < l.nbufs; i++)
 		free(l.bufs[i].ids);
 	free(l.bufs);
-	free(l.sess);
+	u64map_free(&l.sess);
 	free(l.where);
 	free(kt->rq);
 	memset(kt, 0, sizeof(*kt));

@@ -93,32 +93,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			die(pol->name, "ftl_create", err);
 		if (c.ssd_bytes > ftl_get_geometry(f)->user_bytes)
 			c.ssd_bytes = ftl_get_geometry(f)->user_bytes / 4096 * 4096;
-		if (!strcmp(pol->name, "oracle")) {
-			c.oracle = kv_oracle_prepare(&kt, hybrid, err, sizeof(err));
-			if (!c.oracle)
-				die(pol->name, "oracle", err);
-		}
-		struct kvsim s;
-		if (kvsim_init(&s, &c, pol, "", f, err, sizeof(err)))
+		void *prepared = NULL;
+		if (pol->prepare && !(prepared = pol->prepare(&kt, &c, err, sizeof(err))))
+			die(pol->name, "prepare", err);
+		struct kvsim *s = kvsim_new(&c, pol, "", prepared, f, err, sizeof(err));
+		if (!s)
 			die(pol->name, "init", err);
 		for (size_t r = 0; r < n; r++) {
-			if (kvsim_request(&s, &rq[r], err, sizeof(err)))
+			if (kvsim_request(s, &rq[r], err, sizeof(err)))
 				die(pol->name, "request", err);
-			if (kvsim_check(&s, err, sizeof(err)))
+			if (kvsim_check(s, err, sizeof(err)))
 				die(pol->name, "kvsim_check", err);
 		}
-		kvsim_finish(&s);
+		kvsim_finish(s);
 		struct ftl_stats fs;
 		ftl_get_stats(f, &fs);
-		if (fs.host_write_bytes != s.st.ssd_write_bytes[0] + s.st.ssd_write_bytes[1])
+		if (fs.host_write_bytes !=
+		    kvsim_stats(s)->ssd_write_bytes[0] + kvsim_stats(s)->ssd_write_bytes[1])
 			die(pol->name, "accounting", "drive and simulator disagree on bytes written");
-		if (s.st.ftl_errors)
+		if (kvsim_stats(s)->ftl_errors)
 			die(pol->name, "ftl", "the drive refused an I/O");
 		if (ftl_check(f, err, sizeof(err)))
 			die(pol->name, "ftl_check", err);
-		kvsim_free(&s);
-		if (c.oracle)
-			kv_oracle_free(c.oracle);
+		kvsim_free(s);
+		if (prepared)
+			pol->unprepare(prepared);
 		ftl_destroy(f);
 	}
 	return 0;

@@ -1,0 +1,83 @@
+/*
+ * kv_int.h - the KV simulator's internals: the object record and the simulator state.
+ *
+ * For kvsim.c and kvcheck.c, and for kv_policy.h's inline accessors (which need the layout so
+ * that a policy's reads cost what a field access costs). Nothing else includes this file: the
+ * CLI sees struct kvsim as opaque (kvsim.h) and a policy sees it through kv_policy.h's accessors
+ * only; tests/test_layering.sh fails the build's tests when a policy file includes it, names
+ * struct kv_obj or dereferences the simulator (s->) itself.
+ */
+#ifndef FG_KV_INT_H
+#define FG_KV_INT_H
+
+#include "kvsim.h"
+#include "u64map.h"
+
+struct kv_obj {
+	/* the first 64 bytes are what a hit reads and writes */
+	uint64_t key; /* block id (full) or block id at the boundary | 1<<63 (linear) */
+	uint64_t size;
+	uint64_t last_req; /* request index of the last use */
+	double last_t;     /* trace time of the last use */
+	uint64_t dseq;     /* DRAM LRU stamp: the DRAM list is in stamp order (head = largest) */
+	uint32_t dprev, dnext, sprev,
+	        snext; /* DRAM and SSD (per kind) LRU lists (head = most recent) */
+	uint32_t refs; /* uses: admission and hits */
+	uint8_t kind, in_dram, in_ssd;
+	uint64_t parent_key; /* full: previous block id, KV_NO_PARENT for the first */
+	uint64_t lba;        /* SSD slot, bytes */
+	uint64_t session;
+	uint32_t nchild; /* cached objects whose parent this is (chunks and the state here) */
+	uint32_t parent; /* index of the cached parent, KV_NONE for a root (a chunk at block 0) */
+	uint32_t kid, sib[2];      /* first cached child; previous and next sibling */
+	uint32_t ssd_hits;         /* hits served from SSD since it was last written there */
+	uint32_t recompute_tokens; /* what losing it costs: a chunk's tokens; a state's span */
+	uint32_t end_tokens;       /* prefix tokens up to its end: a chunk's last token, a state's
+	                              boundary */
+};
+struct kvsim {
+	struct kv_config cfg;
+	const struct kv_policy *pol;
+	void *pol_state;
+	double pv[KV_MAX_PARAMS]; /* the policy's parameters, in its table's order */
+	void *prepared;           /* the policy's prepare() result */
+	struct ftl *ftl;          /* NULL = no device (TBW division only) */
+	/* objects and the key -> index map */
+	struct kv_obj *obj;
+	uint32_t nobj, free_head;
+	uint64_t cap;
+	/* the policy's per-object scratch: obj_bytes per object, parallel to obj, zero when new */
+	unsigned char *scratch;
+	uint64_t scratch_cap; /* in objects */
+	uint32_t obj_bytes;
+	struct u64map map; /* key -> object index */
+	/* tiers: DRAM in object bytes, SSD in slot bytes (what it takes of the device) */
+	uint64_t dram_used, ssd_used;
+	uint32_t dhead, dtail;
+	uint32_t shead[2], stail[2]; /* the SSD's LRU list of each kind */
+	uint64_t dclock;             /* the last DRAM LRU stamp given */
+	/* SSD slot allocator: per kind, a free list of slot LBAs and a bump pointer */
+	uint64_t *freeslot[2];
+	uint64_t nfree[2], freecap[2];
+	uint64_t bump;
+	/* log allocator: the head is a position that only grows (LBA = position mod the tier, after
+	 * padding past the end); the ring holds the objects written, oldest first */
+	uint64_t head;
+	struct kv_logent {
+		uint64_t pos;
+		uint32_t o;
+	} * ring;
+	uint64_t rfirst, rlen, rcap; /* rcap is a power of two */
+	/* the request being processed */
+	uint64_t req;
+	uint64_t cur_session;
+	double now_t;
+	struct kv_stats st;
+	uint32_t *idx; /* object index of each prefix block of the current request */
+	uint64_t idxcap;
+};
+
+uint64_t kv_slot_bytes(const struct kv_obj *x); /* SSD bytes the object occupies (4 KiB slots) */
+uint32_t kv_lookup(const struct kvsim *s, uint64_t key);
+
+#endif
