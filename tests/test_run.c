@@ -2,7 +2,9 @@
  * test_run.c - femu-gandalf/run/: the SNIA steady-state rule on hand-computed windows, and
  * ssd_run() on the tiny preset, asserting what a run must measure (exact host bytes, WAF 1 for
  * a sequential workload, steady state reached, accelerated aging beside extrapolation) and that
- * every bad option is refused with an error naming it.
+ * every bad option is refused with an error naming it; and blk_run() replaying
+ * traces/blk-kvcache-small.csv (exact host bytes per pass, the pass --until-steady stops at,
+ * errors naming the option or the I/O at fault).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -312,6 +314,221 @@ static void test_report_json(void **state)
 	ssd_report_free(&rep);
 }
 
+/* blk_run() on traces/blk-kvcache-small.csv, read here into an array so the test needs no
+ * trace reader: the source hands out the array once per pass. */
+#define SMALL_TRACE FG_PRESET_DIR "/../../../traces/blk-kvcache-small.csv"
+
+struct mem_src {
+	struct blk_run_io *io;
+	size_t n, next;
+	uint64_t write_bytes;
+	const char *open_err; /* open() fails with this when set */
+};
+
+static int mem_open(void *arg, char *err, size_t errlen)
+{
+	struct mem_src *m = arg;
+
+	m->next = 0;
+	if (m->open_err)
+		snprintf(err, errlen, "%s", m->open_err);
+	return m->open_err ? -1 : 0;
+}
+
+static int mem_next(void *arg, struct blk_run_io *io, char *err, size_t errlen)
+{
+	struct mem_src *m = arg;
+
+	if (m->next == m->n)
+		return 0;
+	*io = m->io[m->next++];
+	return 1;
+}
+
+static const char *mem_where(void *arg)
+{
+	return "mem";
+}
+
+static void mem_close(void *arg)
+{
+}
+
+/* The canonical CSV: time_ns,op,lba,bytes after a header line. */
+static void load_small(struct mem_src *m)
+{
+	FILE *fp = fopen(SMALL_TRACE, "r");
+	unsigned long long t, lba, bytes;
+	char line[256], op;
+
+	assert_non_null(fp);
+	memset(m, 0, sizeof(*m));
+	m->io = calloc(8192, sizeof(*m->io));
+	assert_non_null(fgets(line, sizeof(line), fp));
+	while (fgets(line, sizeof(line), fp) && m->n < 8192) {
+		assert_int_equal(sscanf(line, "%llu,%c,%llu,%llu", &t, &op, &lba, &bytes), 4);
+		m->io[m->n++] =
+		        (struct blk_run_io){.t_ns = t, .lba = lba, .bytes = bytes, .op = op};
+		m->write_bytes += op == 'W' ? bytes : 0;
+	}
+	fclose(fp);
+	assert_int_equal(m->n, 5421); /* what `blkreplay` reports as ios_per_pass */
+}
+
+static void blk_opts(struct blk_run_opts *o, struct mem_src *m)
+{
+	blk_run_opts_default(o);
+	o->cfg = &tiny;
+	o->src = (struct blk_run_source){mem_open, mem_next, mem_where, mem_close, m};
+	o->name = "small";
+}
+
+/* The host writes exactly the trace's write bytes on every pass, and nothing else. */
+static void test_blk_host_bytes(void **state)
+{
+	struct blk_run_opts o;
+	struct blk_report rep;
+	struct mem_src m;
+	char err[1024];
+
+	load_small(&m);
+	blk_opts(&o, &m);
+	o.loops = 3;
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	struct ftl_stats st;
+	ftl_get_stats(rep.ftl, &st);
+	assert_int_equal(m.write_bytes, 272891904); /* write_bytes_per_pass of `blkreplay --json` */
+	assert_int_equal(rep.write_bytes_per_pass, m.write_bytes);
+	assert_int_equal(st.host_write_bytes, 3 * m.write_bytes);
+	assert_int_equal(rep.steady.rounds, 3);
+	assert_int_equal(rep.total_ios, 3 * m.n);
+	assert_false(rep.steady.reached);
+	assert_true(rep.bytes_per_day > 0);
+	blk_report_free(&rep);
+	free(m.io);
+}
+
+/*
+ * --until-steady stops at the first pass whose last 5 pass WAFs meet the rule. On a fresh tiny
+ * drive every pass has WAF 1 (range 0, slope 0): steady at pass 5, the first that can be. After
+ * preconditioning the passes measure 1.2149 1.2305 1.2239 1.2284 1.2232: mean 1.22418, range
+ * 0.0156 <= 0.2448, sxy = -2(1.2149) - 1.2305 + 1.2284 + 2(1.2232) = 0.0145, so the excursion
+ * 4 x 0.00145 = 0.0058 <= 0.1224: steady at 5 again, WAF 1.22417 as `blkreplay` prints.
+ */
+static void test_blk_until_steady(void **state)
+{
+	const double pre[] = {1.2149, 1.2305, 1.2239, 1.2284, 1.2232};
+	struct blk_run_opts o;
+	struct blk_report rep;
+	struct mem_src m;
+	char err[1024];
+
+	load_small(&m);
+	blk_opts(&o, &m);
+	o.steady = true;
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(rep.steady.rounds, 5);
+	assert_true(rep.steady.reached);
+	assert_true(rep.steady.waf == 1.0);
+	blk_report_free(&rep);
+
+	o.precondition = true;
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(rep.steady.rounds, 5);
+	assert_true(rep.steady.reached);
+	for (int i = 0; i < 5; i++)
+		assert_true(fabs(rep.steady.round_waf[i] - pre[i]) < 5e-5);
+	assert_true(fabs(rep.steady.waf - 1.22417) < 5e-6);
+	blk_report_free(&rep);
+
+	o.steady = false; /* --loop 7: the same passes go on, and no verdict is claimed */
+	o.loops = 7;
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(rep.steady.rounds, 7);
+	assert_false(rep.steady.reached);
+	assert_true(fabs(rep.steady.round_waf[0] - pre[0]) < 5e-5);
+	blk_report_free(&rep);
+	free(m.io);
+}
+
+/* blk_run() with one thing wrong must fail with rc and an error containing want. */
+static void blk_expect_error(struct blk_run_opts *o, int rc, const char *want)
+{
+	struct blk_report rep;
+	char err[1024] = "";
+	int got = blk_run(o, &rep, err, sizeof(err));
+
+	blk_report_free(&rep);
+	if (got != rc || !strstr(err, want))
+		fail_msg("want %d \"%s\", got %d \"%s\"", rc, want, got, err);
+}
+
+static void test_blk_errors(void **state)
+{
+	struct blk_run_io far[] = {{0, 0, 4096, 'W'}, {1000, 999999999, 4096, 'W'}};
+	struct blk_run_io one[] = {{0, 0, 4096, 'W'}},
+	                  odd[] = {{0, 0, 4097, 'W'}, {9, 0, 512, 'W'}};
+	struct mem_src m = {.io = far, .n = 2};
+	struct blk_run_opts o;
+
+	blk_opts(&o, &m);
+	o.loops = 0;
+	blk_expect_error(&o, SSD_RUN_E_INPUT, "--loop");
+	o.loops = 1;
+	o.max_loops = 4;
+	blk_expect_error(&o, SSD_RUN_E_INPUT, "--max-loops");
+	o.max_loops = 100;
+	o.cfg = NULL;
+	blk_expect_error(&o, SSD_RUN_E_INPUT, "--preset");
+	o.cfg = &tiny;
+	blk_expect_error(&o, SSD_RUN_E_INPUT,
+	                 "mem: W at lba 999999999 (+4096 bytes) is past the end");
+	blk_expect_error(&o, SSD_RUN_E_INPUT, "--wrap");
+	o.wrap = true;
+	o.dwpd = 1;
+	blk_expect_error(&o, SSD_RUN_OK, "");
+	m = (struct mem_src){.io = one, .n = 1};
+	o.dwpd = -1;
+	blk_expect_error(&o, SSD_RUN_E_INPUT,
+	                 "small: the trace has no duration; give the write rate with --dwpd");
+	m.n = 0;
+	blk_expect_error(&o, SSD_RUN_E_INPUT, "small: no usable I/O in the trace");
+	m.open_err = "small: No such file or directory";
+	blk_expect_error(&o, SSD_RUN_E_INPUT, "No such file");
+	m = (struct mem_src){.io = odd, .n = 2};
+	blk_expect_error(&o, SSD_RUN_E_INPUT, "mem: W lba 0 bytes 4097: invalid argument");
+}
+
+/* The JSON keys of `blkreplay --json`, the run's before the drive's. */
+static void test_blk_report_json(void **state)
+{
+	struct blk_run_opts o;
+	struct blk_report rep;
+	struct mem_src m;
+	char err[1024], *buf = NULL;
+	size_t len = 0;
+	struct json_out j;
+
+	load_small(&m);
+	blk_opts(&o, &m);
+	o.loops = 2;
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	FILE *fp = open_memstream(&buf, &len);
+	jout_init(&j, fp);
+	blk_report_json(&rep, &j);
+	assert_int_equal(jout_finish(&j), 0);
+	fclose(fp);
+	assert_non_null(
+	        strstr(buf, "\"trace\": \"small\",\n  \"passes\": 2,\n  \"ios_per_pass\": 5421,"));
+	assert_non_null(strstr(buf, "\"write_bytes_per_pass\": 272891904,"));
+	assert_non_null(
+	        strstr(buf, "\"steady\": {\"requested\": false, \"reached\": false, \"waf\": null, "
+	                    "\"pass_waf\": [1.0000, 1.0000]},\n  \"preset\": \"tiny\""));
+	free(buf);
+	blk_report_free(&rep);
+	free(m.io);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +542,10 @@ int main(void)
 	        cmocka_unit_test(test_bad_options),
 	        cmocka_unit_test(test_snapshot_continues),
 	        cmocka_unit_test(test_report_json),
+	        cmocka_unit_test(test_blk_host_bytes),
+	        cmocka_unit_test(test_blk_until_steady),
+	        cmocka_unit_test(test_blk_errors),
+	        cmocka_unit_test(test_blk_report_json),
 	};
 	return cmocka_run_group_tests(tests, load_tiny, NULL);
 }

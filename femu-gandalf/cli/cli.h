@@ -52,9 +52,6 @@ void progress_init(struct progress *p, const char *what);
 void progress_update(struct progress *p, double done, double total, const char *extra);
 void progress_end(struct progress *p);
 double now_seconds(void);
-/* SNIA PTS steady state over the last n values: range <= 20% and fitted excursion <= 10% of the
- * mean (written to *mean). */
-bool fg_is_steady(const double *w, int n, double *mean);
 /* "1.50 GiB" into buf (>= 32 bytes). */
 const char *fg_human(double bytes, char *buf);
 /* End a JSON document written with common/json.h to stdout: 0, or 1 after saying why on stderr

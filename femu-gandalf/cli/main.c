@@ -12,7 +12,6 @@
 
 #include "cli.h"
 #include "preset.h"
-#include "run.h"
 
 static int cmd_presets(int argc, char **argv)
 {
@@ -179,13 +178,6 @@ void progress_end(struct progress *p)
 {
 	if (p->tty && p->last > 0)
 		fprintf(stderr, "\r\033[K");
-}
-
-/* The one SNIA PTS rule lives in femu-gandalf/run/ (run_is_steady); blkreplay still calls it by
- * this name. */
-bool fg_is_steady(const double *w, int n, double *mean_out)
-{
-	return run_is_steady(w, n, mean_out);
 }
 
 const char *fg_human(double b, char *buf)

@@ -7,6 +7,8 @@
  *   - ssd_run(): a synthetic workload on one drive (precondition, SNIA steady-state rounds, a
  *     fixed amount of writes or accelerated aging to end of life), filling a struct ssd_report;
  *   - ssd_report_json(): that report as the JSON object `femu-gandalf ssd --json` prints;
+ *   - blk_run() and blk_report_json(): a block trace replayed on one drive (`blkreplay` in
+ *     process: precondition, --loop N passes or until steady), through a caller's trace source;
  *   - run_is_steady() and struct run_steady: the SNIA PTS steady-state rule, for any series of
  *     per-round (or per-pass) WAFs.
  * Plain C11 on hw/ftl and common/json: no GLib, nothing printed. Errors are one line in the
@@ -125,5 +127,65 @@ void ssd_report_free(struct ssd_report *rep);
 /* The report as one JSON object (a top-level value or an array element): the keys of
  * `femu-gandalf ssd --json` (docs/output.md). Errors stay in j (jout_finish()). */
 void ssd_report_json(const struct ssd_report *rep, struct json_out *j);
+
+/* One block I/O, as a blk_run_source yields it. op: 'R' read, 'W' write, 'D' discard, 'F' flush. */
+struct blk_run_io {
+	uint64_t t_ns;
+	uint64_t lba; /* 512-byte sectors */
+	uint64_t bytes;
+	char op;
+};
+
+/*
+ * Where blk_run() reads the trace: open() before each pass (0, or -1 with one line in err), then
+ * next() until it returns 0 (end of pass; 1: an I/O, -1: a read error in err), then close().
+ * where() names the last I/O for error messages ("FILE:LINE"). The CLI wraps femu-gandalf/trace
+ * (and prints its warnings there), keeping the trace reader's GLib out of run/.
+ */
+struct blk_run_source {
+	int (*open)(void *arg, char *err, size_t errlen);
+	int (*next)(void *arg, struct blk_run_io *io, char *err, size_t errlen);
+	const char *(*where)(void *arg);
+	void (*close)(void *arg);
+	void *arg;
+};
+
+/* One in-process `blkreplay`. Fill with blk_run_opts_default(), then set cfg, src and name. */
+struct blk_run_opts {
+	const struct ftl_config *cfg; /* the drive (validated) */
+	struct blk_run_source src;
+	const char *name;  /* the trace as the report and errors name it */
+	bool precondition; /* first 2x user capacity of 128 KiB sequential writes, all at time 0 */
+	bool steady;       /* passes until run_steady_add() says steady, at most max_loops */
+	int loops;         /* passes without steady (>= 1) */
+	int max_loops;     /* cap of the steady passes (>= 5) */
+	bool wrap;         /* fold I/Os past the end of the device back into it */
+	double dwpd; /* host write rate for the lifetimes; <= 0: the trace's (bytes / duration) */
+};
+void blk_run_opts_default(struct blk_run_opts *o);
+/* The checks that need no drive (loops, max_loops); blk_run() makes them too. */
+int blk_run_opts_check(const struct blk_run_opts *o, char *err, size_t errlen);
+
+/* What a replay measured. The report owns the drive in its final state (blk_report_free()). The
+ * per-pass figures are those of the last pass; steady.round_waf[] holds every pass's WAF (NaN for
+ * a pass without writes) and steady.reached is false unless steady was requested. */
+struct blk_report {
+	struct ftl *ftl;
+	const char *name; /* opts.name */
+	bool precondition, steady_requested;
+	struct run_steady steady; /* steady.rounds = passes */
+	uint64_t ios_per_pass, write_bytes_per_pass, total_ios;
+	double t_first, t_last; /* seconds: the pass's first and last I/O times */
+	double wall_s;          /* wall-clock seconds of the passes (the replay rate only) */
+	double bytes_per_day;   /* the rate the lifetimes assume */
+};
+
+/* Replay o into rep (overwritten; call blk_report_free() whatever the result). Returns
+ * SSD_RUN_OK, or SSD_RUN_E_INPUT (bad option, unreadable or out-of-range trace, exit 2) or
+ * SSD_RUN_E_FAIL (a write failed, exit 1), with one line in err. */
+int blk_run(const struct blk_run_opts *o, struct blk_report *rep, char *err, size_t errlen);
+void blk_report_free(struct blk_report *rep);
+/* The keys of `blkreplay --json` (docs/output.md), as one object. */
+void blk_report_json(const struct blk_report *rep, struct json_out *j);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * steady.c - the SNIA PTS steady-state rule, once, for every caller: ssd --steady rounds,
- * blkreplay --until-steady passes (through the CLI's fg_is_steady()), and the KV sweeps.
+ * blkreplay --until-steady passes (blk_run.c), and the KV sweeps.
  *
  * A drive is in steady state when, over the last RUN_STEADY_WINDOW rounds, the WAF range
  * (max - min) is within RUN_STEADY_RANGE of the window's mean and the least-squares line through
