@@ -4,7 +4,9 @@
  * a sequential workload, steady state reached, accelerated aging beside extrapolation) and that
  * every bad option is refused with an error naming it; and blk_run() replaying
  * traces/blk-kvcache-small.csv (exact host bytes per pass, the pass --until-steady stops at,
- * errors naming the option or the I/O at fault).
+ * errors naming the option or the I/O at fault); and kv_run() on traces/multiturn-small.jsonl,
+ * without a device and on the tiny drive, asserting the figures `kv --json` prints for the same
+ * options (requests x passes, SSD bytes by kind, miss ratio, WAF, erases) and its errors.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -529,6 +531,161 @@ static void test_blk_report_json(void **state)
 	free(m.io);
 }
 
+/* kv_run() on traces/multiturn-small.jsonl with model qwen3-next-80b-a3b, DRAM 2G, policy lru:
+ * the figures below are those `femu-gandalf kv --trace traces/multiturn-small.jsonl --dram 2G
+ * --policy lru --json` prints with --device none --ssd 10G, and with --device tiny --loop 2 (the
+ * SSD tier is then the whole drive). */
+#define KV_TRACE FG_PRESET_DIR "/../../../traces/multiturn-small.jsonl"
+
+static struct kv_trace kv_small;
+
+static int load_kv_small(void **state)
+{
+	struct trace_opts to;
+	char err[1024];
+
+	setenv("FEMU_GANDALF_MODELS", FG_PRESET_DIR "/../../../femu-gandalf/kv", 1);
+	trace_opts_default(&to);
+	if (kv_trace_load(KV_TRACE, &to, &kv_small, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int free_kv_small(void **state)
+{
+	kv_trace_free(&kv_small);
+	return 0;
+}
+
+static void kv_opts(struct kv_run_opts *o, const struct ftl_config *drive, uint64_t ssd_bytes)
+{
+	char err[1024];
+
+	memset(o, 0, sizeof(*o));
+	kv_config_default(&o->cfg);
+	if (kv_model_load("qwen3-next-80b-a3b", &o->cfg.model, err, sizeof(err)))
+		fail_msg("model: %s", err);
+	o->trace = "traces/multiturn-small.jsonl";
+	o->kt = &kv_small;
+	o->device = drive ? "tiny" : "none";
+	o->drive = drive;
+	o->cfg.dram_bytes = 2ull << 30;
+	o->cfg.ssd_bytes = ssd_bytes;
+	o->cfg.trim = true;
+	o->loops = 1;
+}
+
+static void expect_fmt(const char *fmt, double v, const char *want)
+{
+	char got[64];
+
+	snprintf(got, sizeof(got), fmt, v);
+	assert_string_equal(got, want);
+}
+
+static void test_kv_no_device(void **state)
+{
+	struct kv_run_opts o;
+	struct kv_result r;
+	char err[1024];
+
+	assert_int_equal(kv_small.n, 1066);
+	kv_opts(&o, NULL, 10ull << 30);
+	int rc = kv_run(&o, kv_policy_find("lru"), "", &r, err, sizeof(err));
+	if (rc)
+		fail_msg("kv_run: %s", err);
+	assert_false(r.have_ftl);
+	assert_int_equal(r.st.requests, 1066);
+	expect_fmt("%.6f", kv_result_miss_ratio(&r), "0.422094");
+	assert_int_equal(r.st.hits[0][0], 2731);
+	assert_int_equal(r.st.hits[0][1], 264);
+	assert_int_equal(r.st.hits[1][0], 6701);
+	assert_int_equal(r.st.hits[1][1], 426);
+	assert_int_equal(r.st.ssd_write_bytes[0], 78882275328ull);
+	assert_int_equal(r.st.ssd_write_bytes[1], 37937479680ull);
+	assert_int_equal(r.st.ssd_write_bytes[0] + r.st.ssd_write_bytes[1], 116819755008ull);
+	assert_int_equal(r.st.ssd_read_bytes, 101152849920ull);
+	expect_fmt("%.6g", r.lat_p99, "0.261317");
+	expect_fmt("%.6g", r.cost_gpu * 1000.0 / r.st.requests, "0.035378");
+	assert_int_equal(r.cfg.ssd_bytes, 10ull << 30);
+	/* the samples are sorted: p99 is the 99th percentile of st.lat */
+	for (uint64_t i = 1; i < r.st.nlat; i++)
+		assert_true(r.st.lat[i - 1] <= r.st.lat[i]);
+
+	/* the JSON writer: the keys of kv --json */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json_out j;
+	jout_init(&j, f);
+	kv_result_json(&r, &j);
+	assert_int_equal(jout_finish(&j), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"miss_ratio\": 0.422094,\n"));
+	assert_non_null(strstr(buf, "\"ssd_write_bytes\": 116819755008,\n"));
+	assert_non_null(strstr(buf, "\"waf\": null,\n"));
+	assert_non_null(strstr(buf, "\"ssd_read_timing\": \"bandwidth-model\""));
+	free(buf);
+	kv_result_free(&r);
+}
+
+static void test_kv_tiny_loop(void **state)
+{
+	struct kv_run_opts o;
+	struct kv_result r;
+	char err[1024];
+
+	kv_opts(&o, &tiny, 0);
+	o.loops = 2;
+	int rc = kv_run(&o, kv_policy_find("lru"), "", &r, err, sizeof(err));
+	if (rc)
+		fail_msg("kv_run: %s", err);
+	assert_true(r.have_ftl);
+	assert_int_equal(r.st.requests, 2 * 1066);
+	expect_fmt("%.6f", kv_result_miss_ratio(&r), "0.845046");
+	assert_int_equal(r.st.ssd_write_bytes[0], 314245644288ull);
+	assert_int_equal(r.st.ssd_write_bytes[1], 80696180736ull);
+	assert_int_equal(r.st.ssd_write_bytes[0] + r.st.ssd_write_bytes[1], 394941825024ull);
+	assert_int_equal(r.st.ssd_read_bytes, 237109248ull);
+	assert_int_equal(r.fs.erases, 722763);
+	expect_fmt("%.4f", r.fs.waf_window, "1.0000");
+	expect_fmt("%.6g", r.cost_ssd * 1000.0 / r.st.requests, "0.00237049");
+	assert_int_equal(r.cfg.ssd_bytes, 53686272); /* the tiny drive's user bytes */
+	assert_true(r.drive_writes >= KV_RUN_STEADY_DRIVE_WRITES);
+	kv_result_free(&r);
+}
+
+static void kv_expect_error(const struct kv_run_opts *o, const char *pol, const char *params,
+                            int want_rc, const char *want)
+{
+	struct kv_result r;
+	char err[1024];
+
+	assert_int_equal(kv_run(o, kv_policy_find(pol), params, &r, err, sizeof(err)), want_rc);
+	if (!strstr(err, want))
+		fail_msg("error '%s' does not say '%s'", err, want);
+	kv_result_free(&r);
+}
+
+static void test_kv_errors(void **state)
+{
+	struct kv_run_opts o;
+
+	kv_opts(&o, NULL, 0);
+	kv_expect_error(&o, "lru", "", SSD_RUN_E_INPUT, "--device none needs --ssd SIZE");
+	kv_opts(&o, &tiny, 1ull << 40);
+	kv_expect_error(&o, "lru", "", SSD_RUN_E_INPUT,
+	                "--ssd 1099511627776 bytes is larger than the tiny drive");
+	kv_opts(&o, NULL, 10ull << 30);
+	kv_expect_error(&o, "gandalf", "nope=1", SSD_RUN_E_INPUT,
+	                "--param nope: unknown parameter");
+	o.loops = 2;
+	kv_expect_error(&o, "oracle", "", SSD_RUN_E_INPUT,
+	                "policy oracle knows one pass of the trace: drop --loop");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -546,6 +703,9 @@ int main(void)
 	        cmocka_unit_test(test_blk_until_steady),
 	        cmocka_unit_test(test_blk_errors),
 	        cmocka_unit_test(test_blk_report_json),
+	        cmocka_unit_test_setup_teardown(test_kv_no_device, load_kv_small, free_kv_small),
+	        cmocka_unit_test_setup_teardown(test_kv_tiny_loop, load_kv_small, free_kv_small),
+	        cmocka_unit_test_setup_teardown(test_kv_errors, load_kv_small, free_kv_small),
 	};
 	return cmocka_run_group_tests(tests, load_tiny, NULL);
 }

@@ -9,9 +9,13 @@
  *   - ssd_report_json(): that report as the JSON object `femu-gandalf ssd --json` prints;
  *   - blk_run() and blk_report_json(): a block trace replayed on one drive (`blkreplay` in
  *     process: precondition, --loop N passes or until steady), through a caller's trace source;
+ *   - kv_run() and kv_result_json() / kv_result_csv_row(): one KV-cache tier run (`kv`: one
+ *     policy at one parameter point over a loaded KV-request trace, --loop N passes), with its
+ *     load latency, cost and lifetimes;
  *   - run_is_steady() and struct run_steady: the SNIA PTS steady-state rule, for any series of
  *     per-round (or per-pass) WAFs.
- * Plain C11 on hw/ftl and common/json: no GLib, nothing printed. Errors are one line in the
+ * Plain C11 on hw/ftl, common/json and the KV simulator (femu-gandalf/kv): no GOption, nothing
+ * printed but by the writers, which take a json_out or a FILE *. Errors are one line in the
  * caller's buffer, naming the option at fault ("--writes -3: must be >= 0").
  */
 #ifndef FG_RUN_H
@@ -20,8 +24,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ftl.h"
+#include "kvsim.h"
 
 struct json_out;
 
@@ -187,5 +193,64 @@ int blk_run(const struct blk_run_opts *o, struct blk_report *rep, char *err, siz
 void blk_report_free(struct blk_report *rep);
 /* The keys of `blkreplay --json` (docs/output.md), as one object. */
 void blk_report_json(const struct blk_report *rep, struct json_out *j);
+
+/* Progress of kv_run(), called every 1024 requests of a pass (pass from 0); may be NULL. */
+typedef void (*kv_run_progress_fn)(void *arg, int pass, const struct kv_stats *st);
+
+/*
+ * One `kv` run: a fresh cache and a fresh drive, the whole trace loops times (each pass shifted
+ * in time to start 1 s after the previous pass's last request). Zero it, then set what applies.
+ */
+struct kv_run_opts {
+	const char *trace;              /* the trace as the errors and the report name it */
+	const struct kv_trace *kt;      /* the requests (kv_trace_load()), replayed by every run */
+	const char *device;             /* the drive as the errors and the report name it */
+	const struct ftl_config *drive; /* the SSD tier's drive (validated); NULL: none, TBW only */
+	struct kv_config cfg; /* the tier (kv_config_default() + model, sizes); ssd_bytes 0: all */
+	int loops;            /* passes over the trace (>= 1) */
+	const struct kv_policy *prepared_for; /* the policy whose prepare() result is prepared */
+	void *prepared;
+	kv_run_progress_fn progress;
+	void *progress_arg;
+};
+
+/* A fresh drive has not reached steady state before it has been written about twice over (SNIA
+ * PTS preconditions with 2x): until then GC has barely started and the erase count, extrapolated,
+ * says far too much. */
+#define KV_RUN_STEADY_DRIVE_WRITES 2.0
+
+/* What a kv run measured: every figure `kv` prints. st.lat (the sorted load latencies, st.nlat
+ * of them) is owned by the result: kv_result_free(). */
+struct kv_result {
+	const char *trace, *device, *policy; /* opts.trace, opts.device, the policy's name */
+	char params[512];                    /* the point's "k=v,..." */
+	struct kv_config cfg; /* as run: ssd_bytes, TBW, price and P/E filled from the drive */
+	struct kv_stats st;
+	bool have_ftl;             /* a drive: fs and lt are filled */
+	struct ftl_stats fs;       /* the drive at the end */
+	struct ftl_lifetime lt;    /* at bpd */
+	double duration;           /* trace seconds, first to last request over every pass */
+	double bpd;                /* SSD host bytes per day of trace time */
+	double tbw_days;           /* rated TBW / bpd (INFINITY without writes) */
+	double lat_mean, lat_p99;  /* load latency, seconds */
+	double cost_gpu, cost_ssd; /* dollars: recompute of missed tokens, drive wear */
+	double drive_writes;       /* host bytes written / the drive's user bytes */
+	double wall;               /* wall-clock seconds of the passes */
+};
+
+/* Run pol at params ("k=v,..." checked against its table) into res (overwritten; call
+ * kv_result_free() whatever the result). Returns SSD_RUN_OK, or SSD_RUN_E_INPUT (a bad option,
+ * parameter or drive, exit 2) or SSD_RUN_E_FAIL (the simulator failed on a request, exit 1),
+ * with one line in err. */
+int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
+           struct kv_result *res, char *err, size_t errlen);
+void kv_result_free(struct kv_result *res);
+/* Prefix blocks missed / prefix blocks (0 without any). */
+double kv_result_miss_ratio(const struct kv_result *res);
+/* The keys of `kv --json` (docs/output.md), as one object. */
+void kv_result_json(const struct kv_result *res, struct json_out *j);
+/* `kv --sweep`'s CSV: the header line, and one row per result (flushed). */
+void kv_result_csv_header(FILE *out);
+void kv_result_csv_row(const struct kv_result *res, FILE *out);
 
 #endif

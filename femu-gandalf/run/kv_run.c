@@ -1,0 +1,345 @@
+/*
+ * kv_run.c - one KV-cache tier experiment: what `femu-gandalf kv` runs for one policy at one
+ * parameter point, as a library call (run.h, docs/run.md).
+ *
+ * A fresh cache (kvsim) and a fresh drive built from the caller's validated config (or none:
+ * the TBW division only), the whole trace --loop N times (each pass shifted in time after the
+ * previous one's last request), then the figures `kv` reports: the simulator's counters, the
+ * mean and p99 load latency, SSD host bytes per day of trace time, the TBW lifetime, GPU
+ * recompute and wear cost through kv/cost.c (the formulas the policies price with), and with a
+ * drive its WAF and lifetimes (ftl_lifetime()). The trace is loaded by the caller, once for
+ * every run, and an offline policy's prepare() result is the caller's too (prepared_for).
+ * Nothing is printed but by the writers: kv_result_json() (the object of `kv --json`) and the
+ * CSV of `kv --sweep`; the text form stays in the CLI (cmd_kv.c). Errors are one line naming
+ * the option at fault, as the CLI prints them after "femu-gandalf: ".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+#include "run.h"
+
+/* The wall clock, for the replay rate only: no simulated figure depends on it. */
+static double wall_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The drive for the SSD tier, and what the tier's config takes from it. */
+static struct ftl *kv_drive(const struct kv_run_opts *o, struct kv_config *cfg, char *err,
+                            size_t errlen)
+{
+	char e[8192];
+	struct ftl_config fc = *o->drive;
+
+	/* the SSD tier and the drive use both streams when placement hints are on */
+	if (cfg->streams_by_kind && fc.host_streams < 2)
+		fc.host_streams = 2;
+	struct ftl *f = ftl_create(&fc, e, sizeof(e));
+	if (!f) {
+		snprintf(err, errlen, "--device %s: %s", o->device, e);
+		return NULL;
+	}
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	if (!cfg->ssd_bytes)
+		cfg->ssd_bytes = g->user_bytes;
+	if (cfg->ssd_bytes > g->user_bytes) {
+		snprintf(err, errlen,
+		         "--ssd %llu bytes is larger than the %s drive (%llu bytes user)",
+		         (unsigned long long)cfg->ssd_bytes, o->device,
+		         (unsigned long long)g->user_bytes);
+		ftl_destroy(f);
+		return NULL;
+	}
+	cfg->tbw_bytes = fc.dwpd * (double)g->user_bytes * 365.0 * fc.warranty_years;
+	cfg->ssd_usd = cfg->ssd_usd_per_tb * (double)g->user_bytes / 1e12;
+	cfg->ssd_pe = fc.pe_cycles;
+	cfg->ssd_phys_bytes = (double)g->phys_bytes;
+	cfg->use_ftl_timing = true;
+	return f;
+}
+
+/* The passes. 0, or -1 with the failing request in err. */
+static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, char *err, size_t errlen)
+{
+	char e[8192];
+	double toff = 0, span = 0;
+
+	for (int pass = 0; pass < o->loops; pass++) {
+		for (uint64_t i = 0; i < o->kt->n; i++) {
+			struct kv_request rq = o->kt->rq[i];
+			rq.t += toff;
+			if (rq.t > span)
+				span = rq.t;
+			if (kvsim_request(s, &rq, e, sizeof(e))) {
+				snprintf(err, errlen, "%s: request %llu: %s", o->trace,
+				         (unsigned long long)i + 1, e);
+				return -1;
+			}
+			if (o->progress && !((i + 1) & 1023))
+				o->progress(o->progress_arg, pass, kvsim_stats(s));
+		}
+		toff = span + 1;
+	}
+	return 0;
+}
+
+/* The figures, from the finished simulator and the drive (NULL: none). */
+static void kv_figures(struct kv_result *res, struct kvsim *s, struct ftl *f)
+{
+	const struct kv_config *cfg = &res->cfg;
+	struct kv_stats *st = kvsim_stats(s);
+
+	res->st = *st;
+	res->duration = st->t_last - st->t_first;
+	if (st->nlat) {
+		double sum = 0;
+		for (uint64_t i = 0; i < st->nlat; i++)
+			sum += st->lat[i];
+		qsort(st->lat, st->nlat, sizeof(double), cmp_d);
+		res->lat_mean = sum / st->nlat;
+		res->lat_p99 = st->lat[(uint64_t)(0.99 * (st->nlat - 1))];
+	}
+	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
+	res->bpd = kv_bytes_per_day(host, res->duration);
+	res->tbw_days = kv_tbw_days(cfg, res->bpd);
+	res->cost_gpu = st->missed_tokens * kv_gpu_usd_per_token(cfg);
+	if (f) {
+		res->have_ftl = true;
+		ftl_get_stats(f, &res->fs);
+		ftl_lifetime(f, res->bpd, &res->lt);
+		res->drive_writes =
+		        (double)res->fs.host_write_bytes / (double)ftl_get_geometry(f)->user_bytes;
+		res->cost_ssd = kv_wear_usd(cfg, true, host, res->fs.nand_write_bytes);
+	} else {
+		res->cost_ssd = kv_wear_usd(cfg, false, host, 0);
+	}
+	st->lat = NULL; /* now res->st's */
+}
+
+int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
+           struct kv_result *res, char *err, size_t errlen)
+{
+	char e[8192];
+	struct ftl *f = NULL;
+
+	memset(res, 0, sizeof(*res));
+	res->trace = o->trace;
+	res->device = o->device;
+	res->policy = pol->name;
+	snprintf(res->params, sizeof(res->params), "%s", params ? params : "");
+	res->cfg = o->cfg;
+	if (o->drive) {
+		if (!(f = kv_drive(o, &res->cfg, err, errlen)))
+			return SSD_RUN_E_INPUT;
+	} else {
+		if (!res->cfg.ssd_bytes) {
+			snprintf(err, errlen, "--device none needs --ssd SIZE");
+			return SSD_RUN_E_INPUT;
+		}
+		kv_cost_no_device(&res->cfg);
+	}
+	if (o->loops < 1 || (pol->one_pass && o->loops != 1)) {
+		if (o->loops < 1)
+			snprintf(err, errlen, "--loop %d: must be >= 1", o->loops);
+		else
+			snprintf(err, errlen, "policy %s knows one pass of the trace: drop --loop",
+			         pol->name);
+		ftl_destroy(f);
+		return SSD_RUN_E_INPUT;
+	}
+	struct kvsim *s = kvsim_new(&res->cfg, pol, res->params,
+	                            pol == o->prepared_for ? o->prepared : NULL, f, e, sizeof(e));
+	if (!s) {
+		snprintf(err, errlen, "%s", e);
+		ftl_destroy(f);
+		return SSD_RUN_E_INPUT;
+	}
+	double t0 = wall_seconds();
+	int rc = kv_passes(o, s, err, errlen) ? SSD_RUN_E_FAIL : SSD_RUN_OK;
+	if (!rc) {
+		res->wall = wall_seconds() - t0;
+		kvsim_finish(s);
+		kv_figures(res, s, f);
+	}
+	kvsim_free(s);
+	ftl_destroy(f);
+	return rc;
+}
+
+void kv_result_free(struct kv_result *res)
+{
+	free(res->st.lat);
+	res->st.lat = NULL;
+}
+
+double kv_result_miss_ratio(const struct kv_result *res)
+{
+	const struct kv_stats *st = &res->st;
+	return st->prefix_blocks ? 1 - (double)st->hit_blocks / st->prefix_blocks : 0;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / whole : 0;
+}
+
+/* The run's setting and the cache's counters. */
+static void json_counts(const struct kv_result *r, struct json_out *j)
+{
+	const struct kv_stats *st = &r->st;
+	const struct kv_config *c = &r->cfg;
+
+	jout_str(j, "trace", r->trace);
+	jout_str(j, "model", c->model.name);
+	jout_str(j, "policy", r->policy);
+	jout_str(j, "params", r->params);
+	jout_str(j, "device", r->device);
+	jout_u64(j, "dram_bytes", c->dram_bytes);
+	jout_u64(j, "ssd_bytes", c->ssd_bytes);
+	jout_str(j, "alloc", c->alloc == KV_ALLOC_LOG ? "log" : "slots");
+	jout_bool(j, "trim", c->trim);
+	jout_str(j, "streams", c->streams_by_kind ? "kind" : "none");
+	jout_u64(j, "requests", st->requests);
+	jout_num(j, "miss_ratio", "%.6f", kv_result_miss_ratio(r));
+	jout_num(j, "token_miss_ratio", "%.6f", share(st->missed_tokens, st->prefix_tokens));
+	jout_object(j, "hits", JOUT_INLINE);
+	jout_u64(j, "dram_full", st->hits[0][0]);
+	jout_u64(j, "dram_linear", st->hits[0][1]);
+	jout_u64(j, "ssd_full", st->hits[1][0]);
+	jout_u64(j, "ssd_linear", st->hits[1][1]);
+	jout_end(j);
+	jout_u64(j, "ssd_write_bytes", st->ssd_write_bytes[0] + st->ssd_write_bytes[1]);
+	jout_object(j, "ssd_write_bytes_by_kind", JOUT_INLINE);
+	jout_u64(j, "full", st->ssd_write_bytes[0]);
+	jout_u64(j, "linear", st->ssd_write_bytes[1]);
+	jout_end(j);
+	jout_object(j, "ssd_objects_written", JOUT_INLINE);
+	jout_u64(j, "full", st->ssd_writes[0]);
+	jout_u64(j, "linear", st->ssd_writes[1]);
+	jout_end(j);
+	jout_object(j, "ssd_written_hit_share", JOUT_INLINE);
+	jout_num(j, "full", "%.4f", share(st->ssd_written_hit[0], st->ssd_writes[0]));
+	jout_num(j, "linear", "%.4f", share(st->ssd_written_hit[1], st->ssd_writes[1]));
+	jout_end(j);
+	jout_u64(j, "ssd_read_bytes", st->ssd_read_bytes);
+	jout_u64(j, "ssd_evictions", st->ssd_evictions);
+	jout_u64(j, "dram_drops", st->dram_drops);
+	jout_u64(j, "unreachable_freed", st->unreachable);
+	jout_u64(j, "not_admitted", st->not_admitted);
+}
+
+/* The drive: WAF and lifetimes (null when undefined: no device, or nothing written). */
+static void json_drive(const struct kv_result *r, struct json_out *j)
+{
+	if (r->have_ftl && r->fs.host_write_bytes) {
+		jout_num(j, "waf", "%.4f", r->fs.waf_window);
+		jout_num(j, "waf_cumulative", "%.4f", r->fs.waf_cumulative);
+		jout_u64(j, "erases", r->fs.erases);
+		jout_num(j, "drive_writes", "%.4f", r->drive_writes);
+		jout_bool(j, "steady", r->drive_writes >= KV_RUN_STEADY_DRIVE_WRITES);
+	} else if (r->have_ftl) { /* nothing written: WAF is undefined */
+		jout_null(j, "waf");
+		jout_null(j, "waf_cumulative");
+		jout_u64(j, "erases", r->fs.erases);
+	} else {
+		jout_null(j, "waf");
+	}
+	/* no SSD writes: infinite lifetimes, null in JSON */
+	jout_object(j, "lifetime_days", JOUT_INLINE);
+	jout_num(j, "tbw", "%.6g", r->tbw_days);
+	if (r->have_ftl) {
+		jout_num(j, "naive_pe", "%.6g", r->lt.naive_pe_days);
+		jout_num(j, "erase", "%.6g", r->lt.erase_days);
+		jout_str(j, "eol_reason", r->lt.eol_reason);
+		jout_str(j, "basis", r->lt.basis);
+	} else {
+		jout_null(j, "naive_pe");
+		jout_null(j, "erase");
+	}
+	jout_end(j);
+}
+
+void kv_result_json(const struct kv_result *r, struct json_out *j)
+{
+	const struct kv_stats *st = &r->st;
+
+	jout_object(j, NULL, JOUT_BLOCK);
+	json_counts(r, j);
+	jout_num(j, "trace_duration_s", "%.3f", r->duration);
+	jout_num(j, "ssd_host_bytes_per_day", "%.6g", r->bpd);
+	json_drive(r, j);
+	jout_str(j, "ssd_read_timing", r->have_ftl ? "emulated-ssd" : "bandwidth-model");
+	jout_object(j, "load_latency_s", JOUT_INLINE);
+	jout_num(j, "mean", "%.6g", r->lat_mean);
+	jout_num(j, "p99", "%.6g", r->lat_p99);
+	jout_end(j);
+	double per = 1000.0 / (double)st->requests;
+	jout_object(j, "cost_per_1k_requests", JOUT_INLINE);
+	jout_num(j, "gpu_recompute", "%.6g", r->cost_gpu * per);
+	jout_num(j, "ssd_wear", "%.6g", r->cost_ssd * per);
+	jout_num(j, "total", "%.6g", (r->cost_gpu + r->cost_ssd) * per);
+	jout_end(j);
+	jout_u64(j, "dram_peak_bytes", st->dram_peak);
+	jout_u64(j, "ssd_peak_bytes", st->ssd_peak);
+	jout_num(j, "wall_s", "%.3f", r->wall);
+	jout_end(j);
+}
+
+void kv_result_csv_header(FILE *out)
+{
+	fprintf(out, "policy,params,requests,miss_ratio,ssd_write_bytes,ssd_write_full,"
+	             "ssd_write_linear,ssd_read_bytes,hit_share_full,hit_share_linear,waf,"
+	             "lifetime_tbw_days,lifetime_naive_pe_days,lifetime_erase_days,latency_mean_s,"
+	             "latency_p99_s,cost_per_1k,wall_s\n");
+}
+
+/* s as one quoted CSV field (RFC 4180: quotes doubled), so a comma or a quote stays inside it */
+static void csv_quoted(const char *s, FILE *out)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+void kv_result_csv_row(const struct kv_result *r, FILE *out)
+{
+	const struct kv_stats *st = &r->st;
+
+	fprintf(out, "%s,", r->policy); /* a policy name: [a-z-] */
+	csv_quoted(r->params, out);
+	fprintf(out, ",%llu,%.6f,%llu,%llu,%llu,%llu,%.4f,%.4f,", (unsigned long long)st->requests,
+	        kv_result_miss_ratio(r),
+	        (unsigned long long)(st->ssd_write_bytes[0] + st->ssd_write_bytes[1]),
+	        (unsigned long long)st->ssd_write_bytes[0],
+	        (unsigned long long)st->ssd_write_bytes[1], (unsigned long long)st->ssd_read_bytes,
+	        share(st->ssd_written_hit[0], st->ssd_writes[0]),
+	        share(st->ssd_written_hit[1], st->ssd_writes[1]));
+	if (r->have_ftl && r->fs.host_write_bytes)
+		fprintf(out, "%.4f,%.6g,%.6g,%.6g,", r->fs.waf_window, r->tbw_days,
+		        r->lt.naive_pe_days, r->lt.erase_days);
+	else if (r->have_ftl) /* nothing written: WAF undefined, lifetimes infinite */
+		fprintf(out, ",%.6g,%.6g,%.6g,", r->tbw_days, r->lt.naive_pe_days,
+		        r->lt.erase_days);
+	else
+		fprintf(out, ",%.6g,,,", r->tbw_days);
+	fprintf(out, "%.6g,%.6g,%.6g,%.3f\n", r->lat_mean, r->lat_p99,
+	        (r->cost_gpu + r->cost_ssd) * 1000.0 / (double)st->requests, r->wall);
+	fflush(out);
+}
