@@ -134,34 +134,101 @@ static int bench_parse(char **paths)
 	return fg_json_finish(&j);
 }
 
+/* The kv command's defaults: Qwen3-Next-80B-A3B, 100 GiB DRAM, 1 TiB SSD tier, no device. */
+static int bench_kv_config(struct kv_config *cfg)
+{
+	char err[8192];
+	kv_config_default(cfg);
+	cfg->dram_bytes = 100ull << 30;
+	cfg->ssd_bytes = 1ull << 40;
+	kv_cost_no_device(cfg);
+	if (kv_model_load("qwen3-next-80b-a3b", &cfg->model, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf bench: %s\n", err);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Feed every request of the trace to s. */
+static int bench_kv_replay(struct kvsim *s, const struct kv_trace *kt)
+{
+	char err[8192];
+	for (uint64_t r = 0; r < kt->n; r++)
+		if (kvsim_request(s, &kt->rq[r], err, sizeof(err))) {
+			fprintf(stderr, "femu-gandalf bench: request %llu: %s\n",
+			        (unsigned long long)r + 1, err);
+			return -1;
+		}
+	kvsim_finish(s);
+	return 0;
+}
+
+/*
+ * Replay the trace under policy p and print its line; adds the policy's time (pre-pass and
+ * replay) to *total. The pre-pass is timed on its own: it is not part of the replay's rate.
+ */
+static int bench_kv_policy(struct json_out *j, const struct kv_trace *kt,
+                           const struct kv_config *cfg, const struct kv_policy *p, double *total)
+{
+	char err[8192];
+	void *prepared = NULL;
+	double t0, prep = 0;
+	int rc = -1;
+	if (p->prepare) {
+		t0 = now_seconds();
+		if (!(prepared = p->prepare(kt, cfg, err, sizeof(err)))) {
+			fprintf(stderr, "femu-gandalf bench: %s\n", err);
+			return -1;
+		}
+		prep = now_seconds() - t0;
+	}
+	struct kvsim *s = kvsim_new(cfg, p, "", prepared, NULL, err, sizeof(err));
+	if (!s) {
+		fprintf(stderr, "femu-gandalf bench: %s\n", err);
+		goto out;
+	}
+	t0 = now_seconds();
+	if (bench_kv_replay(s, kt))
+		goto out;
+	const struct kv_stats *st = kvsim_stats(s);
+	double secs = now_seconds() - t0;
+	*total += prep + secs;
+	jout_object(j, NULL, JOUT_INLINE);
+	jout_str(j, "policy", p->name);
+	jout_num(j, "seconds", "%.3f", secs);
+	jout_num(j, "prepare_seconds", "%.3f", prep);
+	jout_num(j, "block_accesses_per_s", "%.0f", st->prefix_blocks / secs);
+	jout_num(j, "miss_ratio", "%.6f",
+	         1 - (double)st->hit_blocks / (st->prefix_blocks ? st->prefix_blocks : 1));
+	jout_end(j);
+	rc = 0;
+out:
+	kvsim_free(s);
+	if (prepared)
+		p->unprepare(prepared);
+	return rc;
+}
+
 static int bench_kv(const char *path, const char *policy)
 {
 	struct trace_opts o;
 	struct kv_trace kt;
 	struct kv_config cfg = {0};
 	char err[8192];
-	int rc = 1;
-	void *prepared = NULL;
-	const struct kv_policy *prepared_for = NULL;
+	int rc;
 	trace_opts_default(&o);
-	kv_config_default(&cfg);
-	cfg.dram_bytes = 100ull << 30;
-	cfg.ssd_bytes = 1ull << 40;
-	kv_cost_no_device(&cfg);
-	if (kv_model_load("qwen3-next-80b-a3b", &cfg.model, err, sizeof(err))) {
-		fprintf(stderr, "femu-gandalf bench: %s\n", err);
-		return EXIT_USAGE;
-	}
+	if ((rc = bench_kv_config(&cfg)))
+		return rc;
 	if (strcmp(policy, "all") && !kv_policy_find(policy)) {
 		fprintf(stderr, "femu-gandalf bench: --policy %s: unknown policy\n", policy);
 		return EXIT_USAGE;
 	}
-	double t0 = now_seconds(), total = 0;
+	double t0 = now_seconds();
 	if (kv_trace_load(path, &o, &kt, err, sizeof(err))) {
 		fprintf(stderr, "femu-gandalf bench: %s\n", err);
 		return EXIT_USAGE;
 	}
-	double load = now_seconds() - t0;
+	double load = now_seconds() - t0, total = load;
 	struct json_out j;
 	jout_init(&j, stdout);
 	jout_object(&j, NULL, JOUT_BLOCK);
@@ -173,50 +240,12 @@ static int bench_kv(const char *path, const char *policy)
 	jout_num(&j, "load_seconds", "%.3f", load);
 	jout_break(&j);
 	jout_array(&j, "policies", JOUT_BLOCK);
-	total = load;
 	for (int i = 0; kv_policies[i]; i++) {
-		const struct kv_policy *p = kv_policies[i];
-		struct kvsim *s;
-		double prep = 0;
-		if (strcmp(policy, "all") && strcmp(policy, p->name))
+		if (strcmp(policy, "all") && strcmp(policy, kv_policies[i]->name))
 			continue;
-		if (p->prepare) { /* an offline policy's pass over the trace, timed on its own */
-			t0 = now_seconds();
-			if (!(prepared = p->prepare(&kt, &cfg, err, sizeof(err)))) {
-				fprintf(stderr, "femu-gandalf bench: %s\n", err);
-				goto out;
-			}
-			prep = now_seconds() - t0;
-			prepared_for = p;
-		}
-		if (!(s = kvsim_new(&cfg, p, "", prepared, NULL, err, sizeof(err)))) {
-			fprintf(stderr, "femu-gandalf bench: %s\n", err);
-			goto out;
-		}
-		t0 = now_seconds();
-		for (uint64_t r = 0; r < kt.n; r++)
-			if (kvsim_request(s, &kt.rq[r], err, sizeof(err))) {
-				fprintf(stderr, "femu-gandalf bench: request %llu: %s\n", (unsigned long long)r + 1, err);
-				kvsim_free(s);
-				goto out;
-			}
-		kvsim_finish(s);
-		const struct kv_stats *st = kvsim_stats(s);
-		double secs = now_seconds() - t0;
-		total += prep + secs;
-		jout_object(&j, NULL, JOUT_INLINE);
-		jout_str(&j, "policy", p->name);
-		jout_num(&j, "seconds", "%.3f", secs);
-		jout_num(&j, "prepare_seconds", "%.3f", prep);
-		jout_num(&j, "block_accesses_per_s", "%.0f", st->prefix_blocks / secs);
-		jout_num(&j, "miss_ratio", "%.6f",
-		         1 - (double)st->hit_blocks / (st->prefix_blocks ? st->prefix_blocks : 1));
-		jout_end(&j);
-		kvsim_free(s);
-		if (prepared_for) {
-			prepared_for->unprepare(prepared);
-			prepared_for = NULL;
-			prepared = NULL;
+		if (bench_kv_policy(&j, &kt, &cfg, kv_policies[i], &total)) {
+			kv_trace_free(&kt);
+			return 1;
 		}
 	}
 	jout_end(&j);
@@ -226,9 +255,6 @@ static int bench_kv(const char *path, const char *policy)
 	jout_end(&j);
 	jout_end(&j);
 	rc = fg_json_finish(&j);
-out:
-	if (prepared_for)
-		prepared_for->unprepare(prepared);
 	kv_trace_free(&kt);
 	return rc;
 }
