@@ -134,34 +134,101 @@ static int bench_parse(char **paths)
 	return fg_json_finish(&j);
 }
 
+/* The kv command's defaults: Qwen3-Next-80B-A3B, 100 GiB DRAM, 1 TiB SSD tier, no device. */
+static int bench_kv_config(struct kv_config *cfg)
+{
+	char err[8192];
+	kv_config_default(cfg);
+	cfg->dram_bytes = 100ull << 30;
+	cfg->ssd_bytes = 1ull << 40;
+	kv_cost_no_device(cfg);
+	if (kv_model_load("qwen3-next-80b-a3b", &cfg->model, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf bench: %s\n", err);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Feed every request of the trace to s. */
+static int bench_kv_replay(struct kvsim *s, const struct kv_trace *kt)
+{
+	char err[8192];
+	for (uint64_t r = 0; r < kt->n; r++)
+		if (kvsim_request(s, &kt->rq[r], err, sizeof(err))) {
+			fprintf(stderr, "femu-gandalf bench: request %llu: %s\n",
+			        (unsigned long long)r + 1, err);
+			return -1;
+		}
+	kvsim_finish(s);
+	return 0;
+}
+
+/*
+ * Replay the trace under policy p and print its line; adds the policy's time (pre-pass and
+ * replay) to *total. The pre-pass is timed on its own: it is not part of the replay's rate.
+ */
+static int bench_kv_policy(struct json_out *j, const struct kv_trace *kt,
+                           const struct kv_config *cfg, const struct kv_policy *p, double *total)
+{
+	char err[8192];
+	void *prepared = NULL;
+	double t0, prep = 0;
+	int rc = -1;
+	if (p->prepare) {
+		t0 = now_seconds();
+		if (!(prepared = p->prepare(kt, cfg, err, sizeof(err)))) {
+			fprintf(stderr, "femu-gandalf bench: %s\n", err);
+			return -1;
+		}
+		prep = now_seconds() - t0;
+	}
+	struct kvsim *s = kvsim_new(cfg, p, "", prepared, NULL, err, sizeof(err));
+	if (!s) {
+		fprintf(stderr, "femu-gandalf bench: %s\n", err);
+		goto out;
+	}
+	t0 = now_seconds();
+	if (bench_kv_replay(s, kt))
+		goto out;
+	const struct kv_stats *st = kvsim_stats(s);
+	double secs = now_seconds() - t0;
+	*total += prep + secs;
+	jout_object(j, NULL, JOUT_INLINE);
+	jout_str(j, "policy", p->name);
+	jout_num(j, "seconds", "%.3f", secs);
+	jout_num(j, "prepare_seconds", "%.3f", prep);
+	jout_num(j, "block_accesses_per_s", "%.0f", st->prefix_blocks / secs);
+	jout_num(j, "miss_ratio", "%.6f",
+	         1 - (double)st->hit_blocks / (st->prefix_blocks ? st->prefix_blocks : 1));
+	jout_end(j);
+	rc = 0;
+out:
+	kvsim_free(s);
+	if (prepared)
+		p->unprepare(prepared);
+	return rc;
+}
+
 static int bench_kv(const char *path, const char *policy)
 {
 	struct trace_opts o;
 	struct kv_trace kt;
 	struct kv_config cfg = {0};
 	char err[8192];
-	int rc = 1;
-	void *prepared = NULL;
-	const struct kv_policy *prepared_for = NULL;
+	int rc;
 	trace_opts_default(&o);
-	kv_config_default(&cfg);
-	cfg.dram_bytes = 100ull << 30;
-	cfg.ssd_bytes = 1ull << 40;
-	kv_cost_no_device(&cfg);
-	if (kv_model_load("qwen3-next-80b-a3b", &cfg.model, err, sizeof(err))) {
-		fprintf(stderr, "femu-gandalf bench: %s\n", err);
-		return EXIT_USAGE;
-	}
+	if ((rc = bench_kv_config(&cfg)))
+		return rc;
 	if (strcmp(policy, "all") && !kv_policy_find(policy)) {
 		fprintf(stderr, "femu-gandalf bench: --policy %s: unknown policy\n", policy);
 		return EXIT_USAGE;
 	}
-	double t0 = now_seconds(), total = 0;
+	double t0 = now_seconds();
 	if (kv_trace_load(path, &o, &kt, err, sizeof(err))) {
 		fprintf(stderr, "femu-gandalf bench: %s\n", err);
 		return EXIT_USAGE;
 	}
-	double load = now_seconds() - t0;
+	double load = now_seconds() - t0, total = load;
 	struct json_out j;
 	jout_init(&j, stdout);
 	jout_object(&j, NULL, JOUT_BLOCK);
@@ -173,50 +240,12 @@ static int bench_kv(const char *path, const char *policy)
 	jout_num(&j, "load_seconds", "%.3f", load);
 	jout_break(&j);
 	jout_array(&j, "policies", JOUT_BLOCK);
-	total = load;
 	for (int i = 0; kv_policies[i]; i++) {
-		const struct kv_policy *p = kv_policies[i];
-		struct kvsim *s;
-		double prep = 0;
-		if (strcmp(policy, "all") && strcmp(policy, p->name))
+		if (strcmp(policy, "all") && strcmp(policy, kv_policies[i]->name))
 			continue;
-		if (p->prepare) { /* an offline policy's pass over the trace, timed on its own */
-			t0 = now_seconds();
-			if (!(prepared = p->prepare(&kt, &cfg, err, sizeof(err)))) {
-				fprintf(stderr, "femu-gandalf bench: %s\n", err);
-				goto out;
-			}
-			prep = now_seconds() - t0;
-			prepared_for = p;
-		}
-		if (!(s = kvsim_new(&cfg, p, "", prepared, NULL, err, sizeof(err)))) {
-			fprintf(stderr, "femu-gandalf bench: %s\n", err);
-			goto out;
-		}
-		t0 = now_seconds();
-		for (uint64_t r = 0; r < kt.n; r++)
-			if (kvsim_request(s, &kt.rq[r], err, sizeof(err))) {
-				fprintf(stderr, "femu-gandalf bench: request %llu: %s\n", (unsigned long long)r + 1, err);
-				kvsim_free(s);
-				goto out;
-			}
-		kvsim_finish(s);
-		const struct kv_stats *st = kvsim_stats(s);
-		double secs = now_seconds() - t0;
-		total += prep + secs;
-		jout_object(&j, NULL, JOUT_INLINE);
-		jout_str(&j, "policy", p->name);
-		jout_num(&j, "seconds", "%.3f", secs);
-		jout_num(&j, "prepare_seconds", "%.3f", prep);
-		jout_num(&j, "block_accesses_per_s", "%.0f", st->prefix_blocks / secs);
-		jout_num(&j, "miss_ratio", "%.6f",
-		         1 - (double)st->hit_blocks / (st->prefix_blocks ? st->prefix_blocks : 1));
-		jout_end(&j);
-		kvsim_free(s);
-		if (prepared_for) {
-			prepared_for->unprepare(prepared);
-			prepared_for = NULL;
-			prepared = NULL;
+		if (bench_kv_policy(&j, &kt, &cfg, kv_policies[i], &total)) {
+			kv_trace_free(&kt);
+			return 1;
 		}
 	}
 	jout_end(&j);
@@ -226,11 +255,187 @@ static int bench_kv(const char *path, const char *policy)
 	jout_end(&j);
 	jout_end(&j);
 	rc = fg_json_finish(&j);
-out:
-	if (prepared_for)
-		prepared_for->unprepare(prepared);
 	kv_trace_free(&kt);
 	return rc;
+}
+
+/* The figures of (a)-(c), printed together once all three have run. */
+struct ftl_bench {
+	uint64_t units; /* the device's user mapping units: the amount each measurement writes */
+	double a_rate, a_waf, a_eff, meta;
+	double b_rate, b_waf;
+	double c_rate, c_waf;
+};
+
+/* (a) uniform random 4 KiB writes at steady state, on a fresh device */
+static int bench_random_4k(struct ftl *f, uint64_t *rng, struct ftl_bench *r)
+{
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	struct ftl_stats st;
+	int rc;
+	r->units = g->user_units;
+	fprintf(stderr, "bench (a): %.1f GiB user, preconditioning...\n",
+	        g->user_bytes / 1073741824.0);
+	if ((rc = fill_seq(f, 2 * g->user_bytes, 128 * 1024)) || (rc = rand_4k(f, r->units, rng)))
+		return rc;
+	ftl_get_stats(f, &st);
+	uint64_t n0 = st.nand_write_bytes, h0 = st.host_write_bytes;
+	fprintf(stderr, "bench (a): measuring %llu random 4 KiB writes...\n",
+	        (unsigned long long)r->units);
+	double t0 = now_seconds();
+	if ((rc = rand_4k(f, r->units, rng)))
+		return rc;
+	double t = now_seconds() - t0;
+	ftl_get_stats(f, &st);
+	r->a_rate = r->units / t;
+	r->a_waf = (double)(st.nand_write_bytes - n0) / (st.host_write_bytes - h0);
+	r->meta = (double)ftl_metadata_bytes(f);
+	r->a_eff = st.effective_spare_factor;
+	return 0;
+}
+
+/* (b) 1 MiB sequential writes over a sequentially filled device */
+static int bench_seq_1m(struct ftl *f, struct ftl_bench *r)
+{
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	struct ftl_stats st;
+	int rc;
+	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
+		return rc;
+	double t0 = now_seconds();
+	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
+		return rc;
+	r->b_rate = r->units / (now_seconds() - t0);
+	ftl_get_stats(f, &st);
+	r->b_waf = st.waf_window;
+	return 0;
+}
+
+/* (c) KV-like: 2..64 MiB objects in 64 MiB slots, overwritten in place, on a filled device */
+static int bench_kv_objects(struct ftl *f, uint64_t *rng, struct ftl_bench *r)
+{
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	uint64_t slot = 64ull << 20, nslots = g->user_bytes / slot, cunits = 0;
+	struct ftl_stats st;
+	double t0 = 0;
+	int rc;
+	/* warm up with 2x user capacity of object writes, then measure 1x */
+	for (int phase = 0; phase < 2; phase++) {
+		if (phase)
+			t0 = now_seconds();
+		cunits = 0;
+		while (cunits < (phase ? r->units : 2 * r->units)) {
+			uint64_t size = (2 + fg_rand_below(rng, 63)) << 20;
+			if ((rc = ftl_write(f, fg_rand_below(rng, nslots) * slot, size, 0, 0,
+			                    NULL)))
+				return rc;
+			cunits += size / 4096;
+		}
+	}
+	r->c_rate = cunits / (now_seconds() - t0);
+	ftl_get_stats(f, &st);
+	r->c_waf = st.waf_window;
+	return 0;
+}
+
+/* The figures of (a)-(c); g is the geometry they share. */
+static void print_ftl_bench(struct json_out *j, const struct ftl_geometry *g,
+                            const struct ftl_bench *r)
+{
+	jout_object(j, "a_random_4k_steady", JOUT_INLINE);
+	jout_u64(j, "user_bytes", g->user_bytes);
+	jout_num(j, "host_writes_per_s", "%.0f", r->a_rate);
+	jout_num(j, "waf", "%.4f", r->a_waf);
+	jout_num(j, "effective_spare_factor", "%.4f", r->a_eff);
+	jout_num(j, "metadata_bytes_per_user_unit", "%.3f", r->meta / g->user_units);
+	jout_num(j, "metadata_bytes_per_physical_unit", "%.3f", r->meta / g->phys_units);
+	jout_end(j);
+	jout_object(j, "b_seq_1m", JOUT_INLINE);
+	jout_num(j, "units_per_s", "%.0f", r->b_rate);
+	jout_num(j, "waf", "%.4f", r->b_waf);
+	jout_end(j);
+	jout_object(j, "c_kv_objects", JOUT_INLINE);
+	jout_num(j, "units_per_s", "%.0f", r->c_rate);
+	jout_num(j, "waf", "%.4f", r->c_waf);
+	jout_end(j);
+}
+
+/* (d) the ent-tlc-4t preset: a 3.84 TB fill, then 4M random 4 KiB writes, and peak RSS */
+static int bench_big(struct json_out *j, uint64_t *rng)
+{
+	fprintf(stderr, "bench (d): ent-tlc-4t: filling 3.84 TB...\n");
+	struct ftl *f = make("ent-tlc-4t", NULL);
+	int rc;
+	if (!f)
+		return 1;
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	double t0 = now_seconds();
+	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
+		goto fail;
+	double fill_s = now_seconds() - t0;
+	t0 = now_seconds();
+	if ((rc = rand_4k(f, 4000000, rng)))
+		goto fail;
+	double r_rate = 4000000 / (now_seconds() - t0);
+	jout_object(j, "d_ent_tlc_4t", JOUT_INLINE);
+	jout_u64(j, "user_bytes", g->user_bytes);
+	jout_num(j, "fill_seconds", "%.1f", fill_s);
+	jout_num(j, "random_4k_per_s", "%.0f", r_rate);
+	jout_u64(j, "metadata_bytes", ftl_metadata_bytes(f));
+	jout_i64(j, "peak_rss_kib", rss_kib("VmHWM:"));
+	jout_end(j);
+	ftl_destroy(f);
+	return 0;
+fail:
+	fprintf(stderr, "femu-gandalf bench: write failed: %s\n", ftl_strerror(rc));
+	ftl_destroy(f);
+	return 1;
+}
+
+/* (a)-(c) on fresh devices of the same geometry, and with big (d) */
+static int bench_ftl(bool quick, bool big)
+{
+	/* 64 GiB user at Sf 0.10: 8 ch x 8 LUN, 1 MiB blocks (64 x 16 KiB pages), superblock GC */
+	const char *bpp = quick ? "blocks_per_plane=143" : "blocks_per_plane=1138";
+	char *sets[] = {"channels=8", "luns_per_channel=8", "planes_per_lun=1", (char *)bpp,
+			"pages_per_block=64", "page_size=16384", "unit_size=4096", "spare_factor=0.10",
+			"gc_policy=greedy", "gc_bg_free_pct=0", "gc_fg_free_pct=0", "pe_cycles=100000", NULL};
+	uint64_t rng = 42;
+	struct ftl_bench r;
+	int rc;
+
+	struct ftl *f = make("tiny", sets);
+	if (!f)
+		return 1;
+	if ((rc = bench_random_4k(f, &rng, &r)))
+		goto fail;
+	ftl_destroy(f);
+
+	fprintf(stderr, "bench (b): 1 MiB sequential...\n");
+	if (!(f = make("tiny", sets)) || (rc = bench_seq_1m(f, &r)))
+		goto fail;
+	ftl_destroy(f);
+
+	if (!(f = make("tiny", sets)) || (rc = fill_seq(f, ftl_get_geometry(f)->user_bytes, 1 << 20)))
+		goto fail;
+	fprintf(stderr, "bench (c): KV-like 2-64 MiB objects...\n");
+	if ((rc = bench_kv_objects(f, &rng, &r)))
+		goto fail;
+
+	struct json_out j;
+	jout_init(&j, stdout);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	print_ftl_bench(&j, ftl_get_geometry(f), &r);
+	ftl_destroy(f);
+	if (big && bench_big(&j, &rng))
+		return 1;
+	jout_i64(&j, "peak_rss_kib", rss_kib("VmHWM:"));
+	jout_end(&j);
+	return fg_json_finish(&j);
+fail:
+	fprintf(stderr, "femu-gandalf bench: write failed: %s\n", ftl_strerror(rc));
+	ftl_destroy(f);
+	return 1;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -260,124 +465,5 @@ int cmd_bench(int argc, char **argv)
 		return bench_parse(parse);
 	if (kv)
 		return bench_kv(kv, policy);
-	/* 64 GiB user at Sf 0.10: 8 ch x 8 LUN, 1 MiB blocks (64 x 16 KiB pages), superblock GC */
-	const char *bpp = quick ? "blocks_per_plane=143" : "blocks_per_plane=1138";
-	char *sets[] = {"channels=8", "luns_per_channel=8", "planes_per_lun=1", (char *)bpp,
-			"pages_per_block=64", "page_size=16384", "unit_size=4096", "spare_factor=0.10",
-			"gc_policy=greedy", "gc_bg_free_pct=0", "gc_fg_free_pct=0", "pe_cycles=100000", NULL};
-	uint64_t rng = 42;
-	double t0, t;
-	int rc;
-	struct ftl_stats st;
-
-	struct ftl *f = make("tiny", sets);
-	if (!f)
-		return 1;
-	const struct ftl_geometry *g = ftl_get_geometry(f);
-	uint64_t units = g->user_units;
-	fprintf(stderr, "bench (a): %.1f GiB user, preconditioning...\n", g->user_bytes / 1073741824.0);
-	if ((rc = fill_seq(f, 2 * g->user_bytes, 128 * 1024)) || (rc = rand_4k(f, units, &rng)))
-		goto fail;
-	ftl_get_stats(f, &st);
-	uint64_t n0 = st.nand_write_bytes, h0 = st.host_write_bytes;
-	fprintf(stderr, "bench (a): measuring %llu random 4 KiB writes...\n", (unsigned long long)units);
-	t0 = now_seconds();
-	if ((rc = rand_4k(f, units, &rng)))
-		goto fail;
-	t = now_seconds() - t0;
-	ftl_get_stats(f, &st);
-	double a_rate = units / t, a_waf = (double)(st.nand_write_bytes - n0) / (st.host_write_bytes - h0);
-	double meta = (double)ftl_metadata_bytes(f);
-	double a_eff = st.effective_spare_factor;
-
-	ftl_destroy(f);
-
-	/* (b) 1 MiB sequential over a sequentially filled device */
-	fprintf(stderr, "bench (b): 1 MiB sequential...\n");
-	if (!(f = make("tiny", sets)) || (rc = fill_seq(f, ftl_get_geometry(f)->user_bytes, 1 << 20)))
-		goto fail;
-	g = ftl_get_geometry(f);
-	t0 = now_seconds();
-	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
-		goto fail;
-	double b_rate = units / (now_seconds() - t0);
-	ftl_get_stats(f, &st);
-	double b_waf = st.waf_window;
-	ftl_destroy(f);
-	if (!(f = make("tiny", sets)) || (rc = fill_seq(f, ftl_get_geometry(f)->user_bytes, 1 << 20)))
-		goto fail;
-	g = ftl_get_geometry(f);
-
-	/* (c) KV-like: 2..64 MiB objects in 64 MiB slots, overwritten in place */
-	fprintf(stderr, "bench (c): KV-like 2-64 MiB objects...\n");
-	uint64_t slot = 64ull << 20, nslots = g->user_bytes / slot, cunits = 0;
-	/* warm up with 2x user capacity of object writes, then measure 1x */
-	for (int phase = 0; phase < 2; phase++) {
-		if (phase)
-			t0 = now_seconds();
-		cunits = 0;
-		while (cunits < (phase ? units : 2 * units)) {
-			uint64_t size = (2 + fg_rand_below(&rng, 63)) << 20;
-			if ((rc = ftl_write(f, fg_rand_below(&rng, nslots) * slot, size, 0, 0, NULL)))
-				goto fail;
-			cunits += size / 4096;
-		}
-	}
-	double c_rate = cunits / (now_seconds() - t0);
-	ftl_get_stats(f, &st);
-	double c_waf = st.waf_window;
-
-	struct json_out j;
-	jout_init(&j, stdout);
-	jout_object(&j, NULL, JOUT_BLOCK);
-	jout_object(&j, "a_random_4k_steady", JOUT_INLINE);
-	jout_u64(&j, "user_bytes", g->user_bytes);
-	jout_num(&j, "host_writes_per_s", "%.0f", a_rate);
-	jout_num(&j, "waf", "%.4f", a_waf);
-	jout_num(&j, "effective_spare_factor", "%.4f", a_eff);
-	jout_num(&j, "metadata_bytes_per_user_unit", "%.3f", meta / g->user_units);
-	jout_num(&j, "metadata_bytes_per_physical_unit", "%.3f", meta / g->phys_units);
-	jout_end(&j);
-	jout_object(&j, "b_seq_1m", JOUT_INLINE);
-	jout_num(&j, "units_per_s", "%.0f", b_rate);
-	jout_num(&j, "waf", "%.4f", b_waf);
-	jout_end(&j);
-	jout_object(&j, "c_kv_objects", JOUT_INLINE);
-	jout_num(&j, "units_per_s", "%.0f", c_rate);
-	jout_num(&j, "waf", "%.4f", c_waf);
-	jout_end(&j);
-	ftl_destroy(f);
-	f = NULL;
-
-	if (big) {
-		fprintf(stderr, "bench (d): ent-tlc-4t: filling 3.84 TB...\n");
-		f = make("ent-tlc-4t", NULL);
-		if (!f)
-			return 1;
-		g = ftl_get_geometry(f);
-		t0 = now_seconds();
-		if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
-			goto fail;
-		double fill_s = now_seconds() - t0;
-		t0 = now_seconds();
-		if ((rc = rand_4k(f, 4000000, &rng)))
-			goto fail;
-		double r_rate = 4000000 / (now_seconds() - t0);
-		jout_object(&j, "d_ent_tlc_4t", JOUT_INLINE);
-		jout_u64(&j, "user_bytes", g->user_bytes);
-		jout_num(&j, "fill_seconds", "%.1f", fill_s);
-		jout_num(&j, "random_4k_per_s", "%.0f", r_rate);
-		jout_u64(&j, "metadata_bytes", ftl_metadata_bytes(f));
-		jout_i64(&j, "peak_rss_kib", rss_kib("VmHWM:"));
-		jout_end(&j);
-		ftl_destroy(f);
-		f = NULL;
-	}
-	jout_i64(&j, "peak_rss_kib", rss_kib("VmHWM:"));
-	jout_end(&j);
-	return fg_json_finish(&j);
-fail:
-	fprintf(stderr, "femu-gandalf bench: write failed: %s\n", ftl_strerror(rc));
-	ftl_destroy(f);
-	return 1;
+	return bench_ftl(quick, big);
 }

@@ -571,26 +571,23 @@ static int lat_push(struct kvsim *s, double v)
 	return 0;
 }
 
-int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_t errlen)
+/* Block ids at or above 2^63 would collide with the state keys (id | KV_LINEAR_BIT). */
+static inline int check_blocks(const struct kv_request *rq, char *err, size_t errlen)
 {
-	const bool hybrid = s->cfg.model.linear_state_bytes > 0;
-	const uint64_t chunk = (uint64_t)rq->block_tokens * s->cfg.model.full_kv_bytes_per_token;
-	const uint32_t n = rq->nblocks;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < rq->nblocks; i++)
 		if (rq->blocks[i] & KV_LINEAR_BIT)
 			return fg_err(err, errlen, "block id %llu >= 2^63 is not supported",
 			            (unsigned long long)rq->blocks[i]);
-	if (!s->st.requests)
-		s->st.t_first = rq->t;
-	s->st.t_last = rq->t;
-	s->now_t = rq->t;
-	s->cur_session = rq->session;
-	if (s->pol->begin)
-		s->pol->begin(s);
+	return 0;
+}
 
-	/* the usable prefix: all chunks cached up to r, and (hybrid) a state at b <= r */
-	if (vec_reserve(s->idx, s->idxcap, n))
-		return fg_err(err, errlen, "out of memory");
+/*
+ * The cached run of chunks from the root: returns r, with s->idx[0..r) their objects. The
+ * lookups run 8 blocks ahead of the scan so that their cache misses overlap.
+ */
+static inline uint32_t cached_chunks(struct kvsim *s, const struct kv_request *rq)
+{
+	const uint32_t n = rq->nblocks;
 	uint32_t r = 0;
 	for (uint32_t i = 0; i < n && i < 8; i++)
 		u64map_prefetch(&s->map, rq->blocks[i]);
@@ -602,63 +599,87 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 			break;
 		s->idx[r++] = o;
 	}
-	uint32_t b = r;
-	if (hybrid) {
-		while (b > 0 && kv_lookup(s, rq->blocks[b - 1] | KV_LINEAR_BIT) == KV_NONE)
-			b--;
+	return r;
+}
+
+/* The bytes a hit loads from each tier, and when the last SSD read completes. */
+struct hit_load {
+	uint64_t dram_bytes, ssd_bytes, t_ssd_done;
+};
+
+/* Use one object of the hit: count it, and read it through the FTL if it is on SSD. */
+static inline void serve_obj(struct kvsim *s, uint32_t o, struct hit_load *h)
+{
+	struct kv_obj *x = &s->obj[o];
+	if (x->in_dram) {
+		s->st.hits[0][x->kind]++;
+		h->dram_bytes += x->size;
+	} else {
+		s->st.hits[1][x->kind]++;
+		h->ssd_bytes += x->size;
+		x->ssd_hits++;
+		s->st.ssd_read_bytes += slot_size(x);
+		if (s->ftl) {
+			uint64_t done;
+			if (ftl_read(s->ftl, x->lba, slot_size(x), now_ns(s), &done))
+				s->st.ftl_errors++;
+			else if (done > h->t_ssd_done)
+				h->t_ssd_done = done;
+		}
 	}
-	/* serve the hit: DRAM directly, SSD through the FTL */
-	uint64_t dram_bytes = 0, ssd_bytes = 0, t_ssd_done = now_ns(s);
-	for (uint32_t i = 0; i <= b && i < n + 1; i++) {
-		uint32_t o;
-		if (i < b)
-			o = s->idx[i];
-		else if (hybrid && b > 0)
-			o = kv_lookup(s, rq->blocks[b - 1] | KV_LINEAR_BIT);
-		else
-			break;
+	touch(s, o);
+}
+
+/* Serve the hit of b chunks (and, hybrid, the state at b): DRAM directly, SSD through the FTL. */
+static inline void serve_hit(struct kvsim *s, const struct kv_request *rq, uint32_t b, bool hybrid,
+                             struct hit_load *h)
+{
+	h->dram_bytes = h->ssd_bytes = 0;
+	h->t_ssd_done = now_ns(s);
+	for (uint32_t i = 0; i < b; i++) {
 		if (i + 4 < b) /* the objects are scattered: overlap their misses */
 			__builtin_prefetch(&s->obj[s->idx[i + 4]]);
-		struct kv_obj *x = &s->obj[o];
-		if (x->in_dram) {
-			s->st.hits[0][x->kind]++;
-			dram_bytes += x->size;
-		} else {
-			s->st.hits[1][x->kind]++;
-			ssd_bytes += x->size;
-			x->ssd_hits++;
-			s->st.ssd_read_bytes += slot_size(x);
-			if (s->ftl) {
-				uint64_t done;
-				if (ftl_read(s->ftl, x->lba, slot_size(x), now_ns(s), &done))
-					s->st.ftl_errors++;
-				else if (done > t_ssd_done)
-					t_ssd_done = done;
-			}
-		}
-		touch(s, o);
+		serve_obj(s, s->idx[i], h);
 	}
-	/* load latency: transfers (SSD -> DRAM -> GPU, two hops) overlap the recompute */
+	if (hybrid && b > 0)
+		serve_obj(s, kv_lookup(s, rq->blocks[b - 1] | KV_LINEAR_BIT), h);
+}
+
+/*
+ * Record the request's load latency and hit counts. Transfers (SSD -> DRAM -> GPU, two hops)
+ * overlap the recompute of the missed tokens, so the latency is the longer of the two.
+ */
+static inline int account(struct kvsim *s, const struct kv_request *rq, uint32_t b,
+                          const struct hit_load *h)
+{
 	uint64_t tokens = rq->input_tokens, hit_tokens = (uint64_t)b * rq->block_tokens;
 	if (hit_tokens > tokens)
 		hit_tokens = tokens;
-	double ssd_t = s->ftl && s->cfg.use_ftl_timing ? (t_ssd_done - now_ns(s)) / 1e9
-	                                               : ssd_bytes / (s->cfg.ssd_gbps * 1e9);
-	double xfer = ssd_t + (dram_bytes + ssd_bytes) / (s->cfg.pcie_gbps * 1e9);
+	double ssd_t = s->ftl && s->cfg.use_ftl_timing ? (h->t_ssd_done - now_ns(s)) / 1e9
+	                                               : h->ssd_bytes / (s->cfg.ssd_gbps * 1e9);
+	double xfer = ssd_t + (h->dram_bytes + h->ssd_bytes) / (s->cfg.pcie_gbps * 1e9);
 	double recompute = (tokens - hit_tokens) / s->cfg.prefill_tokens_per_s;
 	if (lat_push(s, xfer > recompute ? xfer : recompute))
-		return fg_err(err, errlen, "out of memory");
+		return -1;
 	s->st.requests++;
-	s->st.prefix_blocks += n;
+	s->st.prefix_blocks += rq->nblocks;
 	s->st.hit_blocks += b;
 	s->st.prefix_tokens += tokens;
 	s->st.missed_tokens += tokens - hit_tokens;
+	return 0;
+}
 
-	/* admit the recomputed blocks and the state at the boundary */
-	/* a chunk is admitted only below its cached parent: once one cannot be (no room, or the
-	 * admissions' evictions took its parent), the rest of the prefix stays out */
+/*
+ * Admit the recomputed chunks b..n-1. A chunk is admitted only below its cached parent: once one
+ * cannot be (no room, or the admissions' evictions took its parent), the rest of the prefix
+ * stays out. Leaves s->idx[b..n) the chunks' objects (KV_NONE where not cached).
+ */
+static inline void admit_chunks(struct kvsim *s, const struct kv_request *rq, uint32_t b,
+                                uint32_t r)
+{
+	const uint64_t chunk = (uint64_t)rq->block_tokens * s->cfg.model.full_kv_bytes_per_token;
 	bool cut = false;
-	for (uint32_t i = b; i < n; i++) {
+	for (uint32_t i = b; i < rq->nblocks; i++) {
 		/* cached chunks past b are where the first scan found them, unless the admissions'
 		 * evictions took them */
 		uint32_t o = i < r && alive(s, s->idx[i], rq->blocks[i])
@@ -672,24 +693,66 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 		cut |= o == KV_NONE;
 		s->idx[i] = o;
 	}
-	/* the state is kept at the last full block: a partial last block (Mooncake's ceil) has an
-	 * id the next turn does not share, so a state there could never be used */
+}
+
+/*
+ * Keep (touch or admit) the linear state at the boundary bnd, if its chunk is cached. The state
+ * is kept at the last full block: a partial last block (Mooncake's ceil) has an id the next turn
+ * does not share, so a state there could never be used.
+ */
+static inline void admit_state(struct kvsim *s, const struct kv_request *rq, uint32_t b,
+                               uint32_t bnd)
+{
+	if (bnd == 0 || kv_lookup(s, rq->blocks[bnd - 1]) == KV_NONE)
+		return;
+	uint64_t key = rq->blocks[bnd - 1] | KV_LINEAR_BIT;
+	uint32_t o = kv_lookup(s, key);
+	if (o != KV_NONE) {
+		if (b != bnd) /* the state was not used by the hit */
+			touch(s, o);
+	} else {
+		/* losing this state costs the blocks since the boundary this request hit */
+		admit(s, key, KV_NO_PARENT, OBJ_LINEAR, s->cfg.model.linear_state_bytes,
+		      rq->session, (bnd > b ? bnd - b : 1) * rq->block_tokens,
+		      bnd * rq->block_tokens);
+	}
+}
+
+int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_t errlen)
+{
+	const bool hybrid = s->cfg.model.linear_state_bytes > 0;
+	const uint32_t n = rq->nblocks;
+	if (check_blocks(rq, err, errlen))
+		return -1;
+	if (!s->st.requests)
+		s->st.t_first = rq->t;
+	s->st.t_last = rq->t;
+	s->now_t = rq->t;
+	s->cur_session = rq->session;
+	if (s->pol->begin)
+		s->pol->begin(s);
+
+	/* the usable prefix: all chunks cached up to r, and (hybrid) a state at b <= r */
+	if (vec_reserve(s->idx, s->idxcap, n))
+		return fg_err(err, errlen, "out of memory");
+	uint32_t r = cached_chunks(s, rq);
+	uint32_t b = r;
+	if (hybrid) {
+		while (b > 0 && kv_lookup(s, rq->blocks[b - 1] | KV_LINEAR_BIT) == KV_NONE)
+			b--;
+	}
+	struct hit_load h;
+	serve_hit(s, rq, b, hybrid, &h);
+	if (account(s, rq, b, &h))
+		return fg_err(err, errlen, "out of memory");
+
+	/* admit the recomputed blocks and the state at the boundary */
+	admit_chunks(s, rq, b, r);
 	uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens) : n;
 	if (bnd > n)
 		bnd = n;
-	if (hybrid && bnd > 0 && kv_lookup(s, rq->blocks[bnd - 1]) != KV_NONE) {
-		uint64_t key = rq->blocks[bnd - 1] | KV_LINEAR_BIT;
-		uint32_t o = kv_lookup(s, key);
-		if (o != KV_NONE) {
-			if (b != bnd) /* the state was not used above */
-				touch(s, o);
-		} else {
-			/* losing this state costs the blocks since the boundary this request hit */
-			admit(s, key, KV_NO_PARENT, OBJ_LINEAR, s->cfg.model.linear_state_bytes,
-			      rq->session, (bnd > b ? bnd - b : 1) * rq->block_tokens,
-			      bnd * rq->block_tokens);
-		}
-	}
+	if (hybrid)
+		admit_state(s, rq, b, bnd);
 	recency(s, rq, n, b, bnd);
 	s->req++;
 	return 0;

@@ -114,24 +114,25 @@ static uint64_t seg_base(const struct seg *sg, uint64_t nseg, const uint64_t *id
 	return sg[lo].base + (p - sg[lo].lo) / sizeof(uint64_t);
 }
 
-/* Count the uses of every key, then record them. Each stored id is hashed once (most ids of an
- * agentic trace are repeats of a stored prefix); a request's state is looked up once. */
-static void *oracle_prepare(const struct kv_trace *kt, const struct kv_config *c, char *err,
-                            size_t errlen)
+/* oracle_prepare()'s working state: the trace, the result, and the per-id and per-request
+ * arrays its two passes share. */
+struct prep {
+	const struct kv_trace *kt;
+	struct fut *f;
+	struct seg *sg; /* the id arrays, by address */
+	uint64_t nseg;
+	uint32_t *sl;    /* per stored id: its slot */
+	uint32_t *state; /* per request: the slot of the state it may use, or NO_FUTURE */
+	uint32_t *nch;   /* per request: the chunks it may hit */
+};
+
+/* Collect the id arrays into p->sg, sorted by address, and give each its base in the slot
+ * array. Returns the number of stored ids. */
+static uint64_t seg_build(struct prep *p)
 {
-	const bool hybrid = c->model.linear_state_bytes > 0;
-	struct fut *f = calloc(1, sizeof(*f));
-	struct u64map bset = {0}; /* boundaries (states) created so far: block id -> 0 */
-	uint64_t nreq = kt->n, nseg = 0, total = 0;
-	struct seg *sg = malloc(((kt->nbufs ? kt->nbufs : kt->n) + 1) * sizeof(*sg));
-	uint32_t *sl = NULL, *state = malloc((nreq + 1) * sizeof(uint32_t));
-	uint32_t *nch = malloc((nreq + 1) * sizeof(uint32_t)); /* chunks a request may hit */
-	if (!f || !sg || !state || !nch)
-		goto oom;
-	if (nreq >= UINT32_MAX) {
-		snprintf(err, errlen, "oracle: too many requests");
-		goto fail;
-	}
+	const struct kv_trace *kt = p->kt;
+	struct seg *sg = p->sg;
+	uint64_t nseg = 0, total = 0;
 	for (uint64_t k = 0; k < (kt->nbufs ? kt->nbufs : kt->n); k++) {
 		const uint64_t *ids = kt->nbufs ? kt->bufs[k] : kt->rq[k].blocks;
 		uint64_t n = kt->nbufs ? kt->buflen[k] : kt->rq[k].nblocks;
@@ -147,62 +148,120 @@ static void *oracle_prepare(const struct kv_trace *kt, const struct kv_config *c
 		}
 		sg[m++] = sg[k];
 	}
-	nseg = m;
-	for (uint64_t k = 0; k < nseg; k++) {
+	p->nseg = m;
+	for (uint64_t k = 0; k < m; k++) {
 		sg[k].base = total;
 		total += sg[k].n;
 	}
-	if (!(sl = malloc((total + 1) * sizeof(uint32_t))))
-		goto oom;
-	for (uint64_t k = 0; k < nseg; k++)
-		for (uint64_t j = 0; j < sg[k].n; j++)
-			if ((sl[sg[k].base + j] = fut_add(f, ((const uint64_t *)sg[k].lo)[j])) ==
-			    UINT32_MAX)
-				goto oom;
-	/* count: a state is used by a later request when it is the longest state created so far (at
-	 * an earlier boundary) on its prefix; chunks by every request whose prefix holds them, for
-	 * a hybrid model only up to that state (no hit can reach past it, whatever is cached) */
-	for (uint64_t i = 0; i < nreq; i++) {
-		const struct kv_request *rq = &kt->rq[i];
-		const uint32_t *rs = rq->nblocks ? sl + seg_base(sg, nseg, rq->blocks) : NULL;
+	return total;
+}
+
+/* Hash every stored id once: p->sl[] gets its slot. -1 when out of memory. */
+static int seg_slots(struct prep *p)
+{
+	for (uint64_t k = 0; k < p->nseg; k++)
+		for (uint64_t j = 0; j < p->sg[k].n; j++)
+			if ((p->sl[p->sg[k].base + j] = fut_add(
+			             p->f, ((const uint64_t *)p->sg[k].lo)[j])) == UINT32_MAX)
+				return -1;
+	return 0;
+}
+
+/* the slots of the request's ids (NULL when it has none) */
+static const uint32_t *req_slots(const struct prep *p, const struct kv_request *rq)
+{
+	return rq->nblocks ? p->sl + seg_base(p->sg, p->nseg, rq->blocks) : NULL;
+}
+
+/*
+ * Count the uses of every key. A state is used by a later request when it is the longest state
+ * created so far (at an earlier boundary) on its prefix; chunks by every request whose prefix
+ * holds them, for a hybrid model only up to that state (no hit can reach past it, whatever is
+ * cached). Fills p->state and p->nch. -1 when out of memory.
+ */
+static int count_uses(struct prep *p, bool hybrid)
+{
+	struct fut *f = p->f;
+	struct u64map bset = {0}; /* boundaries (states) created so far: block id -> 0 */
+	int rc = -1;
+	for (uint64_t i = 0; i < p->kt->n; i++) {
+		const struct kv_request *rq = &p->kt->rq[i];
+		const uint32_t *rs = req_slots(p, rq);
 		uint32_t b = rq->nblocks;
 		while (b > 0 && u64map_get(&bset, rq->blocks[b - 1]) == U64MAP_EMPTY)
 			b--;
-		nch[i] = hybrid ? b : rq->nblocks;
-		for (uint32_t j = 0; j < nch[i]; j++)
+		p->nch[i] = hybrid ? b : rq->nblocks;
+		for (uint32_t j = 0; j < p->nch[i]; j++)
 			f->ul[rs[j]].n++;
-		state[i] = b ? fut_add(f, rq->blocks[b - 1] | KV_LINEAR_BIT) : NO_FUTURE;
-		if (state[i] == UINT32_MAX)
-			goto oom;
+		p->state[i] = b ? fut_add(f, rq->blocks[b - 1] | KV_LINEAR_BIT) : NO_FUTURE;
+		if (p->state[i] == UINT32_MAX)
+			goto out;
 		if (b)
-			f->ul[state[i]].n++;
+			f->ul[p->state[i]].n++;
 		uint32_t bnd = rq->block_tokens ? (uint32_t)(rq->input_tokens / rq->block_tokens)
 		                                : rq->nblocks;
 		if (bnd > rq->nblocks)
 			bnd = rq->nblocks;
 		if (bnd > 0 && u64map_put(&bset, rq->blocks[bnd - 1], 0))
-			goto oom;
+			goto out;
 	}
+	rc = 0;
+out:
+	u64map_free(&bset);
+	return rc;
+}
+
+/* Lay out each slot's uses by the counts, then record them, using pos as the fill count (rewound
+ * by oracle_init). -1 when out of memory. */
+static int record_uses(struct prep *p)
+{
+	struct fut *f = p->f;
 	uint64_t nuses = 0;
 	for (uint64_t s = 0; s < f->nslot; s++) {
 		f->ul[s].off = nuses;
 		nuses += f->ul[s].n;
 	}
 	if (!(f->uses = malloc((nuses + 1) * sizeof(uint32_t))))
-		goto oom;
-	/* record, using pos as the fill count (rewound by oracle_init) */
-	for (uint64_t i = 0; i < nreq; i++) {
-		const struct kv_request *rq = &kt->rq[i];
-		const uint32_t *rs = rq->nblocks ? sl + seg_base(sg, nseg, rq->blocks) : NULL;
-		for (uint32_t j = 0; j < nch[i]; j++) {
+		return -1;
+	for (uint64_t i = 0; i < p->kt->n; i++) {
+		const uint32_t *rs = req_slots(p, &p->kt->rq[i]);
+		for (uint32_t j = 0; j < p->nch[i]; j++) {
 			struct ulist *u = &f->ul[rs[j]];
 			f->uses[u->off + u->pos++] = (uint32_t)i;
 		}
-		if (state[i] != NO_FUTURE) {
-			struct ulist *u = &f->ul[state[i]];
+		if (p->state[i] != NO_FUTURE) {
+			struct ulist *u = &f->ul[p->state[i]];
 			f->uses[u->off + u->pos++] = (uint32_t)i;
 		}
 	}
+	return 0;
+}
+
+/* Count the uses of every key, then record them. Each stored id is hashed once (most ids of an
+ * agentic trace are repeats of a stored prefix); a request's state is looked up once. */
+static void *oracle_prepare(const struct kv_trace *kt, const struct kv_config *c, char *err,
+                            size_t errlen)
+{
+	const bool hybrid = c->model.linear_state_bytes > 0;
+	uint64_t nreq = kt->n;
+	struct prep p = {
+	        .kt = kt,
+	        .f = calloc(1, sizeof(*p.f)),
+	        .sg = malloc(((kt->nbufs ? kt->nbufs : kt->n) + 1) * sizeof(*p.sg)),
+	        .state = malloc((nreq + 1) * sizeof(uint32_t)),
+	        .nch = malloc((nreq + 1) * sizeof(uint32_t)),
+	};
+	struct fut *f = p.f;
+	if (!p.f || !p.sg || !p.state || !p.nch)
+		goto oom;
+	if (nreq >= UINT32_MAX) {
+		snprintf(err, errlen, "oracle: too many requests");
+		goto fail;
+	}
+	uint64_t total = seg_build(&p);
+	if (!(p.sl = malloc((total + 1) * sizeof(uint32_t))) || seg_slots(&p) ||
+	    count_uses(&p, hybrid) || record_uses(&p))
+		goto oom;
 	goto done;
 oom:
 	snprintf(err, errlen, "oracle: out of memory");
@@ -210,11 +269,10 @@ fail:
 	oracle_unprepare(f);
 	f = NULL;
 done:
-	u64map_free(&bset);
-	free(sg);
-	free(sl);
-	free(state);
-	free(nch);
+	free(p.sg);
+	free(p.sl);
+	free(p.state);
+	free(p.nch);
 	return f;
 }
 
