@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "trace.h"
+#include "vec.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -115,16 +116,8 @@ static int count_kv(struct trace *t, struct info *s)
 		s->out += rq.output_tokens;
 		if (rq.session != KV_NO_SESSION && rq.session + 1 > s->sessions)
 			s->sessions = rq.session + 1;
-		if (s->nblk + rq.nblocks > s->cap) {
-			uint64_t cap = s->cap ? s->cap * 2 : 1 << 16, *ni;
-			while (cap < s->nblk + rq.nblocks)
-				cap *= 2;
-			ni = realloc(s->ids, cap * sizeof(*ni));
-			if (!ni)
-				return -2;
-			s->ids = ni;
-			s->cap = cap;
-		}
+		if (vec_reserve(s->ids, s->cap, s->nblk + rq.nblocks))
+			return -2;
 		if (rq.nblocks)
 			memcpy(s->ids + s->nblk, rq.blocks, rq.nblocks * sizeof(uint64_t));
 		s->nblk += rq.nblocks;

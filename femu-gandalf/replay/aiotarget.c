@@ -53,6 +53,7 @@
 
 #include "aiotarget.h"
 #include "err.h"
+#include "vec.h"
 
 #define SECTOR 512u
 #define NSEC 1000000000ull
@@ -553,19 +554,14 @@ uint64_t aio_target_size(const struct aio_target *t)
 
 struct devset {
 	dev_t *d;
-	size_t n, cap;
+	size_t n;
+	uint64_t cap;
 };
 
 static int devset_add(struct devset *s, dev_t d)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 16;
-		dev_t *p = realloc(s->d, cap * sizeof(*p));
-		if (!p)
-			return -1;
-		s->d = p;
-		s->cap = cap;
-	}
+	if (vec_reserve(s->d, s->cap, s->n + 1))
+		return -1;
 	s->d[s->n++] = d;
 	return 0;
 }

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 
 #include "trace_int.h"
+#include "vec.h"
 
 #define NS_SHIFT 40
 
@@ -41,9 +42,11 @@ struct kv_item {
 
 struct kv_buffered {
 	struct kv_item *it;
-	size_t n, cap, next;
+	size_t n, next;
+	uint64_t cap;
 	uint64_t *blk;
-	size_t nblk, blkcap;
+	size_t nblk;
+	uint64_t blkcap;
 	/* WEKA: a request whose ids extend the previous request of its session, when those sit at
 	 * the end of blk, stores only the new ids after them (share: how many it reuses). A
 	 * conversation's requests mostly extend each other: 18.5 M ids, 1.5 M stored. */
@@ -84,13 +87,15 @@ struct sess {
 
 struct idtab {
 	uint64_t *pool; /* every value <= INT64_MAX, as jansson would have read it */
-	size_t npool, cap;
+	size_t npool;
+	uint64_t cap;
 	struct {
 		size_t off, n;
 	} *ent;
-	size_t nent, entcap;
+	size_t nent;
+	uint64_t entcap;
 	char *txt; /* the compacted copy */
-	size_t txtcap;
+	uint64_t txtcap;
 };
 
 /* The scans stop at the NUL that ends the text (see hashids_extract()), not at a bound. */
@@ -138,14 +143,8 @@ static inline void set_in_object(uint64_t *bits, int d, bool obj)
 
 static int idtab_push(struct idtab *ids, uint64_t v)
 {
-	if (ids->npool == ids->cap) {
-		size_t c = ids->cap ? 2 * ids->cap : 4096;
-		uint64_t *n = realloc(ids->pool, c * sizeof(*n));
-		if (!n)
-			return -1;
-		ids->pool = n;
-		ids->cap = c;
-	}
+	if (vec_reserve(ids->pool, ids->cap, ids->npool + 1))
+		return -1;
 	ids->pool[ids->npool++] = v;
 	return 0;
 }
@@ -199,22 +198,9 @@ static bool splice_index(struct idtab *ids, char **w, const char *r, const char 
 	size_t used = *w ? (size_t)(*w - ids->txt) : 0, need = used + (size_t)(end - r) + 24;
 	char *p;
 
-	if (need > ids->txtcap) {
-		size_t c = need > 2 * ids->txtcap ? need : 2 * ids->txtcap;
-		char *n = realloc(ids->txt, c);
-		if (!n)
-			return false;
-		ids->txt = n;
-		ids->txtcap = c;
-	}
-	if (ids->nent == ids->entcap) {
-		size_t c = ids->entcap ? 2 * ids->entcap : 256;
-		void *n = realloc(ids->ent, c * sizeof(*ids->ent));
-		if (!n)
-			return false;
-		ids->ent = n;
-		ids->entcap = c;
-	}
+	if (vec_reserve(ids->txt, ids->txtcap, need) ||
+	    vec_reserve(ids->ent, ids->entcap, ids->nent + 1))
+		return false;
 	p = ids->txt + used;
 	memcpy(p, r, (size_t)(a - r));
 	p += a - r;
@@ -332,17 +318,7 @@ static uint64_t *reserve_blocks(struct trace *t, size_t n);
 
 static int grow_blocks(struct trace *t, size_t n)
 {
-	if (n <= t->blocks_cap)
-		return 0;
-	size_t c = t->blocks_cap ? t->blocks_cap : 256;
-	while (c < n)
-		c *= 2;
-	uint64_t *b = realloc(t->blocks, c * sizeof(*b));
-	if (!b)
-		return -1;
-	t->blocks = b;
-	t->blocks_cap = c;
-	return 0;
+	return vec_reserve(t->blocks, t->blocks_cap, n);
 }
 
 /* Read a non-negative integer member; 1 ok, 0 missing, -1 wrong type. */
@@ -442,42 +418,20 @@ static uint64_t *reserve_blocks(struct trace *t, size_t n)
 		n = 1;
 	if (!b || t->fmt != TF_WEKA)
 		return grow_blocks(t, n) ? NULL : t->blocks;
-	if (b->nblk + n > b->blkcap) {
-		size_t c = b->blkcap ? 2 * b->blkcap : 65536;
-		while (c < b->nblk + n)
-			c *= 2;
-		uint64_t *nb = realloc(b->blk, c * sizeof(*nb));
-		if (!nb)
-			return NULL;
-		b->blk = nb;
-		b->blkcap = c;
-	}
+	if (vec_reserve(b->blk, b->blkcap, b->nblk + n))
+		return NULL;
 	return b->blk + b->nblk;
 }
 
 static int buf_add(struct trace *t, const struct kv_item *it, const uint64_t *blocks)
 {
 	struct kv_buffered *b = t->buf;
-	if (b->n == b->cap) {
-		size_t c = b->cap ? 2 * b->cap : 1024;
-		struct kv_item *n = realloc(b->it, c * sizeof(*n));
-		if (!n)
-			return -1;
-		b->it = n;
-		b->cap = c;
-	}
+	if (vec_reserve(b->it, b->cap, b->n + 1))
+		return -1;
 	size_t sh = b->share;
 	b->share = 0;
-	if (b->nblk + it->nblocks - sh > b->blkcap) {
-		size_t c = b->blkcap ? 2 * b->blkcap : 65536;
-		while (c < b->nblk + it->nblocks - sh)
-			c *= 2;
-		uint64_t *n = realloc(b->blk, c * sizeof(*n));
-		if (!n)
-			return -1;
-		b->blk = n;
-		b->blkcap = c;
-	}
+	if (vec_reserve(b->blk, b->blkcap, b->nblk + it->nblocks - sh))
+		return -1;
 	b->it[b->n] = *it;
 	b->it[b->n].seq = b->n;
 	b->it[b->n].boff = b->nblk - sh;
@@ -563,7 +517,7 @@ static int json_names(const char *path, char ***names, size_t *n)
 {
 	DIR *d = opendir(path);
 	struct dirent *e;
-	size_t cap = 0;
+	uint64_t cap = 0;
 
 	*names = NULL;
 	*n = 0;
@@ -573,12 +527,8 @@ static int json_names(const char *path, char ***names, size_t *n)
 		size_t l = strlen(e->d_name);
 		if (l <= 5 || strcmp(e->d_name + l - 5, ".json"))
 			continue;
-		if (*n == cap) {
-			char **nn = realloc(*names, (cap = cap ? 2 * cap : 256) * sizeof(**names));
-			if (!nn)
-				break;
-			*names = nn;
-		}
+		if (vec_reserve(*names, cap, *n + 1))
+			break;
 		if (!((*names)[*n] = strdup(e->d_name)))
 			break;
 		(*n)++;

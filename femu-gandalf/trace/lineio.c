@@ -13,6 +13,7 @@
 #include <zstd.h>
 
 #include "lineio.h"
+#include "vec.h"
 
 #define CHUNK (1u << 17)
 
@@ -30,7 +31,8 @@ int lineio_open(struct lineio *l, const char *path, char *err, size_t errlen)
 	rewind(l->f);
 	l->zst = n == 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f && magic[3] == 0xfd;
 	l->cap = CHUNK;
-	l->buf = malloc(l->cap + 1);
+	l->bufcap = CHUNK + 1;
+	l->buf = malloc(l->bufcap);
 	if (l->zst) {
 		l->dctx = ZSTD_createDCtx();
 		l->in = malloc(CHUNK);
@@ -58,15 +60,13 @@ void lineio_close(struct lineio *l)
 static long refill(struct lineio *l, char *err, size_t errlen)
 {
 	if (l->len == l->cap) {
-		size_t ncap = l->cap * 2;
-		char *nb = realloc(l->buf, ncap + 1);
-		if (!nb) {
+		/* room for one more byte past the NUL's: the buffer doubles */
+		if (vec_reserve(l->buf, l->bufcap, l->bufcap + 1)) {
 			snprintf(err, errlen, "%s:%llu: line too long (out of memory)", l->path,
 				 (unsigned long long)l->line + 1);
 			return -1;
 		}
-		l->buf = nb;
-		l->cap = ncap;
+		l->cap = (size_t)l->bufcap - 1;
 	}
 	if (!l->zst) {
 		size_t n = fread(l->buf + l->len, 1, l->cap - l->len, l->f);

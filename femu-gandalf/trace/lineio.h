@@ -13,7 +13,8 @@ struct lineio {
 	uint8_t *in;
 	size_t in_len, in_pos;
 	char *buf;
-	size_t cap, len, pos;
+	size_t cap, len, pos; /* cap: room for text at buf */
+	uint64_t bufcap;      /* bytes allocated at buf: cap + 1, the spare one for a NUL */
 	uint64_t line;  /* number of the line last returned (1-based) */
 	uint64_t bytes; /* decompressed bytes returned so far */
 };

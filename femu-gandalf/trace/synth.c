@@ -38,6 +38,7 @@
 #include "ftl.h"
 #include "json.h"
 #include "synth.h"
+#include "vec.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -142,34 +143,21 @@ struct rec {
 struct gen {
 	const struct synth_opts *o;
 	struct session *sess;
-	size_t nsess, sesscap;
+	size_t nsess;
+	uint64_t sesscap;
 	struct rec *recs;
-	size_t nrec, reccap;
+	size_t nrec;
+	uint64_t reccap;
 	uint64_t next_id;
 	uint64_t nsys; /* full blocks of the system prompt: ids 0..nsys-1 */
 	double cap_ms; /* drop requests with a later timestamp; INFINITY when no --duration */
 	bool oom;
 };
 
-static bool grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	size_t n = *cap ? *cap : 64;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = n;
-	return true;
-}
-
 /* A new session (context empty); returns its index, or -1 when out of memory. */
 static long sess_new(struct gen *g, const char *name)
 {
-	if (!grow((void **)&g->sess, &g->sesscap, g->nsess + 1, sizeof(*g->sess))) {
+	if (vec_reserve(g->sess, g->sesscap, g->nsess + 1)) {
 		g->oom = true;
 		return -1;
 	}
@@ -184,12 +172,10 @@ static void sess_extend(struct gen *g, uint32_t si, uint64_t tokens)
 {
 	struct session *s = &g->sess[si];
 	uint64_t B = g->o->block_tokens, full = (s->ctx + tokens) / B;
-	size_t cap = s->cap;
-	if (!grow((void **)&s->blocks, &cap, full, sizeof(uint64_t))) {
+	if (vec_reserve(s->blocks, s->cap, full)) {
 		g->oom = true;
 		return;
 	}
-	s->cap = cap;
 	for (uint64_t i = s->nblocks; i < full; i++)
 		s->blocks[i] = i < g->nsys ? i : g->next_id++;
 	s->nblocks = full;
@@ -207,7 +193,7 @@ static void request(struct gen *g, uint32_t si, double t, uint64_t output)
 	uint64_t partial = s->ctx % g->o->block_tokens ? g->next_id++ : NO_ID;
 	if ((double)t_ms > g->cap_ms)
 		return;
-	if (!grow((void **)&g->recs, &g->reccap, g->nrec + 1, sizeof(*g->recs))) {
+	if (vec_reserve(g->recs, g->reccap, g->nrec + 1)) {
 		g->oom = true;
 		return;
 	}

@@ -25,7 +25,7 @@ struct trace {
 	unsigned ft_dev[2]; /* blk-ftrace: the device (major, minor) of the first event */
 	/* KV traces */
 	uint64_t *blocks;
-	size_t blocks_cap;
+	uint64_t blocks_cap;
 	double last_t;
 	void *sessions;    /* GHashTable: session key -> dense id + last time */
 	uint64_t nsessions;

@@ -22,19 +22,19 @@
 #include <string.h>
 
 #include "ftl_int.h"
+#include "vec.h"
 
 static int ehist_add(struct ftl *f, uint32_t e)
 {
 	if (e >= f->ehist_len) {
-		uint32_t n = f->ehist_len ? f->ehist_len : 64;
-		while (n <= e)
-			n *= 2;
-		uint64_t *h = realloc(f->ehist, n * sizeof(*h));
-		if (!h)
+		/* the first histogram has room for 64 erase counts; it doubles from there */
+		uint64_t cap = f->ehist_len, need = (uint64_t)e + 1;
+		if (!cap && need < 64)
+			need = 64;
+		if (vec_reserve(f->ehist, cap, need) || cap > UINT32_MAX)
 			return FTL_E_NOMEM;
-		memset(h + f->ehist_len, 0, (n - f->ehist_len) * sizeof(*h));
-		f->ehist = h;
-		f->ehist_len = n;
+		memset(f->ehist + f->ehist_len, 0, (cap - f->ehist_len) * sizeof(*f->ehist));
+		f->ehist_len = (uint32_t)cap;
 	}
 	f->ehist[e]++;
 	if (e > f->emax)
