@@ -408,6 +408,84 @@ static void test_gandalf_hybrid(void **state)
 	done(s);
 }
 
+/*
+ * The paper (Sec. 3.4): "moving a root-side node exposes its children as new move candidates".
+ * Dense, lambda=1, DRAM of 4 chunks, SSD of 64 slots. Moving costs 1e-10 $/B/w, dropping a leaf
+ * ~1e-8 $/B/w (test_gandalf_hybrid), so gandalf moves whenever it has a candidate.
+ *  r1 s1 [1 2 3 4]: DRAM full. Only 1 is root-side (movable); 4 is the only leaf.
+ *  r2 s2 [9 10]: chunk 9 needs 16 B: move 1 (cheaper than dropping 4). Chunk 10 needs 16 B
+ *  more, in the same request: 1's move made 2 root-side, so 2 moves too. Before the fix, 2 only
+ *  joined the watch list for the next request, the move heap was empty, and 4 was dropped: its
+ *  chain lost its end (1 write, 1 drop, and r3's hit stopped at 3).
+ *  r3 s1 [1 2 3 4]: a full hit, 1 and 2 from SSD.
+ */
+static void test_gandalf_exposes_children(void **state)
+{
+	(void)state;
+	struct kvsim *s = sim("gandalf", "", cfg(4, 64, false));
+	req(s, 0, 1, 4, 1, 2, 3, 4);
+	req(s, 1, 2, 2, 9, 10);
+	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 2);
+	assert_int_equal(kvsim_stats(s)->dram_drops, 0);
+	assert_true(on_ssd(s, 1) && on_ssd(s, 2) && in_dram(s, 3) && in_dram(s, 4));
+	uint64_t hit = kvsim_stats(s)->hit_blocks;
+	req(s, 2, 1, 4, 1, 2, 3, 4);
+	assert_int_equal(kvsim_stats(s)->hit_blocks - hit, 4);
+	assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 2);
+	done(s);
+}
+
+/*
+ * The two state rules (docs/policies.md). Hybrid, DRAM of 8 chunks (128 B), states 32 B.
+ *  r0 s9 [1]: chunk 1, state@1 (48 B).  r1 s1 [1 2]: hits 1 and state@1 (its first reuse);
+ *  + chunk 2, state@2 (96 B).  r2 s9 [1]: hits 1 and state@1 again.  r3 s3 [7]: + chunk 7
+ *  (112 B); state@7 needs 16 B more.
+ *  Candidates: chunks 1 (s9, idle 1) and 7 (this request's) are root-side; 2 is not (1 has one
+ *  chunk below it). state@1 (s9, idle 1) has been used twice, state@2 (s1, idle 2) never.
+ *  - state_move=1 (states always move), state_reuse=2 (learned p_again): nothing is worth
+ *    dropping (a used state keeps p x p_again of its value, ~1e-9 $/B/w against a 5e-11 fee), and
+ *    state@2, the longest-waiting object, moves (fee / 2 beats chunk 1's fee / 1).
+ *  - state_move=0 (the paper: only root-side objects move): state@2 cannot move while chunk 2
+ *    is in DRAM; chunk 1 moves (older than chunk 7 in DRAM order), and state@2 stays.
+ *  - state_reuse=0 (the paper's r = 1, then 0) and 1 (p(w), then 0): state@1, used, is worth 0
+ *    and is dropped; nothing is written.
+ */
+static void test_gandalf_state_rules(void **state)
+{
+	(void)state;
+	const char *params[] = {"", "state_move=0", "state_reuse=0", "state_reuse=1"};
+	for (int i = 0; i < 4; i++) {
+		struct kvsim *s = sim("gandalf", params[i], cfg(8, 64, true));
+		req(s, 0, 9, 1, 1);
+		req(s, 1, 1, 2, 1, 2);
+		req(s, 2, 9, 1, 1);
+		assert_int_equal(kvsim_stats(s)->hits[0][OBJ_LINEAR], 2);
+		req(s, 3, 3, 1, 7);
+		const struct kv_stats *st = kvsim_stats(s);
+		uint64_t s1 = 1 | KV_LINEAR_BIT, s2 = 2 | KV_LINEAR_BIT;
+		if (i == 0) {
+			assert_true(on_ssd(s, s2) && !in_dram(s, s2));
+			assert_true(in_dram(s, 1) && !on_ssd(s, 1) && in_dram(s, s1));
+			assert_int_equal(st->ssd_writes[OBJ_LINEAR], 1);
+			assert_int_equal(st->ssd_writes[OBJ_FULL], 0);
+			assert_int_equal(st->dram_drops, 0);
+		} else if (i == 1) {
+			assert_true(on_ssd(s, 1) && !in_dram(s, 1));
+			assert_true(in_dram(s, s2) && !on_ssd(s, s2) && in_dram(s, 7));
+			assert_int_equal(st->ssd_writes[OBJ_LINEAR], 0);
+			assert_int_equal(st->ssd_writes[OBJ_FULL], 1);
+			assert_int_equal(st->dram_drops, 0);
+		} else {
+			assert_int_equal(kv_lookup(s, s1), KV_NONE);
+			assert_true(in_dram(s, s2) && in_dram(s, 1));
+			assert_int_equal(st->ssd_writes[OBJ_LINEAR] + st->ssd_writes[OBJ_FULL], 0);
+			assert_int_equal(st->dram_drops, 1);
+		}
+		assert_true(in_dram(s, 7 | KV_LINEAR_BIT));
+		done(s);
+	}
+}
+
 /* hotprefix threshold=2, SSD of one slot:
  *  A used 3 times, then evicted -> written (SSD empty). B used twice, evicted: SSD full and B (2)
  *  is not hotter than A (3) -> dropped. C used 4 times, evicted: hotter than A -> replaces it. */
@@ -873,6 +951,8 @@ int main(void)
 		cmocka_unit_test(test_dynamo),
 		cmocka_unit_test(test_gandalf_lambda),
 		cmocka_unit_test(test_gandalf_hybrid),
+		cmocka_unit_test(test_gandalf_exposes_children),
+		cmocka_unit_test(test_gandalf_state_rules),
 		cmocka_unit_test(test_hotprefix),
 		cmocka_unit_test(test_recency_policies_match_lru),
 		cmocka_unit_test(test_meritkv),
