@@ -486,6 +486,43 @@ static void test_gandalf_state_rules(void **state)
 	}
 }
 
+/*
+ * The peak active KV (active.c), hybrid test model (chunk 16 B, state 32 B):
+ *  r0 s1 [1 2], r1 s2 [1 3], r2 s1 [1 2 4]. Last uses: 1, 2, 4 at r2; 3 at r1; s1 ends at r2,
+ *  s2 at r1. Active: r0 chunks 1, 2 + s1's state = 64; r1 + chunk 3 + s2's state = 112 (the
+ *  peak); then 3 and s2's state leave: r2 64 + chunk 4 = 80. Mean (64 + 112 + 80) / 3.
+ *  Without sessions each request leaves a state at its last full block, active until that
+ *  block's last use: r0's (block 2) until r2, r1's (block 3) only at r1, r2's at r2: 64, 112, 112.
+ */
+static void test_active_peak(void **state)
+{
+	(void)state;
+	uint64_t b0[] = {1, 2}, b1[] = {1, 3}, b2[] = {1, 2, 4};
+	struct kv_request rq[3] = {
+	        {.t = 0, .session = 1, .block_tokens = TOK, .input_tokens = 2 * TOK, .nblocks = 2, .blocks = b0},
+	        {.t = 1, .session = 2, .block_tokens = TOK, .input_tokens = 2 * TOK, .nblocks = 2, .blocks = b1},
+	        {.t = 2, .session = 1, .block_tokens = TOK, .input_tokens = 3 * TOK, .nblocks = 3, .blocks = b2},
+	};
+	struct kv_trace kt = {.rq = rq, .n = 3, .nids = 7};
+	struct kv_config c = cfg(8, 64, true);
+	struct kv_active a;
+	char err[256];
+	assert_int_equal(kv_active_peak(&kt, &c.model, &a, err, sizeof(err)), 0);
+	assert_int_equal(a.peak_bytes, 112);
+	assert_int_equal(a.peak_req, 1);
+	assert_true(fabs(a.mean_bytes - 256.0 / 3) < 1e-9);
+	for (int i = 0; i < 3; i++)
+		rq[i].session = KV_NO_SESSION;
+	assert_int_equal(kv_active_peak(&kt, &c.model, &a, err, sizeof(err)), 0);
+	assert_int_equal(a.peak_bytes, 112);
+	assert_int_equal(a.peak_req, 1);
+	assert_true(fabs(a.mean_bytes - 96) < 1e-9);
+	c = cfg(8, 64, false); /* dense: chunks only, 32, 48, 48 */
+	assert_int_equal(kv_active_peak(&kt, &c.model, &a, err, sizeof(err)), 0);
+	assert_int_equal(a.peak_bytes, 48);
+	assert_true(fabs(a.mean_bytes - 128.0 / 3) < 1e-9);
+}
+
 /* hotprefix threshold=2, SSD of one slot:
  *  A used 3 times, then evicted -> written (SSD empty). B used twice, evicted: SSD full and B (2)
  *  is not hotter than A (3) -> dropped. C used 4 times, evicted: hotter than A -> replaces it. */
@@ -953,6 +990,7 @@ int main(void)
 		cmocka_unit_test(test_gandalf_hybrid),
 		cmocka_unit_test(test_gandalf_exposes_children),
 		cmocka_unit_test(test_gandalf_state_rules),
+		cmocka_unit_test(test_active_peak),
 		cmocka_unit_test(test_hotprefix),
 		cmocka_unit_test(test_recency_policies_match_lru),
 		cmocka_unit_test(test_meritkv),

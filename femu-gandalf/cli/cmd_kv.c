@@ -49,6 +49,10 @@ static void print_text(const struct kv_result *r)
 	       r->device);
 	printf("  requests %llu over %.1f h; miss ratio %.4f (blocks)\n",
 	       (unsigned long long)st->requests, r->duration / 3600, kv_result_miss_ratio(r));
+	if (r->peak_active)
+		printf("  peak active KV %s: DRAM holds %.3g%% of it\n",
+		       fg_human((double)r->peak_active, b1),
+		       100.0 * (double)r->cfg.dram_bytes / (double)r->peak_active);
 	printf("  hits: DRAM %llu full + %llu linear, SSD %llu full + %llu linear\n",
 	       (unsigned long long)st->hits[0][0], (unsigned long long)st->hits[0][1],
 	       (unsigned long long)st->hits[1][0], (unsigned long long)st->hits[1][1]);
@@ -67,6 +71,12 @@ static void print_text(const struct kv_result *r)
 	}
 	printf("  load latency mean %.3f s, p99 %.3f s; cost per 1k requests $%.4f\n", r->lat_mean, r->lat_p99,
 	       (r->cost_gpu + r->cost_ssd) * 1000.0 / (double)st->requests);
+	if (r->nfig) {
+		printf("  %s learned:", r->policy);
+		for (int i = 0; i < r->nfig; i++)
+			printf(" %s %.4g", r->fig[i].name, r->fig[i].value);
+		printf("\n");
+	}
 }
 
 /* Give a policy that declares it the value of a CLI alias (--target-years: a parameter of every
@@ -259,6 +269,12 @@ static int kv_select(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_p
 		fprintf(stderr, "femu-gandalf: %s: no usable requests in the trace\n", c->trace);
 		return -1;
 	}
+	struct kv_active act;
+	if (kv_active_peak(&c->kt, &ro->cfg.model, &act, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		return -1;
+	}
+	ro->peak_active = act.peak_bytes;
 	ro->trace = c->trace;
 	ro->kt = &c->kt;
 	ro->device = c->device;

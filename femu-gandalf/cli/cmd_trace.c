@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kvsim.h"
 #include "trace.h"
 #include "vec.h"
 
@@ -133,7 +134,34 @@ static void count_unique(struct info *s)
 		s->uniq += !i || s->ids[i] != s->ids[i - 1];
 }
 
-static int print_info_json(const char *path, struct trace *t, const struct info *s, double secs)
+/* --model: the trace's peak active KV for that model (kv_active_peak(), docs/kv.md) */
+struct active_info {
+	const char *model; /* NULL: not asked */
+	struct kv_active a;
+};
+
+static int active_of(const char *path, const struct trace_opts *o, struct active_info *ai)
+{
+	char err[PATH_MAX + 700];
+	struct kv_model m;
+	struct kv_trace kt;
+	if (kv_model_load(ai->model, &m, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: --model %s: %s\n", ai->model, err);
+		return EXIT_USAGE;
+	}
+	if (kv_trace_load(path, o, &kt, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		return EXIT_USAGE;
+	}
+	int rc = kv_active_peak(&kt, &m, &ai->a, err, sizeof(err));
+	kv_trace_free(&kt);
+	if (rc)
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+	return rc ? 1 : 0;
+}
+
+static int print_info_json(const char *path, struct trace *t, const struct info *s, double secs,
+                           const struct active_info *ai)
 {
 	struct json_out j;
 
@@ -167,11 +195,21 @@ static int print_info_json(const char *path, struct trace *t, const struct info 
 	jout_u64(&j, "input_bytes", trace_bytes_read(t));
 	jout_num(&j, "parse_mb_per_s", "%.1f",
 	         trace_bytes_read(t) / 1e6 / (secs > 0 ? secs : 1e-9));
+	if (ai->model) {
+		jout_object(&j, "peak_active_kv", JOUT_INLINE);
+		jout_str(&j, "model", ai->model);
+		jout_u64(&j, "bytes", ai->a.peak_bytes);
+		jout_num(&j, "mean_bytes", "%.6g", ai->a.mean_bytes);
+		jout_u64(&j, "request", ai->a.peak_req);
+		jout_num(&j, "t_s", "%.3f", ai->a.peak_t);
+		jout_end(&j);
+	}
 	jout_end(&j);
 	return fg_json_finish(&j) ? 1 : 0;
 }
 
-static void print_info_text(const char *path, struct trace *t, const struct info *s)
+static void print_info_text(const char *path, struct trace *t, const struct info *s,
+                            const struct active_info *ai)
 {
 	double dur = s->last - s->first;
 
@@ -193,10 +231,17 @@ static void print_info_text(const char *path, struct trace *t, const struct info
 	if (trace_skipped(t))
 		printf("  %llu malformed records skipped (last: %s)\n",
 		       (unsigned long long)trace_skipped(t), trace_error(t));
+	if (ai->model) {
+		char b1[32], b2[32];
+		printf("  peak active KV for %s: %s at request %llu (t = %.1f s); mean %s\n",
+		       ai->model, fg_human((double)ai->a.peak_bytes, b1),
+		       (unsigned long long)ai->a.peak_req, ai->a.peak_t, fg_human(ai->a.mean_bytes, b2));
+	}
 }
 
 /* Read the trace at path once and print what it holds: the command's exit code. */
-static int describe(const char *path, const struct trace_opts *o, bool json)
+static int describe(const char *path, const struct trace_opts *o, bool json,
+                    struct active_info *ai)
 {
 	struct info s = {.first = NAN, .last = NAN};
 	char err[PATH_MAX + 700];
@@ -219,10 +264,14 @@ static int describe(const char *path, const struct trace_opts *o, bool json)
 	} else if (!s.n) {
 		fprintf(stderr, "femu-gandalf: %s: no usable records%s\n", path,
 		        trace_skipped(t) ? " (all malformed and skipped)" : "");
+	} else if (ai->model && trace_is_block(t)) {
+		fprintf(stderr, "femu-gandalf: --model: %s is a block trace (no KV requests)\n", path);
+	} else if (ai->model && (rc = active_of(path, o, ai))) {
+		; /* the error is printed */
 	} else if (json) {
-		rc = print_info_json(path, t, &s, secs);
+		rc = print_info_json(path, t, &s, secs, ai);
 	} else {
-		print_info_text(path, t, &s);
+		print_info_text(path, t, &s, ai);
 		rc = 0;
 	}
 	free(s.ids);
@@ -234,8 +283,11 @@ static int trace_info(int argc, char **argv)
 {
 	struct trace_cli c = {0};
 	gboolean json = FALSE;
+	struct active_info ai = {0};
 	GOptionEntry mine[] = {
 		{"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+		{"model", 'm', 0, G_OPTION_ARG_STRING, &ai.model,
+		 "also the peak active KV for this model (femu-gandalf models)", "M"},
 		{NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("FILE|DIR - describe a block or KV-request trace");
@@ -247,12 +299,13 @@ static int trace_info(int argc, char **argv)
 		"Examples:\n"
 		"  femu-gandalf trace info ../shared/traces/mooncake/conversation_trace.jsonl\n"
 		"  femu-gandalf trace info ../shared/traces/weka-claude-code --json\n"
+		"  femu-gandalf trace info ../shared/traces/weka-claude-code --model paper-kimi-k3\n"
 		"  femu-gandalf trace info capture.csv.zst --skip-bad\n");
 	int rc = EXIT_USAGE;
 	struct trace_opts o;
 
 	if (fg_parse_opts_args(ctx, &argc, &argv, 1, "FILE or DIR") && !fg_trace_opts(&c, &o))
-		rc = describe(argv[1], &o, json);
+		rc = describe(argv[1], &o, json, &ai);
 	g_option_context_free(ctx);
 	return rc;
 }

@@ -796,6 +796,12 @@ void kvsim_finish(struct kvsim *s)
 			count_written_hit(s, &s->obj[o]);
 }
 
+int kvsim_policy_figures(const struct kvsim *s, struct kv_figure *f)
+{
+	int n = s->pol->figures ? s->pol->figures(s, f, KV_MAX_FIGURES) : 0;
+	return n < 0 ? 0 : (n > KV_MAX_FIGURES ? KV_MAX_FIGURES : n);
+}
+
 struct kvsim *kvsim_new(const struct kv_config *c, const struct kv_policy *p, const char *params,
                         void *prepared, struct ftl *ftl, char *err, size_t errlen)
 {

@@ -30,6 +30,16 @@ int kv_model_load(const char *name, struct kv_model *m, char *err, size_t errlen
 int kv_model_list(FILE *out, bool json); /* 0, or -1 after printing why */
 const char *kv_model_dir(void);
 
+/* ---- the peak active KV of a trace for a model (active.c) ---- */
+struct kv_active {
+	uint64_t peak_bytes; /* the most KV active at once: chunks still to be used + live states */
+	uint64_t peak_req;   /* the request (index) where it peaks, at trace time peak_t */
+	double peak_t, mean_bytes;
+};
+struct kv_trace;
+int kv_active_peak(const struct kv_trace *kt, const struct kv_model *m, struct kv_active *a,
+                   char *err, size_t errlen);
+
 /* ---- objects ---- */
 enum { OBJ_FULL = 0, OBJ_LINEAR = 1 };
 
@@ -110,6 +120,13 @@ struct kv_param {
 	.nsweep = (int)(sizeof((const double[]){__VA_ARGS__}) / sizeof(double))
 #define KV_MAX_PARAMS 8
 
+/* A figure a policy reports (struct kv_policy.figures): name is a static [a-z_] string. */
+struct kv_figure {
+	const char *name;
+	double value;
+};
+#define KV_MAX_FIGURES 8
+
 struct kv_policy {
 	const char *name;
 	const struct kv_param *params; /* NULL, or a table ended by an entry with a NULL name */
@@ -136,6 +153,9 @@ struct kv_policy {
 	bool (*spill)(struct kvsim *s, uint32_t o);
 	/* an SSD resident of this kind to evict (a slot is refilled from its own size class) */
 	uint32_t (*ssd_victim)(struct kvsim *s, int kind);
+	/* what the policy learned, for the report (e.g. gandalf's p_again): up to max named
+	 * figures into f; returns how many. May be NULL. */
+	int (*figures)(const struct kvsim *s, struct kv_figure *f, int max);
 	bool write_through;
 };
 
@@ -175,6 +195,8 @@ uint64_t kvsim_ssd_used(const struct kvsim *s);
 /* End-of-run accounting (objects still on SSD: were they hit there?). Call once, before reading st.
  */
 void kvsim_finish(struct kvsim *s);
+/* The policy's figures (struct kv_policy.figures), at most KV_MAX_FIGURES; 0 when it has none. */
+int kvsim_policy_figures(const struct kvsim *s, struct kv_figure *f);
 /* Process one request. Returns 0, or -1 on an internal error (message in err). */
 int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_t errlen);
 /* Check the invariants: capacities, tier lists, map, child counts. 0 or -1 with err. */

@@ -737,6 +737,23 @@ static void gandalf_fini(struct kvsim *s)
 	kv_set_state(s, NULL);
 }
 
+/* What the run learned: the share of used states used again (the paper's rule assumes 0), the
+ * states counted, and how the room was made. */
+static int gandalf_figures(const struct kvsim *s, struct kv_figure *f, int max)
+{
+	const struct gstate *g = G(s);
+	if (!g || max < 7)
+		return 0;
+	f[0] = (struct kv_figure){"p_again", p_again(g)};
+	f[1] = (struct kv_figure){"states_used", g->again[0]};
+	f[2] = (struct kv_figure){"states_used_again", g->again[1]};
+	f[3] = (struct kv_figure){"moves_full", (double)g->nmove[0]};
+	f[4] = (struct kv_figure){"moves_linear", (double)g->nmove[1]};
+	f[5] = (struct kv_figure){"drops_full", (double)g->ndrop[0]};
+	f[6] = (struct kv_figure){"drops_linear", (double)g->ndrop[1]};
+	return 7;
+}
+
 /* Called by the core before each request through begin(): session returns feed the estimate. */
 static void gandalf_begin_req(struct kvsim *s);
 
@@ -752,6 +769,7 @@ const struct kv_policy kv_policy_gandalf = {
         .removed = gandalf_removed,
         .make_room = gandalf_make_room,
         .ssd_victim = gandalf_ssd_victim,
+        .figures = gandalf_figures,
 };
 
 /* the session of the current request, set by the core's caller through kvsim.cur_session */

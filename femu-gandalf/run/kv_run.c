@@ -127,6 +127,7 @@ static void kv_figures(struct kv_result *res, struct kvsim *s, struct ftl *f)
 		res->cost_ssd = kv_wear_usd(cfg, false, host, 0);
 	}
 	st->lat = NULL; /* now res->st's */
+	res->nfig = kvsim_policy_figures(s, res->fig);
 }
 
 int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
@@ -141,6 +142,7 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	res->policy = pol->name;
 	snprintf(res->params, sizeof(res->params), "%s", params ? params : "");
 	res->cfg = o->cfg;
+	res->peak_active = o->peak_active;
 	if (o->drive) {
 		if (!(f = kv_drive(o, &res->cfg, err, errlen)))
 			return SSD_RUN_E_INPUT;
@@ -294,6 +296,17 @@ void kv_result_json(const struct kv_result *r, struct json_out *j)
 	jout_end(j);
 	jout_u64(j, "dram_peak_bytes", st->dram_peak);
 	jout_u64(j, "ssd_peak_bytes", st->ssd_peak);
+	if (r->peak_active) {
+		jout_u64(j, "peak_active_kv_bytes", r->peak_active);
+		jout_num(j, "dram_share_of_peak_active", "%.6g",
+		         (double)r->cfg.dram_bytes / (double)r->peak_active);
+	}
+	if (r->nfig) {
+		jout_object(j, "policy_figures", JOUT_INLINE);
+		for (int i = 0; i < r->nfig; i++)
+			jout_num(j, r->fig[i].name, "%.6g", r->fig[i].value);
+		jout_end(j);
+	}
 	jout_num(j, "wall_s", "%.3f", r->wall);
 	jout_end(j);
 }

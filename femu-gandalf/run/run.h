@@ -212,6 +212,7 @@ struct kv_run_opts {
 	void *prepared;
 	kv_run_progress_fn progress;
 	void *progress_arg;
+	uint64_t peak_active; /* the trace's peak active KV for the model (kv_active_peak()); 0: unknown */
 };
 
 /* A fresh drive has not reached steady state before it has been written about twice over (SNIA
@@ -235,6 +236,9 @@ struct kv_result {
 	double lat_mean, lat_p99;  /* load latency, seconds */
 	double cost_gpu, cost_ssd; /* dollars: recompute of missed tokens, drive wear */
 	double drive_writes;       /* host bytes written / the drive's user bytes */
+	uint64_t peak_active;      /* opts.peak_active */
+	struct kv_figure fig[KV_MAX_FIGURES]; /* what the policy learned (kvsim_policy_figures()) */
+	int nfig;
 	double wall;               /* wall-clock seconds of the passes */
 };
 
