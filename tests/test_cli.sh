@@ -183,6 +183,16 @@ expect 2 "unknown policy" "kv unknown policy" -- "${KV[@]}" --policy nope
 expect 2 "unknown parameter for policy gandalf" "kv unknown parameter" -- "${KV[@]}" --policy gandalf --param q=1
 expect 2 "lambda=-1: must be in \[0..inf)" "kv parameter out of range" -- "${KV[@]}" --policy gandalf --param lambda=-1
 expect 0 "lambda=1  \[0..inf)  sweep 0,0.25" "kv --help lists the parameter tables" -- kv --help
+expect 2 "lambda is swept by --sweep" "kv --sweep with a swept --param" -- "${KV[@]}" --policy gandalf --sweep --param lambda=2
+expect 2 "needs a single --policy" "kv --sweep --param with every policy" -- "${KV[@]}" --policy all --sweep --param k=2
+expect 0 '"lambda=1024,state_reuse=0"' "kv --sweep with a fixed --param" -- kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1G --ssd 4G --device none --policy gandalf --sweep --param state_reuse=0
+expect 2 "state_move=2: must be in \[0..1\]" "gandalf state_move out of range" -- "${KV[@]}" --policy gandalf --param state_move=2
+expect 2 "take whole numbers" "gandalf state_reuse not whole" -- "${KV[@]}" --policy gandalf --param state_reuse=0.5
+expect 0 "gandalf learned: p_again" "kv prints what gandalf learned" -- "${KV[@]}" --policy gandalf
+expect 0 "peak active KV .*: DRAM holds" "kv prints the peak active KV" -- "${KV[@]}" --policy lru
+expect 0 "peak active KV for paper-kimi-k3: " "trace info --model" -- trace info "$SRC/traces/multiturn-small.jsonl" --model paper-kimi-k3
+expect 2 "unknown model 'gpt-9'" "trace info unknown model" -- trace info "$SRC/traces/multiturn-small.jsonl" --model gpt-9
+expect 2 "is a block trace" "trace info --model on a block trace" -- trace info "$SRC/traces/blk-kvcache-small.csv" --model paper-kimi-k3
 expect 2 "knows one pass of the trace: drop --loop" "kv one-pass policy with --loop" -- "${KV[@]}" --policy oracle --loop 2
 expect 2 "--dram 0" "kv zero DRAM" -- "${KV[@]}" --dram 0
 expect 2 "--ssd 0" "kv zero SSD" -- "${KV[@]}" --ssd 0

@@ -254,9 +254,21 @@ static int kv_select(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_p
 			return -1;
 		}
 	}
-	if (!*one && !c->sweep && c->params) {
+	if (!*one && c->params) {
 		fprintf(stderr, "femu-gandalf: --param needs a single --policy\n");
 		return -1;
+	}
+	/* with --sweep, --param fixes a parameter the grid does not sweep (gandalf's state rules
+	 * under its lambda grid, say) */
+	for (char **p = c->params; c->sweep && p && *p; p++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(*p, "="), *p);
+		const struct kv_param *k = kv_policy_param(*one, name);
+		if (k && k->nsweep) {
+			fprintf(stderr, "femu-gandalf: --param %s: %s is swept by --sweep; fix only "
+			                "parameters the grid does not sweep\n", *p, k->name);
+			return -1;
+		}
 	}
 	for (char **p = c->params; p && *p; p++)
 		snprintf(c->joined + strlen(c->joined), sizeof(c->joined) - strlen(c->joined),
@@ -305,8 +317,12 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 	struct kv_result res;
 	struct progress pg;
 	snprintf(pt, sizeof(pt), "%s", c->joined);
-	if (c->sweep)
+	if (c->sweep) {
 		kv_sweep_point(pol, j, pt, sizeof(pt));
+		if (*c->joined)
+			snprintf(pt + strlen(pt), sizeof(pt) - strlen(pt), "%s%s", *pt ? "," : "",
+			         c->joined);
+	}
 	add_alias(pol, "target_years", c->target_years, pt, sizeof(pt));
 	ro->drive = NULL;
 	if (strcmp(c->device, "none")) {

@@ -663,7 +663,8 @@ enum { LAMBDA, MOVE_CANDIDATES, SCAN, TARGET_YEARS, STATE_MOVE, STATE_REUSE };
 static const struct kv_param gandalf_params[] = {
         [LAMBDA] = {"lambda", 1, 0, INFINITY,
                     .help = "weight of the SSD write fee in the move price",
-                    KV_SWEEP(0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64)},
+                    KV_SWEEP(0, 0.25, 0.5, 1, 1.25, 1.5, 1.75, 2, 4, 8, 16, 32, 64, 128, 256,
+                             512, 1024)},
         [MOVE_CANDIDATES] = {"move_candidates", 1, 1, 64,
                              .help = "longest-waiting movable objects priced per class"},
         [SCAN] = {"scan", 0, 0, 1,
