@@ -30,13 +30,19 @@
  *     once", so the state a request hit is superseded by the one it leaves and cannot be
  *     counted on as a fallback (an earlier version priced a state by its span back to the state
  *     its request hit: the new and the superseded state then each looked cheap, each assuming
- *     the other stays, and gandalf lost both and the chain with them). Once used, a state's p is
- *     multiplied by p_again, the learned share of used states used again.
+ *     the other stays, and gandalf lost both and the chain with them). What a state's p is
+ *     follows state_reuse: 0 the paper's "r is either one or zero" (1 until used, then 0, no
+ *     estimate); 1 p(w) until used, then 0; 2 (default) p(w), multiplied by p_again, the learned
+ *     share of used states used again, once used.
  * Movable: the paper moves *root-side* objects (parent not in DRAM), so the SSD holds prefixes.
  * We add children of a DRAM parent that is a branch point (several cached chunks below it) or
  * has an SSD copy, since a hot prefix shared by every session (a system prompt) never leaves
- * DRAM and would otherwise block every move below it; and linear states, which have no children
- * and whose DRAM chain still serves a hit when they sit on SSD.
+ * DRAM and would otherwise block every move below it. Linear states follow state_move: 0 only
+ * root-side ones (the paper), 1 (default) always, since with a state on SSD its DRAM chain still
+ * serves a hit. A move makes the moved object's DRAM children root-side: they join the
+ * request's move heaps at once (the paper: "moving a root-side node exposes its children as
+ * new move candidates"); before, they waited for the next request and a request that needed
+ * several moves dropped chains instead.
  *
  * p(w), the reuse probability, is learned online: of the sessions that were idle w requests
  * (log2 buckets), the share that came back. For a trace without sessions (Mooncake), the same
@@ -59,9 +65,11 @@
  * whose states sit on SSD), the cheapest such state is evicted so its parent becomes a droppable
  * orphan; failing that, the least recently used DRAM object goes (the core frees what it leaves
  * unreachable). FG_GANDALF_DEBUG=1 prints the learned p(w), p_again and the move/drop counts at the
- * end. Parameters (gandalf_params below): lambda=1, move_candidates=1, scan=0 (1: find DRAM
- * candidates by scanning all of DRAM, as before the watch list; slow, same results - the tests
- * compare the two), target_years=0 (the write budget; the kv command's --target-years sets it).
+ * end; the report prints p_again and the move/drop counts (policy_figures). Parameters
+ * (gandalf_params below): lambda=1, move_candidates=1, scan=0 (1: find DRAM candidates by
+ * scanning all of DRAM, as before the watch list; slow, same results - the tests compare the
+ * two), target_years=0 (the write budget; the kv command's --target-years sets it),
+ * state_move=1, state_reuse=2 (above; docs/policies.md compares them with the paper's).
  */
 #include <math.h>
 #include <stdio.h>
