@@ -316,7 +316,8 @@ void kv_result_csv_header(FILE *out)
 	fprintf(out, "policy,params,requests,miss_ratio,ssd_write_bytes,ssd_write_full,"
 	             "ssd_write_linear,ssd_read_bytes,hit_share_full,hit_share_linear,waf,"
 	             "lifetime_tbw_days,lifetime_naive_pe_days,lifetime_erase_days,latency_mean_s,"
-	             "latency_p99_s,cost_per_1k,wall_s\n");
+	             "latency_p99_s,cost_per_1k,wall_s,token_miss_ratio,peak_active_kv_bytes,"
+	             "policy_figures\n");
 }
 
 /* s as one quoted CSV field (RFC 4180: quotes doubled), so a comma or a quote stays inside it */
@@ -352,7 +353,17 @@ void kv_result_csv_row(const struct kv_result *r, FILE *out)
 		        r->lt.erase_days);
 	else
 		fprintf(out, ",%.6g,,,", r->tbw_days);
-	fprintf(out, "%.6g,%.6g,%.6g,%.3f\n", r->lat_mean, r->lat_p99,
-	        (r->cost_gpu + r->cost_ssd) * 1000.0 / (double)st->requests, r->wall);
+	fprintf(out, "%.6g,%.6g,%.6g,%.3f,%.6f,", r->lat_mean, r->lat_p99,
+	        (r->cost_gpu + r->cost_ssd) * 1000.0 / (double)st->requests, r->wall,
+	        share(st->missed_tokens, st->prefix_tokens));
+	if (r->peak_active)
+		fprintf(out, "%llu", (unsigned long long)r->peak_active);
+	char figs[512] = "";
+	for (int i = 0; i < r->nfig; i++)
+		snprintf(figs + strlen(figs), sizeof(figs) - strlen(figs), "%s%s=%.6g", i ? ";" : "",
+		         r->fig[i].name, r->fig[i].value);
+	fputc(',', out);
+	csv_quoted(figs, out);
+	fputc('\n', out);
 	fflush(out);
 }
