@@ -861,6 +861,28 @@ static void test_compulsory(void **state)
 	}
 }
 
+/* The paper's two presets (models.ini, docs/models.md). paper-qwen3.5-27b is computed from
+ * Qwen3.5-27B's config: 16 full layers x 2 x 4 KV heads x 256 x 2 B per token; 48 DeltaNet layers
+ * x (48 x 128 x 128 x 4 B fp32 state + 3 x 10240 x 2 B conv state). One state is then 146.8
+ * chunks of 16 tokens: the paper's 147x. paper-kimi-k3 stays calibrated to 1016x. */
+static void test_model_presets(void **state)
+{
+	(void)state;
+	struct kv_model m;
+	char err[512];
+	if (kv_model_load("paper-qwen3.5-27b", &m, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(m.full_kv_bytes_per_token, 16 * 2 * 4 * 256 * 2);
+	assert_int_equal(m.full_kv_bytes_per_token, 65536);
+	assert_int_equal(m.linear_state_bytes, 48ull * (48 * 128 * 128 * 4 + 3 * 10240 * 2));
+	assert_int_equal(m.linear_state_bytes, 153944064);
+	double ratio = (double)m.linear_state_bytes / (16.0 * (double)m.full_kv_bytes_per_token);
+	assert_true(ratio > 146.5 && ratio < 147.5);
+	if (kv_model_load("paper-kimi-k3", &m, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(m.linear_state_bytes, 1016ull * 16 * m.full_kv_bytes_per_token);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -884,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_compulsory),
 		cmocka_unit_test(test_alloc_random),
 		cmocka_unit_test(test_gandalf_watch_equals_scan),
+		cmocka_unit_test(test_model_presets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
