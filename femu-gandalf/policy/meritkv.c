@@ -68,9 +68,10 @@ static void merit_fini(struct kvsim *s)
 /* one more demand of o's key (admission or hit: at most one per request) */
 static void merit_demand(struct kvsim *s, uint32_t o)
 {
+	/* (out of memory: the demand goes uncounted, and the object stays learning longer) */
 	uint64_t *v = u64map_upsert(kv_state(s), kv_obj_key(s, o), 0);
 	if (v && *v < UINT32_MAX)
-		++*v; /* out of memory: the demand goes uncounted (the object stays learning longer) */
+		++*v;
 }
 
 static bool merit_spill(struct kvsim *s, uint32_t o)
