@@ -71,6 +71,7 @@ struct kvsim {
 	/* the request being processed */
 	uint64_t req;
 	uint64_t cur_session;
+	const struct kv_request *cur_rq; /* during kvsim_request(), else NULL */
 	double now_t;
 	struct kv_stats st;
 	uint32_t *idx; /* object index of each prefix block of the current request */

@@ -192,6 +192,12 @@ static inline uint64_t kv_session(const struct kvsim *s) /* its session, or KV_N
 	return s->cur_session;
 }
 
+/* the request being processed (its blocks, tokens, session), or NULL outside kvsim_request() */
+static inline const struct kv_request *kv_request_cur(const struct kvsim *s)
+{
+	return s->cur_rq;
+}
+
 /* ---- the policy's own ---- */
 static inline void *kv_state(const struct kvsim *s) /* what init() stored with kv_set_state() */
 {

@@ -531,6 +531,10 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 		s->st.not_admitted++;
 		return KV_NONE;
 	}
+	if (s->pol->admit && !s->pol->admit(s, key, kind, size)) {
+		s->st.refused++;
+		return KV_NONE;
+	}
 	make_room(s, size);
 	/* a state hangs off the chunk at its boundary, a chunk off the previous chunk; a block that
 	 * repeats its predecessor's id (a malformed trace) is a root */
@@ -729,12 +733,15 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	s->st.t_last = rq->t;
 	s->now_t = rq->t;
 	s->cur_session = rq->session;
+	s->cur_rq = rq;
 	if (s->pol->begin)
 		s->pol->begin(s);
 
 	/* the usable prefix: all chunks cached up to r, and (hybrid) a state at b <= r */
-	if (vec_reserve(s->idx, s->idxcap, n))
+	if (vec_reserve(s->idx, s->idxcap, n)) {
+		s->cur_rq = NULL;
 		return fg_err(err, errlen, "out of memory");
+	}
 	uint32_t r = cached_chunks(s, rq);
 	uint32_t b = r;
 	if (hybrid) {
@@ -743,8 +750,10 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	}
 	struct hit_load h;
 	serve_hit(s, rq, b, hybrid, &h);
-	if (account(s, rq, b, &h))
+	if (account(s, rq, b, &h)) {
+		s->cur_rq = NULL;
 		return fg_err(err, errlen, "out of memory");
+	}
 
 	/* admit the recomputed blocks and the state at the boundary */
 	admit_chunks(s, rq, b, r);
@@ -755,6 +764,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 		admit_state(s, rq, b, bnd);
 	recency(s, rq, n, b, bnd);
 	s->req++;
+	s->cur_rq = NULL;
 	return 0;
 }
 

@@ -92,6 +92,7 @@ struct kv_stats {
 	uint64_t hits[2][2]; /* [tier: 0 DRAM, 1 SSD][kind] objects served */
 	uint64_t ssd_write_bytes[2], ssd_writes[2], ssd_written_hit[2]; /* by kind */
 	uint64_t ssd_read_bytes, ssd_evictions, dram_drops, not_admitted, ssd_alloc_fail;
+	uint64_t refused; /* new objects the policy's admit() kept out of DRAM */
 	uint64_t unreachable; /* objects freed because an ancestor left the cache */
 	uint64_t dram_peak, ssd_peak;
 	double t_first, t_last;
@@ -148,6 +149,11 @@ struct kv_policy {
 	void (*removed)(struct kvsim *s, uint32_t o);
 	/* called before each request with its index and time */
 	void (*begin)(struct kvsim *s);
+	/* DRAM admission gate: may a new object (key, kind, size bytes) enter DRAM? false keeps it
+	 * out: a miss that is not cached, and for a chunk the rest of the request's prefix stays out
+	 * with it (a chunk is cached only below its cached parent). Asked before room is made, so
+	 * kv_dram_over(s, size) tells whether it would evict. Default: every object enters. */
+	bool (*admit)(struct kvsim *s, uint64_t key, int kind, uint64_t size);
 	/* make `need` bytes free in DRAM; default: LRU victims, spilled when spill() says so */
 	void (*make_room)(struct kvsim *s, uint64_t need);
 	bool (*spill)(struct kvsim *s, uint32_t o);

@@ -241,6 +241,7 @@ static void json_counts(const struct kv_result *r, struct json_out *j)
 	jout_u64(j, "dram_drops", st->dram_drops);
 	jout_u64(j, "unreachable_freed", st->unreachable);
 	jout_u64(j, "not_admitted", st->not_admitted);
+	jout_u64(j, "admission_refused", st->refused);
 }
 
 /* The drive: WAF and lifetimes (null when undefined: no device, or nothing written). */
