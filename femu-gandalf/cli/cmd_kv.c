@@ -93,7 +93,7 @@ static void add_alias(const struct kv_policy *pol, const char *name, double v, c
 struct kv_cli {
 	char *trace, *model, *dram, *ssd, *policy, *device, *trim, *streams, *alloc;
 	char **sets, **params;
-	gboolean json, sweep;
+	gboolean json, sweep, csv;
 	gint loops;
 	double target_years;
 	struct trace_cli tc;
@@ -136,6 +136,8 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	         "policy parameter name=value (repeatable)", "K=V"},
 	        {"sweep", 0, 0, G_OPTION_ARG_NONE, &c->sweep,
 	         "run the policy's (or every policy's) grid; CSV output", NULL},
+	        {"csv", 0, 0, G_OPTION_ARG_NONE, &c->csv,
+	         "print one run as a CSV row too (as --sweep and --policy all do)", NULL},
 	        {"device", 'd', 0, G_OPTION_ARG_FILENAME, &c->device,
 	         "drive preset for the SSD tier, or none (TBW only)", "PRESET"},
 	        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &c->sets,
@@ -357,7 +359,7 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 static int kv_policies_run(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_policy *one)
 {
 	char err[1024];
-	bool csv = c->sweep || !one;
+	bool csv = c->sweep || !one || c->csv;
 	int rc = 0;
 	if (csv)
 		kv_result_csv_header(stdout);
