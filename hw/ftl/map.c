@@ -102,8 +102,8 @@ static uint64_t rmw_read(struct ftl *f, uint32_t lpn, uint64_t now)
 	if (!m)
 		return now;
 	f->st.rmw_units++;
-	uint32_t gblk = blk_of(f, m - 1);
-	if ((m - 1) % f->upb / f->upp >= f->blk[gblk].wp)
+	uint32_t pg = page_of(f, m - 1), gblk = page_blk(f, pg);
+	if (pg - gblk * f->ppb >= f->blk[gblk].wp)
 		return now; /* still in the write buffer */
 	f->st.nand_read_bytes += f->cfg.unit_size;
 	return ftl_time_read(f, gblk, 1, now);
@@ -144,6 +144,25 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	return FTL_OK;
 }
 
+/* ftl_time_read() without the clock update (ftl_read does it once); returns max(done, end) */
+static inline uint64_t time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now,
+                                 uint64_t done)
+{
+	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p], c = f->plane_ch[p];
+	uint64_t t = max64(now, f->lun_busy[l]) + f->t_read_ns;
+	f->lun_busy[l] = t;
+	t = max64(t, f->ch_busy[c]) + units * f->xfer_unit_ns;
+	f->ch_busy[c] = t;
+	return max64(done, t);
+}
+
+/*
+ * Units that sit in the same physical page cost one tR: consecutive units of the range that
+ * map to one page on NAND form a run, read with one ftl_time_read() (inlined here, on local
+ * copies of the fields it reads). A unit that is unmapped or still in the write buffer costs no
+ * NAND read and ends the run. Only a new page needs its block's write pointer and the timing
+ * model; units of the current run cost a load and a compare. KV replays read terabytes here.
+ */
 int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *done_ns)
 {
 	int rc = check_range(f, off, len);
@@ -151,26 +170,52 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	if (rc)
 		return rc;
 	uint64_t first = off / us, last = (off + len - 1) / us;
-	uint32_t run_page = NONE, run_n = 0;
-	/* units that sit in the same physical page cost one tR */
-	for (uint64_t lpn = first; lpn <= last + 1; lpn++) {
-		uint32_t page = NONE;
-		if (lpn <= last && f->l2p[lpn]) {
-			uint32_t ppn = f->l2p[lpn] - 1;
-			uint32_t gblk = blk_of(f, ppn);
-			if (ppn % f->upb / f->upp < f->blk[gblk].wp)
-				page = ppn / f->upp;
-		}
-		if (page != run_page || page == NONE) {
-			if (run_page != NONE) {
-				done = max64(done, ftl_time_read(f, run_page / f->ppb, run_n, now));
-				f->st.nand_read_bytes += (uint64_t)run_n * us;
+	const uint32_t *l2p = f->l2p;
+	const struct blk *blk = f->blk;
+	const uint32_t ppb = f->ppb, upp = f->upp;
+	uint32_t run_page = NONE, run_n = 0, run_blk = 0;
+	uint64_t read_units = 0;
+	for (uint64_t lpn = first;; lpn++) {
+		uint32_t m = lpn <= last ? l2p[lpn] : 0, page = NONE, gblk = 0;
+		if (m) {
+			uint32_t pg = page_of(f, m - 1);
+			if (pg == run_page) {
+				run_n++;
+				continue;
 			}
-			run_page = page;
-			run_n = 0;
+			if (lpn + 64 <= last) /* a new page: fetch the L2P a few lines ahead */
+				__builtin_prefetch(&l2p[lpn + 64]);
+			gblk = page_blk(f, pg);
+			if (pg - gblk * ppb < blk[gblk].wp)
+				page = pg;
+			/* a whole page written in order (a large sequential write's layout): take its
+			 * upp units at once; the next unit is on another page (a page holds upp) */
+			if (page != NONE && m - 1 == pg * upp && lpn + upp - 1 <= last) {
+				uint32_t same = 1;
+				for (uint32_t k = 1; k < upp; k++)
+					same &= l2p[lpn + k] == m + k;
+				if (same) {
+					if (run_page != NONE)
+						read_units += run_n, done = time_read(f, run_blk, run_n, now, done);
+					run_page = NONE;
+					read_units += upp;
+					done = time_read(f, gblk, upp, now, done);
+					lpn += upp - 1;
+					continue;
+				}
+			}
 		}
-		run_n++;
+		if (run_page != NONE) {
+			done = time_read(f, run_blk, run_n, now, done);
+			read_units += run_n;
+		}
+		if (lpn > last)
+			break;
+		run_page = page;
+		run_blk = gblk;
+		run_n = 1;
 	}
+	f->st.nand_read_bytes += read_units * us;
 	f->st.host_read_cmds++;
 	f->st.host_read_bytes += len;
 	f->clock = max64(f->clock, done);

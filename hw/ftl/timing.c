@@ -25,16 +25,7 @@ static inline uint32_t ch_of(const struct ftl *f, uint32_t gblk)
 	return f->plane_ch[plane_of(f, gblk)];
 }
 
-uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now)
-{
-	uint32_t l = lun_of(f, gblk), c = ch_of(f, gblk);
-	uint64_t s = max64(now, f->lun_busy[l]) + f->t_read_ns;
-	f->lun_busy[l] = s;
-	uint64_t x = max64(s, f->ch_busy[c]) + units * f->xfer_unit_ns;
-	f->ch_busy[c] = x;
-	f->clock = max64(f->clock, x);
-	return x;
-}
+/* ftl_time_read() is in ftl_int.h (inline) */
 
 uint64_t ftl_time_program(struct ftl *f, uint32_t gblk, uint64_t now)
 {
