@@ -138,11 +138,14 @@ void ftl_invalidate(struct ftl *f, uint32_t ppn);
 int ftl_alloc_init(struct ftl *f);
 uint32_t ftl_frontier_take(struct ftl *f, uint32_t fid, uint64_t now, int *err, uint8_t cause,
 			   uint64_t *ready);
+uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32_t want,
+			       uint32_t *n, int *err, uint64_t *ready);
 void ftl_frontier_pad(struct ftl *f, uint32_t fr, uint64_t now, uint64_t *done);
 void ftl_pool_put(struct ftl *f, uint32_t gu);
 void ftl_closed_add(struct ftl *f, uint32_t gu);
 void ftl_closed_del(struct ftl *f, uint32_t gu);
 void ftl_bucket_move(struct ftl *f, uint32_t gu, uint32_t from);
+void ftl_bucket_drop(struct ftl *f, uint32_t gu, uint32_t from, uint32_t n);
 void ftl_bucket_up(struct ftl *f, uint32_t gu, uint32_t from);
 uint32_t heap_min_key(const struct ftl *f, const struct heap *h);
 

@@ -45,6 +45,56 @@ void ftl_invalidate(struct ftl *f, uint32_t ppn)
 }
 
 /*
+ * Invalidations of a range (trim, overwrite), batched per GC unit: consecutive ones that fall
+ * in the same GC unit update its count and greedy bucket once. The state is the one n
+ * ftl_invalidate() calls leave; inval_flush() must run before anything else reads the counts.
+ */
+struct inval {
+	uint32_t gu, n;
+};
+
+static inline void inval_flush(struct ftl *f, struct inval *iv)
+{
+	if (!iv->n)
+		return;
+	struct gu *u = &f->gu[iv->gu];
+	if (u->state == GU_CLOSED && f->cfg.gc_policy == FTL_GC_GREEDY)
+		ftl_bucket_drop(f, iv->gu, u->valid + (f->upg - u->cap), iv->n);
+	u->valid -= iv->n;
+	iv->n = 0;
+}
+
+static inline void inval_add(struct ftl *f, struct inval *iv, uint32_t ppn)
+{
+	uint32_t g = gu_of(f, ppn);
+	bit_clr(f->valid, ppn);
+	if (g != iv->gu) {
+		inval_flush(f, iv);
+		iv->gu = g;
+	}
+	iv->n++;
+}
+
+/*
+ * map_unit() for n units lpn.. to ppn.. of one open (not closed) GC unit, as n calls would
+ * leave it: the open unit has no bucket to keep, so its valid count moves once.
+ */
+static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n)
+{
+	struct inval iv = {NONE, 0};
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t old = f->l2p[lpn + i];
+		if (old)
+			inval_add(f, &iv, old - 1);
+		f->l2p[lpn + i] = ppn + i + 1;
+		f->p2l[ppn + i] = lpn + i + 1;
+		bit_set(f->valid, ppn + i);
+	}
+	inval_flush(f, &iv);
+	f->gu[gu_of(f, ppn)].valid += n;
+}
+
+/*
  * Move n valid units that share one NAND page (GC or WL): one read of that page, then each unit
  * to the GC frontier. The old copies are known, so L2P is only written, never read: the
  * stores overlap instead of stalling on cache misses one after another.
@@ -122,13 +172,36 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	uint32_t fid = stream % f->cfg.host_streams;
 	uint64_t first = off / us, last = (off + len - 1) / us;
 	f->st.host_write_cmds++;
+	/* whole units, up to but not including a partly written last one */
+	uint64_t whole_end = (off + len) % us ? last : last + 1, run_units = 0;
 	for (uint64_t lpn = first; lpn <= last; lpn++) {
 		uint64_t t = now, ready = now;
+		if (f->upp > 1 && lpn < whole_end && (lpn != first || !(off % us))) {
+			/* a run of whole units into the open page: one reservation for all */
+			uint64_t want = whole_end - lpn;
+			uint32_t n, ppn = ftl_frontier_take_run(f, fid, now,
+			                                        want < f->upp ? (uint32_t)want : f->upp,
+			                                        &n, &err, &ready);
+			if (n) {
+				run_units += n;
+				map_run(f, (uint32_t)lpn, ppn, n);
+				done = max64(done, ready);
+				lpn += n - 1;
+				continue;
+			}
+			if (ppn == NONE && err) {
+				ftl_count_prog(f, PROG_HOST, run_units);
+				f->st.host_write_bytes += lpn == first ? 0 : (lpn * us - off);
+				ftl_stats_tick(f);
+				return err;
+			}
+		}
 		if ((lpn == first && off % us) || (lpn == last && (off + len) % us))
 			t = rmw_read(f, (uint32_t)lpn, now);
 		uint32_t ppn = ftl_frontier_take(f, fid, t, &err, PROG_HOST, &ready);
 		if (ppn == NONE) {
 			/* units before this one are written; count exactly what was */
+			ftl_count_prog(f, PROG_HOST, run_units);
 			f->st.host_write_bytes += lpn == first ? 0 : (lpn * us - off);
 			ftl_stats_tick(f);
 			return err;
@@ -136,6 +209,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 		map_unit(f, (uint32_t)lpn, ppn);
 		done = max64(done, max64(t, ready));
 	}
+	ftl_count_prog(f, PROG_HOST, run_units);
 	f->st.host_write_bytes += len;
 	f->clock = max64(f->clock, done);
 	ftl_stats_tick(f);
@@ -235,14 +309,16 @@ int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	uint64_t first = (off + us - 1) / us, end = (off + len) / us; /* fully covered [first,end) */
 	uint64_t touched = (off + len + us - 1) / us - off / us;
 	f->st.trim_partial_units += touched - (end > first ? end - first : 0);
+	struct inval iv = {NONE, 0};
 	for (uint64_t lpn = first; lpn < end; lpn++) {
 		uint32_t m = f->l2p[lpn];
 		if (m) {
-			ftl_invalidate(f, m - 1);
+			inval_add(f, &iv, m - 1);
 			f->l2p[lpn] = 0;
 			f->st.trim_units++;
 		}
 	}
+	inval_flush(f, &iv);
 	f->st.host_trim_cmds++;
 	f->st.host_trim_bytes += len;
 	background_gc(f, now);
@@ -270,4 +346,15 @@ bool ftl_is_mapped(const struct ftl *f, uint64_t off, uint64_t len)
 		if (!f->l2p[lpn])
 			return false;
 	return true;
+}
+
+void ftl_prefetch(const struct ftl *f, uint64_t off, uint64_t len)
+{
+	if (check_range(f, off, len))
+		return;
+	/* the first four lines (64 units): the hardware prefetcher follows a run from there */
+	uint64_t first = off / f->cfg.unit_size, last = (off + len - 1) / f->cfg.unit_size;
+	const char *p = (const char *)&f->l2p[first], *end = (const char *)&f->l2p[last];
+	for (int i = 0; i < 4 && p <= end; i++, p += 64)
+		__builtin_prefetch(p);
 }

@@ -56,5 +56,5 @@ uint64_t ftl_wbuf_wait(struct ftl *f, uint64_t now)
 void ftl_wbuf_done(struct ftl *f, uint64_t done)
 {
 	f->wbuf[f->wbuf_head] = done;
-	f->wbuf_head = (f->wbuf_head + 1) % f->nwbuf;
+	f->wbuf_head = f->wbuf_head + 1 == f->nwbuf ? 0 : f->wbuf_head + 1;
 }
