@@ -643,6 +643,11 @@ static inline void serve_hit(struct kvsim *s, const struct kv_request *rq, uint3
 	for (uint32_t i = 0; i < b; i++) {
 		if (i + 4 < b) /* the objects are scattered: overlap their misses */
 			__builtin_prefetch(&s->obj[s->idx[i + 4]]);
+		if (s->ftl && i + 2 < b) { /* and so are their L2P entries on the drive */
+			const struct kv_obj *x = &s->obj[s->idx[i + 2]];
+			if (!x->in_dram)
+				ftl_prefetch(s->ftl, x->lba, slot_size(x));
+		}
 		serve_obj(s, s->idx[i], h);
 	}
 	if (hybrid && b > 0)

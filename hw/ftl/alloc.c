@@ -140,6 +140,13 @@ void ftl_bucket_move(struct ftl *f, uint32_t g, uint32_t from)
 	bucket_link(f, g, from - 1);
 }
 
+/* A closed unit lost n valid units at once: the state n ftl_bucket_move() calls leave. */
+void ftl_bucket_drop(struct ftl *f, uint32_t g, uint32_t from, uint32_t n)
+{
+	bucket_unlink(f, g, from);
+	bucket_link(f, g, from - n);
+}
+
 /* A unit was placed in g after g closed (its last unit closes it before being mapped). */
 void ftl_bucket_up(struct ftl *f, uint32_t g, uint32_t from)
 {
@@ -196,8 +203,9 @@ static void frontier_close_gu(struct ftl *f, uint32_t g)
 /* Next slot of a superblock frontier whose block is good, after slot i (wrapping). */
 static uint32_t next_good_slot(const struct ftl *f, const struct frontier *fr, uint32_t i)
 {
-	for (uint32_t k = 1; k <= f->g.frontier_slots; k++) {
-		uint32_t j = (i + k) % f->g.frontier_slots;
+	const uint32_t n = f->g.frontier_slots;
+	for (uint32_t k = 1, j = i; k <= n; k++) {
+		j = j + 1 == n ? 0 : j + 1; /* (i + k) % n, without a divide per page */
 		if (fr->slot[j].gblk != NONE)
 			return j;
 	}
@@ -255,12 +263,20 @@ static uint64_t frontier_program(struct ftl *f, struct frontier *fr, uint64_t no
 	s->unit = 0;
 	s->page++;
 	f->blk[s->gblk].wp = s->page; /* pages below wp are on NAND; the rest is buffered */
+	{
+		/* the frontier's pages stripe over its slots, so each slot's P2L is its own stream:
+		 * start fetching the P2L line of the page a few slots ahead will fill */
+		uint32_t n = f->g.frontier_slots, j = fr->cur + 8 < n ? fr->cur + 8 : (fr->cur + 8) % n;
+		const struct slot *a = &fr->slot[j];
+		if (a->gblk != NONE && a->page < f->ppb)
+			__builtin_prefetch(&f->p2l[a->gblk * f->upb + a->page * f->upp], 1);
+	}
 	if (f->cfg.gc_unit == FTL_GC_BLOCK) {
 		if (s->page == f->ppb) {
 			frontier_close_gu(f, s->gblk);
 			s->gblk = NONE;
 		}
-		fr->cur = (fr->cur + 1) % f->g.frontier_slots;
+		fr->cur = fr->cur + 1 == f->g.frontier_slots ? 0 : fr->cur + 1;
 		return done;
 	}
 	uint32_t nx = next_good_slot(f, fr, fr->cur);
@@ -309,6 +325,46 @@ uint32_t ftl_frontier_take(struct ftl *f, uint32_t fid, uint64_t now, int *err, 
 	ftl_count_prog(f, cause, 1);
 	if (++s->unit == f->upp)
 		frontier_program(f, fr, now, cause == PROG_HOST);
+	return ppn;
+}
+
+/*
+ * Reserve up to want consecutive host units of host frontier fid's open page at once, as that
+ * many ftl_frontier_take(PROG_HOST) calls would, but never the page's last unit (taking it
+ * programs the page, which must follow the mapping of the units before it): *n receives the
+ * count, 0 (and nothing done) when the page has one free unit left. The caller counts the
+ * units' program bytes (ftl_count_prog) before it returns: the counters are read by no one
+ * in between, and one update per command keeps them out of the loop. Returns the first unit's
+ * ppn, or NONE with *err set when the frontier could not get a block. *ready as for
+ * ftl_frontier_take. Needs units_per_page >= 2.
+ */
+uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32_t want,
+			       uint32_t *n, int *err, uint64_t *ready)
+{
+	struct frontier *fr = &f->fr[fid];
+	bool sb = f->cfg.gc_unit == FTL_GC_SUPERBLOCK;
+	uint64_t gc_end = 0;
+	*n = 0;
+	if (!(sb ? fr->gu == NONE : fr->slot[fr->cur].gblk == NONE) &&
+	    fr->slot[fr->cur].unit + 1 >= f->upp)
+		return NONE;
+	while (sb ? fr->gu == NONE : fr->slot[fr->cur].gblk == NONE) {
+		int rc = frontier_open(f, fid, now, &gc_end);
+		if (rc) {
+			*err = rc;
+			return NONE;
+		}
+	}
+	struct slot *s = &fr->slot[fr->cur];
+	uint32_t k = f->upp - 1 - s->unit;
+	if (k > want)
+		k = want;
+	uint32_t ppn = s->gblk * f->upb + s->page * f->upp + s->unit;
+	if (s->unit == 0)
+		s->ready = ftl_wbuf_wait(f, now);
+	*ready = max64(s->ready, gc_end);
+	s->unit += k;
+	*n = k;
 	return ppn;
 }
 

@@ -107,8 +107,14 @@ struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
 	f->t_prog_ns = (uint64_t)(cfg->t_prog_us * 1000.0 + 0.5);
 	f->t_erase_ns = (uint64_t)(cfg->t_erase_us * 1000.0 + 0.5);
 
-	f->upg_shift = (f->upg & (f->upg - 1)) ? -1 : __builtin_ctz(f->upg);
-	f->upb_shift = (f->upb & (f->upb - 1)) ? -1 : __builtin_ctz(f->upb);
+	f->upg_shift = udiv32_shift(f->upg);
+	f->upb_shift = udiv32_shift(f->upb);
+	f->upp_shift = udiv32_shift(f->upp);
+	f->ppb_shift = udiv32_shift(f->ppb);
+	f->upg_c = f->upg_shift < 0 ? udiv32_c(f->upg) : 0;
+	f->upb_c = f->upb_shift < 0 ? udiv32_c(f->upb) : 0;
+	f->upp_c = f->upp_shift < 0 ? udiv32_c(f->upp) : 0;
+	f->ppb_c = f->ppb_shift < 0 ? udiv32_c(f->ppb) : 0;
 	f->planes_pow2 = !(f->g.planes & (f->g.planes - 1));
 	f->plane_lun = malloc(f->g.planes * sizeof(uint32_t));
 	f->plane_ch = malloc(f->g.planes * sizeof(uint32_t));

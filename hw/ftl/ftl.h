@@ -188,6 +188,13 @@ int ftl_read(struct ftl *ftl, uint64_t off, uint64_t len, uint64_t now_ns, uint6
 int ftl_trim(struct ftl *ftl, uint64_t off, uint64_t len, uint64_t now_ns, uint64_t *done_ns);
 /* Program every partly filled open page (padding counts as NAND writes). */
 int ftl_flush(struct ftl *ftl, uint64_t now_ns, uint64_t *done_ns);
+/*
+ * A hint, no effect on results: the caller will soon read or write [off, off+len). Starts
+ * fetching the first L2P lines of the range into the cache (a bounded amount, whatever len),
+ * so that a replay that knows its next I/O overlaps the cache miss that would otherwise stall
+ * it. Bad ranges are ignored.
+ */
+void ftl_prefetch(const struct ftl *ftl, uint64_t off, uint64_t len);
 /* Is this byte range mapped (every unit it touches holds data)? For tests and attachments. */
 bool ftl_is_mapped(const struct ftl *ftl, uint64_t off, uint64_t len);
 

@@ -45,6 +45,56 @@ void ftl_invalidate(struct ftl *f, uint32_t ppn)
 }
 
 /*
+ * Invalidations of a range (trim, overwrite), batched per GC unit: consecutive ones that fall
+ * in the same GC unit update its count and greedy bucket once. The state is the one n
+ * ftl_invalidate() calls leave; inval_flush() must run before anything else reads the counts.
+ */
+struct inval {
+	uint32_t gu, n;
+};
+
+static inline void inval_flush(struct ftl *f, struct inval *iv)
+{
+	if (!iv->n)
+		return;
+	struct gu *u = &f->gu[iv->gu];
+	if (u->state == GU_CLOSED && f->cfg.gc_policy == FTL_GC_GREEDY)
+		ftl_bucket_drop(f, iv->gu, u->valid + (f->upg - u->cap), iv->n);
+	u->valid -= iv->n;
+	iv->n = 0;
+}
+
+static inline void inval_add(struct ftl *f, struct inval *iv, uint32_t ppn)
+{
+	uint32_t g = gu_of(f, ppn);
+	bit_clr(f->valid, ppn);
+	if (g != iv->gu) {
+		inval_flush(f, iv);
+		iv->gu = g;
+	}
+	iv->n++;
+}
+
+/*
+ * map_unit() for n units lpn.. to ppn.. of one open (not closed) GC unit, as n calls would
+ * leave it: the open unit has no bucket to keep, so its valid count moves once.
+ */
+static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n)
+{
+	struct inval iv = {NONE, 0};
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t old = f->l2p[lpn + i];
+		if (old)
+			inval_add(f, &iv, old - 1);
+		f->l2p[lpn + i] = ppn + i + 1;
+		f->p2l[ppn + i] = lpn + i + 1;
+		bit_set(f->valid, ppn + i);
+	}
+	inval_flush(f, &iv);
+	f->gu[gu_of(f, ppn)].valid += n;
+}
+
+/*
  * Move n valid units that share one NAND page (GC or WL): one read of that page, then each unit
  * to the GC frontier. The old copies are known, so L2P is only written, never read: the
  * stores overlap instead of stalling on cache misses one after another.
@@ -102,8 +152,8 @@ static uint64_t rmw_read(struct ftl *f, uint32_t lpn, uint64_t now)
 	if (!m)
 		return now;
 	f->st.rmw_units++;
-	uint32_t gblk = blk_of(f, m - 1);
-	if ((m - 1) % f->upb / f->upp >= f->blk[gblk].wp)
+	uint32_t pg = page_of(f, m - 1), gblk = page_blk(f, pg);
+	if (pg - gblk * f->ppb >= f->blk[gblk].wp)
 		return now; /* still in the write buffer */
 	f->st.nand_read_bytes += f->cfg.unit_size;
 	return ftl_time_read(f, gblk, 1, now);
@@ -122,13 +172,36 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	uint32_t fid = stream % f->cfg.host_streams;
 	uint64_t first = off / us, last = (off + len - 1) / us;
 	f->st.host_write_cmds++;
+	/* whole units, up to but not including a partly written last one */
+	uint64_t whole_end = (off + len) % us ? last : last + 1, run_units = 0;
 	for (uint64_t lpn = first; lpn <= last; lpn++) {
 		uint64_t t = now, ready = now;
+		if (f->upp > 1 && lpn < whole_end && (lpn != first || !(off % us))) {
+			/* a run of whole units into the open page: one reservation for all */
+			uint64_t want = whole_end - lpn;
+			uint32_t n, ppn = ftl_frontier_take_run(f, fid, now,
+			                                        want < f->upp ? (uint32_t)want : f->upp,
+			                                        &n, &err, &ready);
+			if (n) {
+				run_units += n;
+				map_run(f, (uint32_t)lpn, ppn, n);
+				done = max64(done, ready);
+				lpn += n - 1;
+				continue;
+			}
+			if (ppn == NONE && err) {
+				ftl_count_prog(f, PROG_HOST, run_units);
+				f->st.host_write_bytes += lpn == first ? 0 : (lpn * us - off);
+				ftl_stats_tick(f);
+				return err;
+			}
+		}
 		if ((lpn == first && off % us) || (lpn == last && (off + len) % us))
 			t = rmw_read(f, (uint32_t)lpn, now);
 		uint32_t ppn = ftl_frontier_take(f, fid, t, &err, PROG_HOST, &ready);
 		if (ppn == NONE) {
 			/* units before this one are written; count exactly what was */
+			ftl_count_prog(f, PROG_HOST, run_units);
 			f->st.host_write_bytes += lpn == first ? 0 : (lpn * us - off);
 			ftl_stats_tick(f);
 			return err;
@@ -136,6 +209,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 		map_unit(f, (uint32_t)lpn, ppn);
 		done = max64(done, max64(t, ready));
 	}
+	ftl_count_prog(f, PROG_HOST, run_units);
 	f->st.host_write_bytes += len;
 	f->clock = max64(f->clock, done);
 	ftl_stats_tick(f);
@@ -144,6 +218,25 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	return FTL_OK;
 }
 
+/* ftl_time_read() without the clock update (ftl_read does it once); returns max(done, end) */
+static inline uint64_t time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now,
+                                 uint64_t done)
+{
+	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p], c = f->plane_ch[p];
+	uint64_t t = max64(now, f->lun_busy[l]) + f->t_read_ns;
+	f->lun_busy[l] = t;
+	t = max64(t, f->ch_busy[c]) + units * f->xfer_unit_ns;
+	f->ch_busy[c] = t;
+	return max64(done, t);
+}
+
+/*
+ * Units that sit in the same physical page cost one tR: consecutive units of the range that
+ * map to one page on NAND form a run, read with one ftl_time_read() (inlined here, on local
+ * copies of the fields it reads). A unit that is unmapped or still in the write buffer costs no
+ * NAND read and ends the run. Only a new page needs its block's write pointer and the timing
+ * model; units of the current run cost a load and a compare. KV replays read terabytes here.
+ */
 int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *done_ns)
 {
 	int rc = check_range(f, off, len);
@@ -151,26 +244,52 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	if (rc)
 		return rc;
 	uint64_t first = off / us, last = (off + len - 1) / us;
-	uint32_t run_page = NONE, run_n = 0;
-	/* units that sit in the same physical page cost one tR */
-	for (uint64_t lpn = first; lpn <= last + 1; lpn++) {
-		uint32_t page = NONE;
-		if (lpn <= last && f->l2p[lpn]) {
-			uint32_t ppn = f->l2p[lpn] - 1;
-			uint32_t gblk = blk_of(f, ppn);
-			if (ppn % f->upb / f->upp < f->blk[gblk].wp)
-				page = ppn / f->upp;
-		}
-		if (page != run_page || page == NONE) {
-			if (run_page != NONE) {
-				done = max64(done, ftl_time_read(f, run_page / f->ppb, run_n, now));
-				f->st.nand_read_bytes += (uint64_t)run_n * us;
+	const uint32_t *l2p = f->l2p;
+	const struct blk *blk = f->blk;
+	const uint32_t ppb = f->ppb, upp = f->upp;
+	uint32_t run_page = NONE, run_n = 0, run_blk = 0;
+	uint64_t read_units = 0;
+	for (uint64_t lpn = first;; lpn++) {
+		uint32_t m = lpn <= last ? l2p[lpn] : 0, page = NONE, gblk = 0;
+		if (m) {
+			uint32_t pg = page_of(f, m - 1);
+			if (pg == run_page) {
+				run_n++;
+				continue;
 			}
-			run_page = page;
-			run_n = 0;
+			if (lpn + 64 <= last) /* a new page: fetch the L2P a few lines ahead */
+				__builtin_prefetch(&l2p[lpn + 64]);
+			gblk = page_blk(f, pg);
+			if (pg - gblk * ppb < blk[gblk].wp)
+				page = pg;
+			/* a whole page written in order (a large sequential write's layout): take its
+			 * upp units at once; the next unit is on another page (a page holds upp) */
+			if (page != NONE && m - 1 == pg * upp && lpn + upp - 1 <= last) {
+				uint32_t same = 1;
+				for (uint32_t k = 1; k < upp; k++)
+					same &= l2p[lpn + k] == m + k;
+				if (same) {
+					if (run_page != NONE)
+						read_units += run_n, done = time_read(f, run_blk, run_n, now, done);
+					run_page = NONE;
+					read_units += upp;
+					done = time_read(f, gblk, upp, now, done);
+					lpn += upp - 1;
+					continue;
+				}
+			}
 		}
-		run_n++;
+		if (run_page != NONE) {
+			done = time_read(f, run_blk, run_n, now, done);
+			read_units += run_n;
+		}
+		if (lpn > last)
+			break;
+		run_page = page;
+		run_blk = gblk;
+		run_n = 1;
 	}
+	f->st.nand_read_bytes += read_units * us;
 	f->st.host_read_cmds++;
 	f->st.host_read_bytes += len;
 	f->clock = max64(f->clock, done);
@@ -190,14 +309,16 @@ int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	uint64_t first = (off + us - 1) / us, end = (off + len) / us; /* fully covered [first,end) */
 	uint64_t touched = (off + len + us - 1) / us - off / us;
 	f->st.trim_partial_units += touched - (end > first ? end - first : 0);
+	struct inval iv = {NONE, 0};
 	for (uint64_t lpn = first; lpn < end; lpn++) {
 		uint32_t m = f->l2p[lpn];
 		if (m) {
-			ftl_invalidate(f, m - 1);
+			inval_add(f, &iv, m - 1);
 			f->l2p[lpn] = 0;
 			f->st.trim_units++;
 		}
 	}
+	inval_flush(f, &iv);
 	f->st.host_trim_cmds++;
 	f->st.host_trim_bytes += len;
 	background_gc(f, now);
@@ -225,4 +346,15 @@ bool ftl_is_mapped(const struct ftl *f, uint64_t off, uint64_t len)
 		if (!f->l2p[lpn])
 			return false;
 	return true;
+}
+
+void ftl_prefetch(const struct ftl *f, uint64_t off, uint64_t len)
+{
+	if (check_range(f, off, len))
+		return;
+	/* the first four lines (64 units): the hardware prefetcher follows a run from there */
+	uint64_t first = off / f->cfg.unit_size, last = (off + len - 1) / f->cfg.unit_size;
+	const char *p = (const char *)&f->l2p[first], *end = (const char *)&f->l2p[last];
+	for (int i = 0; i < 4 && p <= end; i++, p += 64)
+		__builtin_prefetch(p);
 }

@@ -25,16 +25,7 @@ static inline uint32_t ch_of(const struct ftl *f, uint32_t gblk)
 	return f->plane_ch[plane_of(f, gblk)];
 }
 
-uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now)
-{
-	uint32_t l = lun_of(f, gblk), c = ch_of(f, gblk);
-	uint64_t s = max64(now, f->lun_busy[l]) + f->t_read_ns;
-	f->lun_busy[l] = s;
-	uint64_t x = max64(s, f->ch_busy[c]) + units * f->xfer_unit_ns;
-	f->ch_busy[c] = x;
-	f->clock = max64(f->clock, x);
-	return x;
-}
+/* ftl_time_read() is in ftl_int.h (inline) */
 
 uint64_t ftl_time_program(struct ftl *f, uint32_t gblk, uint64_t now)
 {
@@ -65,5 +56,5 @@ uint64_t ftl_wbuf_wait(struct ftl *f, uint64_t now)
 void ftl_wbuf_done(struct ftl *f, uint64_t done)
 {
 	f->wbuf[f->wbuf_head] = done;
-	f->wbuf_head = (f->wbuf_head + 1) % f->nwbuf;
+	f->wbuf_head = f->wbuf_head + 1 == f->nwbuf ? 0 : f->wbuf_head + 1;
 }
