@@ -208,6 +208,28 @@ def main():
                   f"{fmt(f['geo_mean_ratio'])} ({fmt(f['share_gandalf_longer'], '.0%')}) | "
                   f"{fmt(f['overlap_geo_mean_ratio'])} ({fmt(f['overlap_share_gandalf_longer'], '.0%')}) | "
                   f"{c['verdict']} |")
+    # gandalf's state rules against each other (issue 12: "which rule wins where"), and p_again
+    glines = sorted(n for n in lines if group_of(n) == "gandalf")
+    if len(glines) > 1:
+        md.append("")
+        md.append("Gandalf's state rules against the defaults (same rules, the variant as G):\n")
+        md.append("| variant | lowest miss (variant / default) | paper: life ratio | frontier geo-mean within range | p_again at lambda=1 |")
+        md.append("|---|---|---|---|---|")
+        for v in glines:
+            c = compare(lines[v], lines["gandalf"]) if v != "gandalf" else None
+            pa = "-"
+            for r in rows:
+                if line_of(r) == v and "lambda=1" in r["params"].strip('"').split(","):
+                    for kv in (r.get("policy_figures") or "").strip('"').split(";"):
+                        if kv.startswith("p_again="):
+                            pa = "%.4f" % float(kv.split("=")[1])
+            out["lines"][v]["p_again_lambda1"] = None if pa == "-" else float(pa)
+            if c:
+                out["comparisons"][f"{v} vs gandalf"] = c
+                md.append(f"| {v} | {c['paper']['gandalf_miss']:.4f} / {c['paper']['baseline_miss']:.4f} | "
+                          f"{fmt(c['paper']['life_ratio'])} | {fmt(c['frontier']['overlap_geo_mean_ratio'])} | {pa} |")
+            else:
+                md.append(f"| {v} (defaults) | - | - | - | {pa} |")
     md.append("")
     md.append("| line | points | lowest miss | TBW life there (d) | longest TBW life (d) |")
     md.append("|---|---|---|---|---|")
