@@ -117,8 +117,10 @@ static void test_tight_rule(void **state)
 
 	(void)state;
 	for (int i = 0; i < 10; i++) {
-		drift[i] = 3.0 - 0.003 * i; /* excursion 0.027 = 0.9% of the mean: SNIA ok, tight not */
-		flat[i] = 3.0 + (i % 2 ? 0.02 : -0.02); /* range 1.3%, excursion 0.4% of the mean */
+		/* drift: excursion 0.027 = 0.9% of the mean, SNIA ok, tight not; flat: range
+		 * 1.3%, excursion 0.4% of the mean */
+		drift[i] = 3.0 - 0.003 * i;
+		flat[i] = 3.0 + (i % 2 ? 0.02 : -0.02);
 	}
 	assert_true(run_is_steady(drift + 5, 5, &mean));
 	assert_false(run_is_steady_tight(drift, 10, &mean));
@@ -232,7 +234,8 @@ static void test_jesd219_mix(void **state)
 	assert_true(fabs((double)wbytes / cmds / 7818.24 - 1) < 0.03);
 	double rmw = (double)rep.stats.rmw_units / cmds;
 	printf("jesd219 on tiny: %llu writes, %.5f units read-modify-written per write (0.12625 "
-	       "expected), WAF %.3f\n", (unsigned long long)cmds, rmw, rep.stats.waf_cumulative);
+	       "expected), WAF %.3f\n",
+	       (unsigned long long)cmds, rmw, rep.stats.waf_cumulative);
 	assert_true(fabs(rmw / 0.12625 - 1) < 0.05);
 	ssd_report_free(&rep);
 }
@@ -380,7 +383,8 @@ static void test_bad_options(void **state)
 	BAD(workload, "zoned:80-20", SSD_RUN_E_INPUT, "expected zoned:R1/F1");
 	BAD(workload, NULL, SSD_RUN_E_INPUT, "--workload is required");
 	BAD(bs_mix, "enterprise", SSD_RUN_E_INPUT, "--bs enterprise: must be a size or jesd219");
-	BAD(steady_rule, (enum run_steady_rule)7, SSD_RUN_E_INPUT, "--steady-rule 7: must be snia or tight");
+	BAD(steady_rule, (enum run_steady_rule)7, SSD_RUN_E_INPUT,
+	    "--steady-rule 7: must be snia or tight");
 	BAD(cfg, NULL, SSD_RUN_E_INPUT, "--preset is required");
 	BAD(load_snapshot, "/nonexistent/x.snap", SSD_RUN_E_INPUT, "cannot open");
 	/* aging that cannot reach end of life within --writes is a failed run, not bad input */
@@ -441,7 +445,8 @@ static void test_report_json(void **state)
 	                            "  \"precondition\": false,\n  \"dwpd\": 1,\n  \"steady\": {"));
 	assert_non_null(strstr(buf, "\"rounds\": 5, "));
 	assert_non_null(strstr(buf, "\"rule\": \"snia\", \"snia\": {"));
-	assert_non_null(strstr(buf, "\"tight\": {\"reached\": false, \"round\": 0, \"waf\": null}"));
+	assert_non_null(
+	        strstr(buf, "\"tight\": {\"reached\": false, \"round\": 0, \"waf\": null}"));
 	assert_null(strstr(buf, "\"bs_mix\""));
 	assert_null(strstr(buf, "\"accelerated\""));
 	assert_non_null(strstr(buf, "\"lifetime_days\""));

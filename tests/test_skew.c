@@ -80,10 +80,10 @@ struct skew {
 };
 
 static const struct skew skews[] = {
-	{"80/20", 2, {80, 20}, {20, 80}},
-	{"90/10", 2, {90, 10}, {10, 90}},
-	{"90/5", 2, {90, 10}, {5, 95}},
-	{"jesd219", 3, {50, 30, 20}, {5, 15, 80}},
+        {"80/20", 2, {80, 20}, {20, 80}},
+        {"90/10", 2, {90, 10}, {10, 90}},
+        {"90/5", 2, {90, 10}, {5, 95}},
+        {"jesd219", 3, {50, 30, 20}, {5, 15, 80}},
 };
 static const double sfs[] = {0.07, 0.10, 0.20};
 
@@ -91,8 +91,8 @@ static const double sfs[] = {0.07, 0.10, 0.20};
 struct gen {
 	uint64_t s;
 	int nz;
-	double cf[3];       /* cumulative write share, 0..1 */
-	uint64_t start[4];  /* first page of each zone */
+	double cf[3];      /* cumulative write share, 0..1 */
+	uint64_t start[4]; /* first page of each zone */
 };
 
 static uint64_t xs(uint64_t *s)
@@ -146,7 +146,8 @@ struct ref {
 	uint64_t host, prog;
 };
 
-static void ref_init(struct ref *r, uint32_t nb, uint32_t np, uint32_t user, int policy, bool two_wp)
+static void ref_init(struct ref *r, uint32_t nb, uint32_t np, uint32_t user, int policy,
+                     bool two_wp)
 {
 	memset(r, 0, sizeof(*r));
 	r->nb = nb;
@@ -255,7 +256,8 @@ static void ref_write(struct ref *r, uint32_t lpn)
 			r->wblk[0] = r->freel[--r->nfree];
 			r->wpg[0] = 0;
 		} else {
-			ref_clean(r); /* one write point: its copies open the block the host continues */
+			/* one write point: its copies open the block the host continues */
+			ref_clean(r);
 		}
 	}
 	ref_place(r, 0, lpn);
@@ -301,7 +303,8 @@ static void test_models(void **state)
 	struct skew flat = {"flat", 2, {30, 70}, {30, 70}};
 	assert_true(fabs(model_lrw(&flat, 1 / 0.9) - model_lrw(&u, 1 / 0.9)) < 1e-9);
 	/* skew costs LRW: 90/10 well above uniform */
-	printf("LRW model Sf 0.10: uniform %.4f, 90/10 %.4f\n", model_lrw(&u, 1 / 0.9), model_lrw(&skews[1], 1 / 0.9));
+	printf("LRW model Sf 0.10: uniform %.4f, 90/10 %.4f\n", model_lrw(&u, 1 / 0.9),
+	       model_lrw(&skews[1], 1 / 0.9));
 	assert_true(model_lrw(&skews[1], 1 / 0.9) > 1.15 * model_lrw(&u, 1 / 0.9));
 }
 
@@ -353,7 +356,9 @@ static struct point run_ftl(const struct skew *k, double sf, int policy, enum mo
 	c.op_percent = -1;
 	c.gc_unit = FTL_GC_BLOCK;
 	c.gc_policy = policy == REF_FIFO ? FTL_GC_FIFO : FTL_GC_GREEDY;
-	c.gc_stream = m == M_SHARED ? FTL_GC_SHARED : m == M_SEPARATE ? FTL_GC_SEPARATE : FTL_GC_SHARED_BURST;
+	c.gc_stream = m == M_SHARED     ? FTL_GC_SHARED
+	              : m == M_SEPARATE ? FTL_GC_SEPARATE
+	                                : FTL_GC_SHARED_BURST;
 	c.gc_fg_free_pct = c.gc_bg_free_pct = 0;
 	c.host_streams = 1;
 	c.wl_static = false;
@@ -378,13 +383,13 @@ static struct point run_ftl(const struct skew *k, double sf, int policy, enum mo
 	if (ftl_check(f, err, sizeof(err)))
 		fail_msg("ftl_check: %s", err);
 	ftl_destroy(f);
-	return (struct point){
-		.eff_sf = b.effective_spare_factor,
-		.waf = (double)(b.nand_write_bytes - a.nand_write_bytes) /
-		       (double)(b.host_write_bytes - a.host_write_bytes)};
+	return (struct point){.eff_sf = b.effective_spare_factor,
+	                      .waf = (double)(b.nand_write_bytes - a.nand_write_bytes) /
+	                             (double)(b.host_write_bytes - a.host_write_bytes)};
 }
 
-static struct point run_ref(const struct skew *k, double sf, int policy, bool two_wp, bool oldest_ties)
+static struct point run_ref(const struct skew *k, double sf, int policy, bool two_wp,
+                            bool oldest_ties)
 {
 	struct ref r;
 	uint32_t user = (uint32_t)floor((double)REF_BLOCKS * NP * (1 - sf));
@@ -401,7 +406,8 @@ static struct point run_ref(const struct skew *k, double sf, int policy, bool tw
 		ref_write(&r, (uint32_t)gen_next(&g));
 	/* blocks that never hold reclaimable data: the reserve and the open write points */
 	double t = (double)(REF_BLOCKS - r.reserve - (two_wp ? 2 : 1)) * NP;
-	struct point pt = {.eff_sf = (t - user) / t, .waf = (double)(r.prog - p0) / (double)(r.host - h0)};
+	struct point pt = {.eff_sf = (t - user) / t,
+	                   .waf = (double)(r.prog - p0) / (double)(r.host - h0)};
 	ref_free(&r);
 	return pt;
 }
@@ -411,19 +417,20 @@ static double err_pct(double x, double ref)
 	return 100 * (x / ref - 1);
 }
 
-static void row(const char *pol, const char *mode, const char *wl, double sf, double ftl, double ref,
-                double model)
+static void row(const char *pol, const char *mode, const char *wl, double sf, double ftl,
+                double ref, double model)
 {
 	char m[32] = "      -", e[32] = "       -";
 	if (!isnan(model)) {
 		snprintf(m, sizeof(m), "%7.4f", model);
 		snprintf(e, sizeof(e), "%+7.2f%%", err_pct(ftl, model));
 	}
-	printf("| %-6s | %-12s | %-7s | %.2f | %7.4f | %7.4f | %s | %+6.2f%% | %s |\n", pol, mode, wl, sf,
-	       ftl, ref, m, err_pct(ftl, ref), e);
+	printf("| %-6s | %-12s | %-7s | %.2f | %7.4f | %7.4f | %s | %+6.2f%% | %s |\n", pol, mode,
+	       wl, sf, ftl, ref, m, err_pct(ftl, ref), e);
 }
 
-/* Under ASan (an unoptimized build, ~10x slower) only 90/10 at Sf 0.10 runs, unless FG_SKEW_ALL=1. */
+/* Under ASan (an unoptimized build, ~10x slower) only 90/10 at Sf 0.10 runs, unless FG_SKEW_ALL=1.
+ */
 static bool all_points(void)
 {
 	const char *all = getenv("FG_SKEW_ALL");
@@ -437,8 +444,10 @@ static bool point_runs(double sf, size_t w)
 
 static void header(void)
 {
-	printf("| policy | mode         | skew    | Sf   | FTL WAF | ref WAF | model   | vs ref  | vs model |\n"
-	       "|--------|--------------|---------|------|---------|---------|---------|---------|----------|\n");
+	printf("| policy | mode         | skew    | Sf   | FTL WAF | ref WAF | model   | vs ref  | "
+	       "vs model |\n"
+	       "|--------|--------------|---------|------|---------|---------|---------|---------|-"
+	       "---------|\n");
 }
 
 /* FIFO: Eq. 14 within 1% in both stream modes (FIFO's victim order ignores the segregation). */
@@ -453,7 +462,8 @@ static void test_fifo_skew(void **state)
 				continue;
 			for (int m = M_SHARED; m <= M_SEPARATE; m++) {
 				struct point f = run_ftl(k, sfs[s], REF_FIFO, (enum mode)m);
-				struct point r = run_ref(k, sfs[s], REF_FIFO, m == M_SEPARATE, false);
+				struct point r =
+				        run_ref(k, sfs[s], REF_FIFO, m == M_SEPARATE, false);
 				double model = model_lrw(k, 1 / (1 - f.eff_sf));
 				row("fifo", mode_name[m], k->name, sfs[s], f.waf, r.waf, model);
 				assert_true(fabs(f.eff_sf - r.eff_sf) < 1e-9);
@@ -484,7 +494,8 @@ static void test_greedy_skew(void **state)
 			row("greedy", "separate", k->name, sfs[s], fp.waf, rp.waf, NAN);
 			row("greedy", "shared-burst", k->name, sfs[s], fb.waf, rs.waf, NAN);
 			double gain_ftl = fs.waf / fp.waf - 1, gain_ref = rs.waf / rp.waf - 1;
-			printf("| greedy | sep. gain    | %-7s | %.2f | %+6.2f%% | %+6.2f%% |       - |         |          |\n",
+			printf("| greedy | sep. gain    | %-7s | %.2f | %+6.2f%% | %+6.2f%% |      "
+			       " - |         |          |\n",
 			       k->name, sfs[s], 100 * gain_ftl, 100 * gain_ref);
 			assert_true(fabs(fs.waf - rs.waf) / rs.waf <= 0.02);
 			assert_true(fabs(fp.waf - rp.waf) / rp.waf <= 0.02);
@@ -506,7 +517,8 @@ static void test_greedy_ties(void **state)
 {
 	(void)state;
 	if (!all_points())
-		skip(); /* four more greedy reference runs: the normal build's make check has them */
+		skip(); /* four more greedy reference runs: the normal build's make check has them
+		         */
 	const struct skew *k = &skews[1];
 	struct point s_lifo = run_ref(k, 0.10, REF_GREEDY, false, false);
 	struct point p_lifo = run_ref(k, 0.10, REF_GREEDY, true, false);
@@ -522,11 +534,9 @@ static void test_greedy_ties(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_models),
-		cmocka_unit_test(test_reference_sanity),
-		cmocka_unit_test(test_fifo_skew),
-		cmocka_unit_test(test_greedy_skew),
-		cmocka_unit_test(test_greedy_ties),
+	        cmocka_unit_test(test_models),      cmocka_unit_test(test_reference_sanity),
+	        cmocka_unit_test(test_fifo_skew),   cmocka_unit_test(test_greedy_skew),
+	        cmocka_unit_test(test_greedy_ties),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,13 +80,16 @@ static int ssd_opts_from_flags(const struct ssd_flags *fl, struct ssd_run_opts *
 	if (!strcmp(bs_arg, "jesd219")) {
 		o->bs_mix = "jesd219";
 	} else if (!fg_parse_size(bs_arg, &bs) || !bs || bs % FTL_SECTOR) {
-		fprintf(stderr, "femu-gandalf: --bs %s: must be a positive multiple of 512 bytes "
-		        "or jesd219\n", bs_arg);
+		fprintf(stderr,
+		        "femu-gandalf: --bs %s: must be a positive multiple of 512 bytes "
+		        "or jesd219\n",
+		        bs_arg);
 		return -1;
 	} else {
 		o->bs = bs;
 	}
-	if (fl->steady_rule && strcmp(fl->steady_rule, "snia") && strcmp(fl->steady_rule, "tight")) {
+	if (fl->steady_rule && strcmp(fl->steady_rule, "snia") &&
+	    strcmp(fl->steady_rule, "tight")) {
 		fprintf(stderr, "femu-gandalf: --steady-rule %s: must be snia or tight\n",
 		        fl->steady_rule);
 		return -1;
@@ -96,7 +99,7 @@ static int ssd_opts_from_flags(const struct ssd_flags *fl, struct ssd_run_opts *
 		return -1;
 	}
 	o->steady_rule = fl->steady_rule && !strcmp(fl->steady_rule, "tight") ? RUN_RULE_TIGHT
-	                                                                        : RUN_RULE_SNIA;
+	                                                                      : RUN_RULE_SNIA;
 	o->workload = fl->workload ? fl->workload : "uniform";
 	o->seed = (uint64_t)fl->seed;
 	o->precondition = fl->precondition;
@@ -155,8 +158,8 @@ static void print_report_text(const struct ssd_report *rep)
 		else
 			printf("  SNIA 20%%/10%%   NOT steady\n");
 		if (s->tight_round)
-			printf("  tight 3%%/0.5%%  steady at round %d, WAF %.4f%s\n", s->tight_round,
-			       s->tight_waf, tight ? " (ended the rounds)" : "");
+			printf("  tight 3%%/0.5%%  steady at round %d, WAF %.4f%s\n",
+			       s->tight_round, s->tight_waf, tight ? " (ended the rounds)" : "");
 		else
 			printf("  tight 3%%/0.5%%  NOT steady within %d rounds%s\n", s->rounds,
 			       tight ? "" : " (--steady-rule tight waits for it)");

@@ -69,8 +69,8 @@ enum run_steady_rule { RUN_RULE_SNIA, RUN_RULE_TIGHT };
 struct run_steady {
 	int rounds;   /* rounds recorded (at most RUN_STEADY_MAX_ROUNDS) */
 	enum run_steady_rule rule; /* the rule that ends the series (run_steady_init: SNIA) */
-	bool reached; /* the last window met that rule */
-	double waf;   /* mean of that rule's last window once there is one, else NaN */
+	bool reached;              /* the last window met that rule */
+	double waf;                /* mean of that rule's last window once there is one, else NaN */
 	/* both rules, whichever ends the series: the round (1-based) whose window first met it
 	 * (0: never) and that window's mean WAF (NaN: never) */
 	int snia_round, tight_round;

@@ -61,7 +61,8 @@ int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen)
 	if (o->bs_mix && bs_mix_init(&mix, o->bs_mix, err, errlen))
 		return SSD_RUN_E_INPUT;
 	if (o->steady_rule != RUN_RULE_SNIA && o->steady_rule != RUN_RULE_TIGHT) {
-		snprintf(err, errlen, "--steady-rule %d: must be snia or tight", (int)o->steady_rule);
+		snprintf(err, errlen, "--steady-rule %d: must be snia or tight",
+		         (int)o->steady_rule);
 		return SSD_RUN_E_INPUT;
 	}
 	if (!o->bs_mix && (!o->bs || o->bs % FTL_SECTOR)) {
@@ -114,8 +115,8 @@ static int write_phase(struct runner *r, uint64_t bytes, uint64_t seq_bs, bool s
 		} else if (r->o->bs_mix) {
 			/*
 			 * A size from the mix at a sector from the access distribution: 4 KiB and
-			 * larger aligned to 4 KiB, smaller ones to 512 B (so a 1.5 KiB write may span
-			 * two 4 KiB units), pulled back inside the device at its end.
+			 * larger aligned to 4 KiB, smaller ones to 512 B (so a 1.5 KiB write may
+			 * span two 4 KiB units), pulled back inside the device at its end.
 			 */
 			len = bs_mix_next(&r->mix, &r->mix_rng);
 			uint64_t align = len >= 4096 ? 4096 : FTL_SECTOR;
@@ -173,8 +174,10 @@ static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_
 			return SSD_RUN_E_INPUT;
 		r->mix_rng = o->seed ^ 0x6a09e667f3bcc909ull;
 		if (r->mix.bytes[r->mix.n - 1] > r->user) {
-			snprintf(err, errlen, "--bs %s: its largest transfer (%u bytes) is larger than "
-			         "the device (%llu bytes)", o->bs_mix, r->mix.bytes[r->mix.n - 1],
+			snprintf(err, errlen,
+			         "--bs %s: its largest transfer (%u bytes) is larger than "
+			         "the device (%llu bytes)",
+			         o->bs_mix, r->mix.bytes[r->mix.n - 1],
 			         (unsigned long long)r->user);
 			return SSD_RUN_E_INPUT;
 		}

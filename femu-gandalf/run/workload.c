@@ -111,8 +111,8 @@ int workload_init(struct workload *w, const char *spec, uint64_t nblocks, uint64
 		}
 		return 0;
 	}
-	snprintf(err, errlen, "--workload %s: must be uniform, seq or zoned:R/F[:R/F...] or jesd219",
-	         spec);
+	snprintf(err, errlen,
+	         "--workload %s: must be uniform, seq or zoned:R/F[:R/F...] or jesd219", spec);
 	return -1;
 }
 

@@ -214,18 +214,19 @@ static int frontier_open(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *gc
 	if (!f->in_gc) {
 		/*
 		 * Reclaim until the pool is above the foreground threshold (gc_stream=separate and
-		 * shared-burst), even if GC opened this very slot meanwhile (shared-burst): otherwise
-		 * blocks that GC opens for the host frontier would let the host eat into the reserve a
-		 * little at a time. In shared-burst mode that burst lets the copies of several victims
-		 * fill whole blocks of their own before the host writes again (FEMU's bbssd does the
-		 * same), which segregates them almost as separate does (docs/ftl.md).
+		 * shared-burst), even if GC opened this very slot meanwhile (shared-burst):
+		 * otherwise blocks that GC opens for the host frontier would let the host eat into
+		 * the reserve a little at a time. In shared-burst mode that burst lets the copies
+		 * of several victims fill whole blocks of their own before the host writes again
+		 * (FEMU's bbssd does the same), which segregates them almost as separate does
+		 * (docs/ftl.md).
 		 *
 		 * gc_stream=shared is the mixed pool at victim granularity: as soon as one victim's
-		 * copies have opened this slot and the pool is back at the threshold, the host writes
-		 * right behind them in the same block, so each block holds one victim's survivors
-		 * followed by host data (Desnoyers' single write point). The reserve is intact: the
-		 * host takes no block from the pool here. Other host streams never get a slot opened
-		 * by GC, so they see the burst rule.
+		 * copies have opened this slot and the pool is back at the threshold, the host
+		 * writes right behind them in the same block, so each block holds one victim's
+		 * survivors followed by host data (Desnoyers' single write point). The reserve is
+		 * intact: the host takes no block from the pool here. Other host streams never get
+		 * a slot opened by GC, so they see the burst rule.
 		 */
 		bool mixed = f->cfg.gc_stream == FTL_GC_SHARED && fid == f->gc_fr;
 		while (f->nfree <= f->g.fg_free_gc_units) {
