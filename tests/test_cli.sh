@@ -44,6 +44,10 @@ expect 2 "must be greedy, fifo" "bad --gc" -- ssd --preset tiny --gc lru
 expect 2 "d-choice:D" "bad d-choice" -- ssd --preset tiny --gc d-choice:0
 expect 2 "multiple of 512" "bad --bs" -- ssd --preset tiny --bs 1000
 expect 2 "larger than the device" "huge --bs" -- ssd --preset tiny --bs 1T
+expect 2 "\-\-bs jesd218: must be a positive multiple of 512 bytes or jesd219" "unknown --bs mix" -- ssd --preset tiny --bs jesd218
+expect 2 "\-\-steady-rule loose: must be snia or tight" "bad --steady-rule" -- ssd --preset tiny --steady --steady-rule loose
+expect 2 "\-\-steady-rule needs \-\-steady" "--steady-rule without --steady" -- ssd --preset tiny --steady-rule tight
+expect 2 "gc_stream=mixed: must be one of separate|shared|shared-burst" "bad gc_stream" -- ssd --preset tiny --set gc_stream=mixed
 expect 2 "both must be 100" "zoned sums" -- ssd --preset tiny --workload zoned:80/20:30/80
 expect 2 "expected zoned" "zoned syntax" -- ssd --preset tiny --workload zoned:80-20
 expect 2 "must be uniform, seq or zoned" "unknown workload" -- ssd --preset tiny --workload zipf
@@ -126,6 +130,29 @@ PY
 
 # zoned workload: 80% of writes to 20% of space runs and skews wear less than uniform WAF
 expect 0 '"waf"' "zoned workload" -- ssd --preset tiny --workload zoned:80/20:20/80 --writes 4 --json
+
+# JESD219's enterprise workload (zones and transfer sizes); sub-4 KiB writes are RMW of 4 KiB units
+"$FG" ssd --preset tiny --workload jesd219 --bs jesd219 --precondition --writes 2 --json >"$T/jesd.json" 2>&1
+python3 - "$T/jesd.json" <<'PY' && pass "jesd219 workload and transfer-size mix" || fail "jesd219 workload: $(head -c 300 "$T/jesd.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["workload"] == "jesd219" and d["bs_mix"] == "jesd219" and d["bs"] == 0, d["workload"]
+assert d["rmw_units"] > 0 and d["waf"] > 1
+PY
+expect 0 "bs jesd219 (transfer-size mix)" "jesd219 text report" -- ssd --preset tiny --bs jesd219 --writes 1
+# --steady reports SNIA's verdict and the tight one; --steady-rule tight runs until the latter
+expect 0 "tight 3%/0.5%  NOT steady within" "steady: tight verdict beside SNIA's" -- ssd --preset tiny --precondition --steady
+"$FG" ssd --preset tiny --precondition --steady --steady-rule tight --json >"$T/tight.json" 2>&1
+python3 - "$T/tight.json" <<'PY' && pass "--steady-rule tight waits past SNIA" || fail "--steady-rule tight: $(head -c 300 "$T/tight.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))["steady"]
+assert s["rule"] == "tight" and s["reached"] and s["tight"]["reached"], s
+assert s["snia"]["round"] < s["tight"]["round"] == s["rounds"], s
+print("   SNIA round %d WAF %.4f, tight round %d WAF %.4f" % (s["snia"]["round"], s["snia"]["waf"], s["tight"]["round"], s["tight"]["waf"]))
+PY
+# gc_stream: shared (mixed per victim) and shared-burst (FEMU-like) both run
+expect 0 '"waf"' "gc_stream=shared-burst" -- ssd --preset tiny --set gc_stream=shared-burst --set host_streams=1 --writes 2 --json --check
+expect 0 '"waf"' "gc_stream=shared" -- ssd --preset tiny --set gc_stream=shared --writes 2 --json --check
 
 # ---- traces ----
 SRC=$(cd "$(dirname "$0")/.." && pwd)

@@ -327,6 +327,18 @@ static void test_random_block_shared(void **state)
 	random_ops(&c, 1000000);
 }
 
+static void test_random_superblock_shared_burst(void **state)
+{
+	(void)state;
+	struct ftl_config c = small();
+	c.gc_stream = FTL_GC_SHARED_BURST;
+	random_ops(&c, 300000);
+	/* and the mixed-pool shared mode on superblocks, several host streams */
+	c.gc_stream = FTL_GC_SHARED;
+	c.host_streams = 3;
+	random_ops(&c, 300000);
+}
+
 static void test_random_policies(void **state)
 {
 	(void)state;
@@ -422,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_min_spare_never_full),
 		cmocka_unit_test(test_random_superblock_separate),
 		cmocka_unit_test(test_random_block_shared),
+		cmocka_unit_test(test_random_superblock_shared_burst),
 		cmocka_unit_test(test_random_policies),
 		cmocka_unit_test(test_random_wear_out),
 	};

@@ -21,6 +21,7 @@
 
 #include "json.h"
 #include "run.h"
+#include "workload.h"
 
 static struct ftl_config tiny;
 
@@ -107,6 +108,136 @@ static void test_steady_series(void **state)
 	assert_false(run_steady_add(&s, 1.0));
 	assert_int_equal(s.rounds, RUN_STEADY_MAX_ROUNDS);
 	assert_false(s.reached);
+}
+
+/* The tight rule on hand-made windows: SNIA passes a drift the tight rule refuses. */
+static void test_tight_rule(void **state)
+{
+	double mean, drift[10], flat[10];
+
+	(void)state;
+	for (int i = 0; i < 10; i++) {
+		/* drift: excursion 0.027 = 0.9% of the mean, SNIA ok, tight not; flat: range
+		 * 1.3%, excursion 0.4% of the mean */
+		drift[i] = 3.0 - 0.003 * i;
+		flat[i] = 3.0 + (i % 2 ? 0.02 : -0.02);
+	}
+	assert_true(run_is_steady(drift + 5, 5, &mean));
+	assert_false(run_is_steady_tight(drift, 10, &mean));
+	assert_true(fabs(mean - 2.9865) < 1e-12);
+	assert_true(run_is_steady_tight(flat, 10, &mean));
+	assert_true(fabs(mean - 3.0) < 1e-12);
+	flat[9] = 3.1; /* range 0.12 > 3% of 3.008 */
+	assert_false(run_is_steady_tight(flat, 10, &mean));
+}
+
+/*
+ * Both verdicts on one series, a WAF decaying to 2.5 as 2.5 (1 + 0.06 e^(-i/6)): SNIA's rule
+ * is met by the first window, 4.4% above the final value, the tight one only at round 24,
+ * 0.3% above it. With rule SNIA the series ends at the first; with rule tight, at the second.
+ */
+static void test_steady_both_rules(void **state)
+{
+	static struct run_steady s;
+
+	(void)state;
+	for (int rule = RUN_RULE_SNIA; rule <= RUN_RULE_TIGHT; rule++) {
+		int i = 0;
+		run_steady_init(&s);
+		assert_int_equal(s.rule, RUN_RULE_SNIA);
+		s.rule = (enum run_steady_rule)rule;
+		while (i < 100 && !run_steady_add(&s, 2.5 * (1 + 0.06 * exp(-i / 6.0))))
+			i++;
+		assert_int_equal(s.snia_round, 5);
+		assert_true(s.snia_waf / 2.5 - 1 > 0.04);
+		if (rule == RUN_RULE_SNIA) {
+			assert_int_equal(s.rounds, 5);
+			assert_int_equal(s.tight_round, 0);
+			assert_true(isnan(s.tight_waf));
+			assert_true(s.waf == s.snia_waf);
+		} else {
+			assert_int_equal(s.rounds, 24);
+			assert_int_equal(s.tight_round, 24);
+			assert_true(s.tight_waf / 2.5 - 1 < 0.005 && s.tight_waf > 2.5);
+			assert_true(s.waf == s.tight_waf);
+		}
+		assert_true(s.reached);
+	}
+}
+
+/* The same on a drive: --steady-rule tight runs past SNIA's verdict and reports both. */
+static void test_steady_tight_run(void **state)
+{
+	struct ssd_run_opts o;
+	struct ssd_report snia, tight;
+
+	(void)state;
+	opts_tiny(&o, &tiny);
+	o.precondition = o.steady = true;
+	run_ok(&o, &snia);
+	o.steady_rule = RUN_RULE_TIGHT;
+	run_ok(&o, &tight);
+	assert_true(snia.steady.reached && tight.steady.reached);
+	assert_int_equal(snia.steady.rounds, snia.steady.snia_round);
+	assert_int_equal(tight.steady.snia_round, snia.steady.snia_round);
+	assert_true(tight.steady.tight_round > tight.steady.snia_round);
+	assert_int_equal(tight.steady.rounds, tight.steady.tight_round);
+	/* the same drive and seed: identical rounds up to SNIA's verdict */
+	for (int i = 0; i < snia.steady.rounds; i++)
+		assert_true(snia.steady.round_waf[i] == tight.steady.round_waf[i]);
+	ssd_report_free(&snia);
+	ssd_report_free(&tight);
+}
+
+/*
+ * JESD219's transfer sizes: the mix's shares and mean, and on a drive the read-modify-writes of
+ * its sub-4 KiB writes. After preconditioning every unit is mapped, and a write of k 512-byte
+ * sectors at a 512-byte offset touches one partial unit, or two when it crosses a 4 KiB
+ * boundary (probability (k-1)/8): 0.04 x 1 + sum over k = 2..7 of 0.01 (1 + (k-1)/8) = 0.12625
+ * units read per write. Writes of 4 KiB and more are 4 KiB aligned: no read.
+ */
+static void test_jesd219_mix(void **state)
+{
+	struct bs_mix m;
+	char err[256];
+	uint64_t rng = 7, n = 400000, sub4k = 0, is4k = 0, bytes = 0;
+
+	(void)state;
+	assert_int_equal(bs_mix_init(&m, "jesd219", err, sizeof(err)), 0);
+	assert_true(fabs(bs_mix_mean(&m) - 7818.24) < 1e-9);
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t b = bs_mix_next(&m, &rng);
+		sub4k += b < 4096;
+		is4k += b == 4096;
+		bytes += b;
+	}
+	assert_true(fabs((double)sub4k / n - 0.10) < 0.003);
+	assert_true(fabs((double)is4k / n - 0.67) < 0.005);
+	assert_true(fabs((double)bytes / n / 7818.24 - 1) < 0.02);
+	assert_int_equal(bs_mix_init(&m, "jesd218", err, sizeof(err)), -1);
+	assert_string_equal(err, "--bs jesd218: must be a size or jesd219");
+
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+	opts_tiny(&o, &tiny);
+	o.precondition = true;
+	o.workload = "jesd219";
+	o.bs_mix = "jesd219";
+	o.writes = 6;
+	run_ok(&o, &rep);
+	assert_string_equal(rep.bs_mix, "jesd219");
+	assert_int_equal(rep.bs, 0);
+	uint64_t pre_cmds = 2 * ((rep.geo.user_bytes + 131071) / 131072);
+	uint64_t cmds = rep.stats.host_write_cmds - pre_cmds;
+	uint64_t wbytes = rep.stats.host_write_bytes - 2 * rep.geo.user_bytes;
+	assert_true(wbytes >= 6 * rep.geo.user_bytes && wbytes < 6 * rep.geo.user_bytes + 65536);
+	assert_true(fabs((double)wbytes / cmds / 7818.24 - 1) < 0.03);
+	double rmw = (double)rep.stats.rmw_units / cmds;
+	printf("jesd219 on tiny: %llu writes, %.5f units read-modify-written per write (0.12625 "
+	       "expected), WAF %.3f\n",
+	       (unsigned long long)cmds, rmw, rep.stats.waf_cumulative);
+	assert_true(fabs(rmw / 0.12625 - 1) < 0.05);
+	ssd_report_free(&rep);
 }
 
 /* Closed-loop writes of whole I/Os: the host writes exactly what was asked. */
@@ -251,6 +382,9 @@ static void test_bad_options(void **state)
 	BAD(workload, "zoned:80/20:30/80", SSD_RUN_E_INPUT, "both must be 100");
 	BAD(workload, "zoned:80-20", SSD_RUN_E_INPUT, "expected zoned:R1/F1");
 	BAD(workload, NULL, SSD_RUN_E_INPUT, "--workload is required");
+	BAD(bs_mix, "enterprise", SSD_RUN_E_INPUT, "--bs enterprise: must be a size or jesd219");
+	BAD(steady_rule, (enum run_steady_rule)7, SSD_RUN_E_INPUT,
+	    "--steady-rule 7: must be snia or tight");
 	BAD(cfg, NULL, SSD_RUN_E_INPUT, "--preset is required");
 	BAD(load_snapshot, "/nonexistent/x.snap", SSD_RUN_E_INPUT, "cannot open");
 	/* aging that cannot reach end of life within --writes is a failed run, not bad input */
@@ -310,6 +444,10 @@ static void test_report_json(void **state)
 	assert_non_null(strstr(buf, "{\n  \"workload\": \"zoned:80/20:20/80\",\n  \"bs\": 4096,\n"
 	                            "  \"precondition\": false,\n  \"dwpd\": 1,\n  \"steady\": {"));
 	assert_non_null(strstr(buf, "\"rounds\": 5, "));
+	assert_non_null(strstr(buf, "\"rule\": \"snia\", \"snia\": {"));
+	assert_non_null(
+	        strstr(buf, "\"tight\": {\"reached\": false, \"round\": 0, \"waf\": null}"));
+	assert_null(strstr(buf, "\"bs_mix\""));
 	assert_null(strstr(buf, "\"accelerated\""));
 	assert_non_null(strstr(buf, "\"lifetime_days\""));
 	free(buf);
@@ -691,6 +829,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_steady_rule),
 	        cmocka_unit_test(test_steady_series),
+	        cmocka_unit_test(test_tight_rule),
+	        cmocka_unit_test(test_steady_both_rules),
+	        cmocka_unit_test(test_steady_tight_run),
+	        cmocka_unit_test(test_jesd219_mix),
 	        cmocka_unit_test(test_host_bytes_exact),
 	        cmocka_unit_test(test_seq_waf_is_one),
 	        cmocka_unit_test(test_steady_run),

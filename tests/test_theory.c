@@ -3,9 +3,9 @@
  * write performance"; TOS'14, "Analytic models of SSD write performance").
  *
  * Uniform random 4 KiB overwrites on 1 channel x 1 LUN x 1 plane (a GC unit is one block), 4096
- * blocks, GC copies sharing the host frontier (the models' layout), static WL off. After a
- * sequential fill and 4x user capacity of random warm-up, WAF is measured over 4x user capacity
- * and compared, at the *effective* spare factor the FTL reports, with:
+ * blocks, GC copies sharing the host frontier (gc_stream=shared, the mixed pool: the models'
+ * layout), static WL off. After a sequential fill and 4x user capacity of random warm-up, WAF is
+ * measured over 4x user capacity and compared, at the *effective* spare factor the FTL reports, with:
  *   FIFO:   A = a / (a + W0(-a e^-a)),                      a = T/U = 1/(1-Sf)
  *   greedy: A = a / (k a + W0(-k a e^(-k a))), k = 1 + 1/(2 Np)
  * Required: WAF within 2% of the model, effective Sf within 10% of the configured one.

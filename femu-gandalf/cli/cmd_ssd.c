@@ -19,7 +19,7 @@
 
 /* The flags as GOption fills them; turned into a struct ssd_run_opts by ssd_opts_from_flags(). */
 struct ssd_flags {
-	char *preset, *workload, *bs, *gc, *save, *load;
+	char *preset, *workload, *bs, *gc, *save, *load, *steady_rule;
 	char **sets;
 	gboolean precondition, steady, json, check;
 	double writes, round, dwpd, accel;
@@ -33,6 +33,7 @@ static const char ssd_description[] =
         "Examples:\n"
         "  femu-gandalf ssd --preset ent-tlc-1t --set blocks_per_plane=64 --precondition --steady\n"
         "  femu-gandalf ssd --preset tiny --workload zoned:80/20:20/80 --writes 5 --json\n"
+        "  femu-gandalf ssd --preset tiny --workload jesd219 --bs jesd219 --precondition --steady\n"
         "  femu-gandalf ssd --preset tiny --precondition --accelerate 30 --json\n";
 
 /* One option a line reads better than clang-format's wrapping. */
@@ -42,11 +43,12 @@ static GOptionContext *ssd_option_context(struct ssd_flags *fl)
 	GOptionEntry opts[] = {
 		{"preset", 'p', 0, G_OPTION_ARG_FILENAME, &fl->preset, "drive preset name or INI file", "NAME|FILE"},
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &fl->sets, "override a config key (repeatable)", "KEY=VALUE"},
-		{"workload", 'w', 0, G_OPTION_ARG_STRING, &fl->workload, "uniform | seq | zoned:R1/F1:R2/F2:... (default uniform)", "W"},
-		{"bs", 0, 0, G_OPTION_ARG_STRING, &fl->bs, "I/O size (default 4k)", "SIZE"},
+		{"workload", 'w', 0, G_OPTION_ARG_STRING, &fl->workload, "uniform | seq | zoned:R1/F1:R2/F2:... | jesd219 (default uniform)", "W"},
+		{"bs", 0, 0, G_OPTION_ARG_STRING, &fl->bs, "I/O size, or jesd219: JESD219's enterprise transfer-size mix (default 4k)", "SIZE|jesd219"},
 		{"gc", 0, 0, G_OPTION_ARG_STRING, &fl->gc, "victim policy: greedy | fifo | cost-benefit | d-choice:D", "POLICY"},
 		{"precondition", 0, 0, G_OPTION_ARG_NONE, &fl->precondition, "first write 2x user capacity sequentially (128 KiB)", NULL},
-		{"steady", 0, 0, G_OPTION_ARG_NONE, &fl->steady, "run rounds until WAF is steady (SNIA PTS criteria)", NULL},
+		{"steady", 0, 0, G_OPTION_ARG_NONE, &fl->steady, "run rounds until WAF is steady (SNIA PTS criteria; see --steady-rule)", NULL},
+		{"steady-rule", 0, 0, G_OPTION_ARG_STRING, &fl->steady_rule, "which rule ends --steady: snia (20%/10% over 5 rounds, default) | tight (3%/0.5% over 10); both are reported", "RULE"},
 		{"writes", 'n', 0, G_OPTION_ARG_DOUBLE, &fl->writes, "host writes, in multiples of the user capacity (default 1; with --steady: a cap)", "N"},
 		{"round", 0, 0, G_OPTION_ARG_DOUBLE, &fl->round, "steady-state round size, x user capacity (default 0.25)", "F"},
 		{"max-rounds", 0, 0, G_OPTION_ARG_INT, &fl->max_rounds, "give up on --steady after this many rounds (default 200)", "N"},
@@ -75,12 +77,29 @@ static int ssd_opts_from_flags(const struct ssd_flags *fl, struct ssd_run_opts *
 	char err[512];
 
 	ssd_run_opts_default(o);
-	if (!fg_parse_size(bs_arg, &bs) || !bs || bs % FTL_SECTOR) {
-		fprintf(stderr, "femu-gandalf: --bs %s: must be a positive multiple of 512 bytes\n",
+	if (!strcmp(bs_arg, "jesd219")) {
+		o->bs_mix = "jesd219";
+	} else if (!fg_parse_size(bs_arg, &bs) || !bs || bs % FTL_SECTOR) {
+		fprintf(stderr,
+		        "femu-gandalf: --bs %s: must be a positive multiple of 512 bytes "
+		        "or jesd219\n",
 		        bs_arg);
 		return -1;
+	} else {
+		o->bs = bs;
 	}
-	o->bs = bs;
+	if (fl->steady_rule && strcmp(fl->steady_rule, "snia") &&
+	    strcmp(fl->steady_rule, "tight")) {
+		fprintf(stderr, "femu-gandalf: --steady-rule %s: must be snia or tight\n",
+		        fl->steady_rule);
+		return -1;
+	}
+	if (fl->steady_rule && !fl->steady) {
+		fprintf(stderr, "femu-gandalf: --steady-rule needs --steady\n");
+		return -1;
+	}
+	o->steady_rule = fl->steady_rule && !strcmp(fl->steady_rule, "tight") ? RUN_RULE_TIGHT
+	                                                                      : RUN_RULE_SNIA;
 	o->workload = fl->workload ? fl->workload : "uniform";
 	o->seed = (uint64_t)fl->seed;
 	o->precondition = fl->precondition;
@@ -121,12 +140,30 @@ static void print_report_text(const struct ssd_report *rep)
 	printf("drive        %s: %s user, %s physical, %u units per GC unit\n", rep->cfg.name,
 	       fg_human((double)rep->geo.user_bytes, b1), fg_human((double)rep->geo.phys_bytes, b2),
 	       rep->geo.units_per_gc_unit);
-	printf("workload     %s, bs %llu%s\n", rep->workload, (unsigned long long)rep->bs,
-	       rep->precondition ? ", preconditioned" : "");
-	if (rep->steady_requested)
-		printf("steady       %s after %d rounds (WAF over last 5 rounds %.3f)\n",
-		       rep->steady.reached ? "reached" : "NOT reached", rep->steady.rounds,
-		       rep->steady.waf);
+	if (rep->bs_mix)
+		printf("workload     %s, bs %s (transfer-size mix)%s\n", rep->workload, rep->bs_mix,
+		       rep->precondition ? ", preconditioned" : "");
+	else
+		printf("workload     %s, bs %llu%s\n", rep->workload, (unsigned long long)rep->bs,
+		       rep->precondition ? ", preconditioned" : "");
+	if (rep->steady_requested) {
+		const struct run_steady *s = &rep->steady;
+		bool tight = s->rule == RUN_RULE_TIGHT;
+		printf("steady       %s after %d rounds (WAF over last %d rounds %.3f)\n",
+		       s->reached ? "reached" : "NOT reached", s->rounds,
+		       tight ? RUN_TIGHT_WINDOW : RUN_STEADY_WINDOW, s->waf);
+		if (s->snia_round)
+			printf("  SNIA 20%%/10%%   steady at round %d, WAF %.4f%s\n", s->snia_round,
+			       s->snia_waf, tight ? "" : " (ended the rounds)");
+		else
+			printf("  SNIA 20%%/10%%   NOT steady\n");
+		if (s->tight_round)
+			printf("  tight 3%%/0.5%%  steady at round %d, WAF %.4f%s\n",
+			       s->tight_round, s->tight_waf, tight ? " (ended the rounds)" : "");
+		else
+			printf("  tight 3%%/0.5%%  NOT steady within %d rounds%s\n", s->rounds,
+			       tight ? "" : " (--steady-rule tight waits for it)");
+	}
 	fg_report_text(rep->ftl, rep->bytes_per_day, !rep->accelerated);
 	if (rep->accelerated)
 		printf("  erase count    %10.1f days (%.2f years)  accelerated aging x%g to end of "
@@ -153,6 +190,7 @@ static void free_flags(struct ssd_flags *fl)
 	g_free(fl->preset);
 	g_free(fl->workload);
 	g_free(fl->bs);
+	g_free(fl->steady_rule);
 	g_free(fl->gc);
 	g_free(fl->save);
 	g_free(fl->load);

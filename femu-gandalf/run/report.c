@@ -18,6 +18,17 @@ static void steady_json(const struct run_steady *s, struct json_out *j)
 	jout_bool(j, "reached", s->reached);
 	jout_i64(j, "rounds", s->rounds);
 	jout_num(j, "waf", "%.6g", s->reached ? s->waf : NAN);
+	jout_str(j, "rule", s->rule == RUN_RULE_TIGHT ? "tight" : "snia");
+	jout_object(j, "snia", JOUT_INLINE);
+	jout_bool(j, "reached", s->snia_round > 0);
+	jout_i64(j, "round", s->snia_round);
+	jout_num(j, "waf", "%.6g", s->snia_waf);
+	jout_end(j);
+	jout_object(j, "tight", JOUT_INLINE);
+	jout_bool(j, "reached", s->tight_round > 0);
+	jout_i64(j, "round", s->tight_round);
+	jout_num(j, "waf", "%.6g", s->tight_waf);
+	jout_end(j);
 	jout_array(j, "round_waf", JOUT_INLINE);
 	for (int i = 0; i < s->rounds; i++)
 		jout_num(j, NULL, "%.4f", s->round_waf[i]);
@@ -40,6 +51,8 @@ void ssd_report_json(const struct ssd_report *rep, struct json_out *j)
 	jout_object(j, NULL, JOUT_BLOCK);
 	jout_str(j, "workload", rep->workload);
 	jout_u64(j, "bs", rep->bs);
+	if (rep->bs_mix)
+		jout_str(j, "bs_mix", rep->bs_mix);
 	jout_bool(j, "precondition", rep->precondition);
 	jout_num(j, "dwpd", "%.6g", rep->dwpd);
 	if (rep->steady_requested)

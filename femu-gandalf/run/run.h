@@ -48,15 +48,33 @@ enum ssd_run_status {
 #define RUN_STEADY_RANGE 0.20
 #define RUN_STEADY_SLOPE 0.10
 #define RUN_STEADY_MAX_ROUNDS 1024
+/*
+ * The tight rule, for WAF (issue 15): SNIA's 20%/10% bounds pass while the window's WAF still
+ * drifts by a few percent, so a WAF quoted at SNIA steady state can sit 1% above where the
+ * drive settles. Tight: over the last RUN_TIGHT_WINDOW rounds, max - min within RUN_TIGHT_RANGE
+ * of the mean and the least-squares excursion within RUN_TIGHT_SLOPE of the mean.
+ */
+#define RUN_TIGHT_WINDOW 10
+#define RUN_TIGHT_RANGE 0.03
+#define RUN_TIGHT_SLOPE 0.005
 
 /* The rule over w[0..n-1] (n >= 2); the mean goes to *mean whatever the verdict. */
 bool run_is_steady(const double *w, int n, double *mean);
+/* The tight rule over w[0..n-1] (n >= 2), likewise. */
+bool run_is_steady_tight(const double *w, int n, double *mean);
+/* Which rule ends a series (both are always evaluated and reported). */
+enum run_steady_rule { RUN_RULE_SNIA, RUN_RULE_TIGHT };
 
 /* A series of rounds and its verdict: feed each round's WAF to run_steady_add(). */
 struct run_steady {
 	int rounds;   /* rounds recorded (at most RUN_STEADY_MAX_ROUNDS) */
-	bool reached; /* the last window met the rule */
-	double waf;   /* mean of the last window once there is one, else NaN */
+	enum run_steady_rule rule; /* the rule that ends the series (run_steady_init: SNIA) */
+	bool reached;              /* the last window met that rule */
+	double waf;                /* mean of that rule's last window once there is one, else NaN */
+	/* both rules, whichever ends the series: the round (1-based) whose window first met it
+	 * (0: never) and that window's mean WAF (NaN: never) */
+	int snia_round, tight_round;
+	double snia_waf, tight_waf;
 	double round_waf[RUN_STEADY_MAX_ROUNDS];
 };
 void run_steady_init(struct run_steady *s);
@@ -76,11 +94,14 @@ struct ssd_run_opts {
 	const struct ftl_config *cfg; /* the drive (validated), unless load_snapshot is set */
 	const char *load_snapshot;    /* start from this saved state; cfg is then ignored */
 	const char *save_snapshot;    /* save the final state here; NULL: do not */
-	const char *workload;         /* "uniform" | "seq" | "zoned:R1/F1:R2/F2..." */
+	const char *workload;         /* "uniform" | "seq" | "zoned:R1/F1:R2/F2..." | "jesd219" */
 	uint64_t bs;                  /* I/O size, a positive multiple of FTL_SECTOR */
+	const char *bs_mix;           /* NULL, or "jesd219": JESD219's enterprise transfer sizes
+	                                 (bs is then ignored); workload.h */
 	uint64_t seed;                /* workload seed */
 	bool precondition;            /* first 2x user capacity of 128 KiB sequential writes */
 	bool steady;                  /* rounds until run_steady_add() says steady */
+	enum run_steady_rule steady_rule; /* which rule ends the rounds (default SNIA) */
 	double round;                 /* steady round size, in (0, 100] */
 	int max_rounds;               /* give up on steady state after this many (>= 5) */
 	double writes;     /* workload writes; < 0: 1, or the cap with steady (50) or accelerate */
@@ -113,7 +134,8 @@ struct ssd_report {
 	struct ftl_config cfg; /* the drive's config (P/E already scaled when accelerated) */
 	struct ftl_geometry geo;
 	char *workload; /* a copy of the workload spec, as given */
-	uint64_t bs;
+	uint64_t bs;    /* 0 with a bs_mix */
+	const char *bs_mix; /* NULL or the mix's name (a static string) */
 	bool precondition;
 	double dwpd;          /* the rate the lifetimes assume, drive writes per day */
 	double bytes_per_day; /* dwpd x user capacity */

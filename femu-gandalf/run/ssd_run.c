@@ -6,8 +6,9 @@
  * previous one completed, so the timing model sees a queue depth of one. Phases, in order:
  *   precondition  2x user capacity of 128 KiB sequential writes (SNIA PTS), so the first
  *                 measured byte lands on a full drive and not on a fresh one;
- *   steady        rounds of `round` x user capacity until run_steady_add() says steady, capped
- *                 by max_rounds and by `writes` (default 50 user capacities);
+ *   steady        rounds of `round` x user capacity until run_steady_add() says steady (by
+ *                 SNIA's rule, or the tight one with steady_rule), capped by max_rounds and
+ *                 by `writes` (default 50 user capacities);
  *   then either   `writes` x user capacity of workload writes, or, with accelerate F, writes
  *                 until end of life on a drive whose P/E limits were divided by F.
  * Accelerated aging first records what the unscaled drive would extrapolate at that point
@@ -35,6 +36,8 @@ struct runner {
 	struct ftl *f;
 	uint64_t user; /* user capacity, bytes */
 	struct workload wl;
+	struct bs_mix mix; /* with o->bs_mix: the sizes; wl then runs over 512-byte sectors */
+	uint64_t mix_rng;
 	uint64_t now;                     /* virtual ns: the last completion */
 	uint64_t done_bytes, total_bytes; /* for the progress callback */
 };
@@ -53,7 +56,16 @@ void ssd_run_opts_default(struct ssd_run_opts *o)
 
 int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen)
 {
-	if (!o->bs || o->bs % FTL_SECTOR) {
+	struct bs_mix mix;
+
+	if (o->bs_mix && bs_mix_init(&mix, o->bs_mix, err, errlen))
+		return SSD_RUN_E_INPUT;
+	if (o->steady_rule != RUN_RULE_SNIA && o->steady_rule != RUN_RULE_TIGHT) {
+		snprintf(err, errlen, "--steady-rule %d: must be snia or tight",
+		         (int)o->steady_rule);
+		return SSD_RUN_E_INPUT;
+	}
+	if (!o->bs_mix && (!o->bs || o->bs % FTL_SECTOR)) {
 		snprintf(err, errlen, "--bs %llu: must be a positive multiple of 512 bytes",
 		         (unsigned long long)o->bs);
 		return SSD_RUN_E_INPUT;
@@ -100,6 +112,17 @@ static int write_phase(struct runner *r, uint64_t bytes, uint64_t seq_bs, bool s
 			off = pos;
 			len = seq_bs < r->user - pos ? seq_bs : r->user - pos;
 			pos = (pos + len) % r->user;
+		} else if (r->o->bs_mix) {
+			/*
+			 * A size from the mix at a sector from the access distribution: 4 KiB and
+			 * larger aligned to 4 KiB, smaller ones to 512 B (so a 1.5 KiB write may
+			 * span two 4 KiB units), pulled back inside the device at its end.
+			 */
+			len = bs_mix_next(&r->mix, &r->mix_rng);
+			uint64_t align = len >= 4096 ? 4096 : FTL_SECTOR;
+			off = workload_next(&r->wl) * FTL_SECTOR / align * align;
+			if (off + len > r->user)
+				off = (r->user - len) / align * align;
 		} else {
 			off = workload_next(&r->wl) * r->o->bs;
 			len = r->o->bs;
@@ -146,6 +169,22 @@ static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_
 	r->f = rep->ftl;
 	rep->geo = *ftl_get_geometry(r->f);
 	r->user = rep->geo.user_bytes;
+	if (o->bs_mix) {
+		if (bs_mix_init(&r->mix, o->bs_mix, err, errlen))
+			return SSD_RUN_E_INPUT;
+		r->mix_rng = o->seed ^ 0x6a09e667f3bcc909ull;
+		if (r->mix.bytes[r->mix.n - 1] > r->user) {
+			snprintf(err, errlen,
+			         "--bs %s: its largest transfer (%u bytes) is larger than "
+			         "the device (%llu bytes)",
+			         o->bs_mix, r->mix.bytes[r->mix.n - 1],
+			         (unsigned long long)r->user);
+			return SSD_RUN_E_INPUT;
+		}
+		if (workload_init(&r->wl, o->workload, r->user / FTL_SECTOR, o->seed, err, errlen))
+			return SSD_RUN_E_INPUT;
+		return SSD_RUN_OK;
+	}
 	if (o->bs > r->user) {
 		snprintf(err, errlen, "--bs %llu is larger than the device (%llu bytes)",
 		         (unsigned long long)o->bs, (unsigned long long)r->user);
@@ -254,7 +293,8 @@ static int describe_run(const struct ssd_run_opts *o, struct ssd_report *rep)
 	rep->workload = strdup(o->workload);
 	if (!rep->workload)
 		return SSD_RUN_E_FAIL;
-	rep->bs = o->bs;
+	rep->bs = o->bs_mix ? 0 : o->bs;
+	rep->bs_mix = o->bs_mix ? "jesd219" : NULL;
 	rep->precondition = o->precondition;
 	rep->dwpd = !(o->dwpd < 0) ? o->dwpd : rep->cfg.dwpd > 0 ? rep->cfg.dwpd : 1;
 	rep->bytes_per_day = rep->dwpd * (double)rep->geo.user_bytes;
@@ -272,6 +312,7 @@ int ssd_run(const struct ssd_run_opts *o, struct ssd_report *rep, char *err, siz
 
 	memset(rep, 0, sizeof(*rep));
 	run_steady_init(&rep->steady);
+	rep->steady.rule = o->steady_rule;
 	rep->accel.eol_days = rep->accel.extrapolated_days = NAN;
 	if (!o->workload || (!o->load_snapshot && !o->cfg)) {
 		snprintf(err, errlen, "%s is required", !o->workload ? "--workload" : "--preset");

@@ -8,12 +8,16 @@
  * Fitting against centred round numbers keeps the sums small and exact for integer windows; the
  * arithmetic is that of the original CLI copy, operation for operation, so every verdict and
  * printed mean stays the same to the last bit.
+ *
+ * Beside it, a tight rule for WAF (run.h: 10 rounds, range 3%, excursion 0.5%). Both are
+ * evaluated on every round and the first round each was met is kept; s->rule says which one
+ * ends the series (SNIA unless the caller asks; `ssd --steady-rule tight`).
  */
 #include <math.h>
 
 #include "run.h"
 
-bool run_is_steady(const double *w, int n, double *mean_out)
+static bool steady_rule(const double *w, int n, double range, double slope_max, double *mean_out)
 {
 	double mean = 0, mn = INFINITY, mx = -INFINITY, sxy = 0, sxx = 0;
 
@@ -29,15 +33,27 @@ bool run_is_steady(const double *w, int n, double *mean_out)
 	}
 	double slope = sxy / sxx;
 	*mean_out = mean;
-	return mx - mn <= RUN_STEADY_RANGE * mean &&
-	       fabs(slope * (n - 1)) <= RUN_STEADY_SLOPE * mean;
+	return mx - mn <= range * mean && fabs(slope * (n - 1)) <= slope_max * mean;
+}
+
+bool run_is_steady(const double *w, int n, double *mean_out)
+{
+	return steady_rule(w, n, RUN_STEADY_RANGE, RUN_STEADY_SLOPE, mean_out);
+}
+
+bool run_is_steady_tight(const double *w, int n, double *mean_out)
+{
+	return steady_rule(w, n, RUN_TIGHT_RANGE, RUN_TIGHT_SLOPE, mean_out);
 }
 
 void run_steady_init(struct run_steady *s)
 {
 	s->rounds = 0;
+	s->rule = RUN_RULE_SNIA;
 	s->reached = false;
 	s->waf = NAN;
+	s->snia_round = s->tight_round = 0;
+	s->snia_waf = s->tight_waf = NAN;
 }
 
 bool run_steady_add(struct run_steady *s, double waf)
@@ -47,7 +63,21 @@ bool run_steady_add(struct run_steady *s, double waf)
 	s->round_waf[s->rounds++] = waf;
 	if (s->rounds < RUN_STEADY_WINDOW)
 		return false;
-	s->reached = run_is_steady(s->round_waf + s->rounds - RUN_STEADY_WINDOW, RUN_STEADY_WINDOW,
-	                           &s->waf);
+	double snia_mean, tight_mean = NAN;
+	bool snia = run_is_steady(s->round_waf + s->rounds - RUN_STEADY_WINDOW, RUN_STEADY_WINDOW,
+	                          &snia_mean);
+	bool tight = s->rounds >= RUN_TIGHT_WINDOW &&
+	             run_is_steady_tight(s->round_waf + s->rounds - RUN_TIGHT_WINDOW,
+	                                 RUN_TIGHT_WINDOW, &tight_mean);
+	if (snia && !s->snia_round) {
+		s->snia_round = s->rounds;
+		s->snia_waf = snia_mean;
+	}
+	if (tight && !s->tight_round) {
+		s->tight_round = s->rounds;
+		s->tight_waf = tight_mean;
+	}
+	s->reached = s->rule == RUN_RULE_TIGHT ? tight : snia;
+	s->waf = s->rule == RUN_RULE_TIGHT ? tight_mean : snia_mean;
 	return s->reached;
 }

@@ -102,8 +102,64 @@ int workload_init(struct workload *w, const char *spec, uint64_t nblocks, uint64
 	}
 	if (!strncmp(spec, "zoned:", 6))
 		return parse_zoned(w, spec, err, errlen);
-	snprintf(err, errlen, "--workload %s: must be uniform, seq or zoned:R/F[:R/F...]", spec);
+	if (!strcmp(spec, "jesd219")) {
+		/* JESD219 enterprise: 50% of accesses to the first 5% of the LBAs, 30% to the next
+		 * 15%, 20% to the remaining 80% */
+		if (parse_zoned(w, "zoned:50/5:30/15:20/80", err, errlen)) {
+			snprintf(err, errlen, "--workload jesd219: zone empty at this block size");
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(err, errlen,
+	         "--workload %s: must be uniform, seq or zoned:R/F[:R/F...] or jesd219", spec);
 	return -1;
+}
+
+/*
+ * JESD219 (JEDEC, "Solid-State Drive (SSD) Endurance Workloads", 2010; JESD219A 2012), the
+ * enterprise workload's transfer sizes, in % of I/Os.
+ */
+static const uint32_t jesd219_bytes[] = {512,  1024, 1536, 2048,  2560,  3072,
+                                         3584, 4096, 8192, 16384, 32768, 65536};
+static const double jesd219_pct[] = {4, 1, 1, 1, 1, 1, 1, 67, 10, 7, 3, 3};
+
+int bs_mix_init(struct bs_mix *m, const char *spec, char *err, size_t errlen)
+{
+	memset(m, 0, sizeof(*m));
+	if (!spec || strcmp(spec, "jesd219")) {
+		snprintf(err, errlen, "--bs %s: must be a size or jesd219", spec ? spec : "(null)");
+		return -1;
+	}
+	double c = 0;
+	m->name = "jesd219";
+	m->n = sizeof(jesd219_bytes) / sizeof(jesd219_bytes[0]);
+	for (uint32_t i = 0; i < m->n; i++) {
+		c += jesd219_pct[i];
+		m->bytes[i] = jesd219_bytes[i];
+		m->cum[i] = c / 100;
+	}
+	m->cum[m->n - 1] = 1;
+	return 0;
+}
+
+uint32_t bs_mix_next(const struct bs_mix *m, uint64_t *rng)
+{
+	double r = (double)(fg_rand64(rng) >> 11) * 0x1.0p-53;
+	uint32_t i = 0;
+	while (i + 1 < m->n && r >= m->cum[i])
+		i++;
+	return m->bytes[i];
+}
+
+double bs_mix_mean(const struct bs_mix *m)
+{
+	double mean = 0, prev = 0;
+	for (uint32_t i = 0; i < m->n; i++) {
+		mean += (m->cum[i] - prev) * m->bytes[i];
+		prev = m->cum[i];
+	}
+	return mean;
 }
 
 uint64_t workload_next(struct workload *w)

@@ -2,7 +2,8 @@
  * alloc.c - write frontiers, free pools and the sets of closed GC units.
  *
  * A write frontier is where a stream's units land: host streams 0..host_streams-1 and, when
- * gc_stream=separate, one GC frontier that keeps relocated (cold) data away from hot host data.
+ * gc_stream=separate, one GC frontier that keeps relocated (cold) data away from hot host data
+ * (shared and shared-burst put GC copies on host frontier 0; see frontier_open()).
  * A frontier has one slot per plane. Units fill a slot's open page; when the page holds
  * units_per_page units it is programmed and the frontier moves to the next slot, so consecutive
  * pages of a stream go to different channels/LUNs (channel-fastest striping).
@@ -220,11 +221,26 @@ static int frontier_open(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *gc
 
 	if (!f->in_gc) {
 		/*
-		 * Reclaim until the pool is above the foreground threshold, even if GC opened this
-		 * very slot meanwhile (gc_stream=shared): otherwise blocks that GC opens for the host
-		 * frontier would let the host eat into the reserve a little at a time.
+		 * Reclaim until the pool is above the foreground threshold (gc_stream=separate and
+		 * shared-burst), even if GC opened this very slot meanwhile (shared-burst):
+		 * otherwise blocks that GC opens for the host frontier would let the host eat into
+		 * the reserve a little at a time. In shared-burst mode that burst lets the copies
+		 * of several victims fill whole blocks of their own before the host writes again
+		 * (FEMU's bbssd does the same), which segregates them almost as separate does
+		 * (docs/ftl.md).
+		 *
+		 * gc_stream=shared is the mixed pool at victim granularity: as soon as one victim's
+		 * copies have opened this slot and the pool is back at the threshold, the host
+		 * writes right behind them in the same block, so each block holds one victim's
+		 * survivors followed by host data (Desnoyers' single write point). The reserve is
+		 * intact: the host takes no block from the pool here. Other host streams never get
+		 * a slot opened by GC, so they see the burst rule.
 		 */
+		bool mixed = f->cfg.gc_stream == FTL_GC_SHARED && fid == f->gc_fr;
 		while (f->nfree <= f->g.fg_free_gc_units) {
+			if (mixed && f->nfree == f->g.fg_free_gc_units &&
+			    (sb ? fr->gu != NONE : fr->slot[fr->cur].gblk != NONE))
+				return FTL_OK;
 			int rc = ftl_gc_one(f, now, true);
 			if (f->st.read_only)
 				return FTL_E_WORN; /* this GC retired the blocks that ended the device's life */

@@ -29,7 +29,7 @@ struct key {
 };
 
 static const char *const gc_unit_names[] = {"block", "superblock", NULL};
-static const char *const gc_stream_names[] = {"separate", "shared", NULL};
+static const char *const gc_stream_names[] = {"separate", "shared", "shared-burst", NULL};
 static const char *const gc_policy_names[] = {"greedy", "fifo", "cost-benefit", "d-choice", NULL};
 
 #define O(f) offsetof(struct ftl_config, f)
@@ -53,7 +53,7 @@ static const struct key keys[] = {
 	{"t_erase_us", K_DBL, O(t_erase_us), 0, 1e7, NULL, "NAND block erase latency tBERS (us)"},
 	{"channel_mbps", K_DBL, O(channel_mbps), 0, 1e6, NULL, "channel bandwidth (MB/s, 1 MB = 1e6 B; 0 = no transfer cost)"},
 	{"gc_unit", K_ENUM, O(gc_unit), 0, 0, gc_unit_names, "GC/erase unit: block|superblock"},
-	{"gc_stream", K_ENUM, O(gc_stream), 0, 0, gc_stream_names, "GC copies: separate frontier|shared with host"},
+	{"gc_stream", K_ENUM, O(gc_stream), 0, 0, gc_stream_names, "GC copies: separate frontier|shared with host (mixed per victim)|shared-burst (FEMU-like)"},
 	{"gc_policy", K_ENUM, O(gc_policy), 0, 0, gc_policy_names, "victim policy: greedy|fifo|cost-benefit|d-choice"},
 	{"gc_dchoice", K_U32, O(gc_dchoice), 1, 1024, NULL, "d for d-choice victim selection"},
 	{"gc_reserve", K_U32, O(gc_reserve), 1, 64, NULL, "free GC units reserved for GC, per frontier slot"},

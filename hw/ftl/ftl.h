@@ -38,7 +38,10 @@ enum ftl_status {
 const char *ftl_strerror(int status);
 
 enum ftl_gc_unit { FTL_GC_BLOCK, FTL_GC_SUPERBLOCK };
-enum ftl_gc_stream { FTL_GC_SEPARATE, FTL_GC_SHARED };
+/* separate: GC copies on their own frontier. shared: on host frontier 0, host writes resuming
+ * behind each victim's copies (mixed pool). shared-burst: on host frontier 0, foreground GC in
+ * bursts until the pool is above its threshold (FEMU bbssd). docs/ftl.md. */
+enum ftl_gc_stream { FTL_GC_SEPARATE, FTL_GC_SHARED, FTL_GC_SHARED_BURST };
 enum ftl_gc_policy { FTL_GC_GREEDY, FTL_GC_FIFO, FTL_GC_COST_BENEFIT, FTL_GC_DCHOICE };
 
 /*

@@ -13,7 +13,8 @@
  * GC of a unit with no reclaimable space cannot make progress: that, and only that, is "full".
  *
  * GC copies go to the GC frontier (gc_stream=separate) or to host frontier 0 (shared, the
- * layout the classic analytic models assume). Reads cost tR per page holding valid data and a
+ * layout the classic analytic models assume, and shared-burst, FEMU's; alloc.c says how the two
+ * differ). Reads cost tR per page holding valid data and a
  * channel transfer per unit; programs and the erase occupy their LUNs, delaying host I/O.
  */
 #include "ftl_int.h"
