@@ -236,6 +236,7 @@ struct kv_result {
 	double cost_gpu, cost_ssd; /* dollars: recompute of missed tokens, drive wear */
 	double drive_writes;       /* host bytes written / the drive's user bytes */
 	double wall;               /* wall-clock seconds of the passes */
+	uint64_t region_bytes;     /* --alloc region: the region size used */
 };
 
 /* Run pol at params ("k=v,..." checked against its table) into res (overwritten; call
