@@ -573,6 +573,16 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 	}
 }
 
+/* --alloc region: what losing SSD object x costs. An interior object takes the chain below it
+ * along, worth at least a state at its own end: p x the prefix up to it (docs/placement.md). */
+static double gandalf_ssd_value(struct kvsim *s, uint32_t x)
+{
+	double v = value(s, x);
+	if (!kv_is_leaf(s, x))
+		v = fmax(v, reuse_p(s, idle(s, x)) * kv_obj_end_tokens(s, x) * G(s)->gpu_per_token);
+	return v;
+}
+
 /* an object left the cache without being used again: for sessionless traces, a non-return */
 static void gandalf_removed(struct kvsim *s, uint32_t o)
 {
@@ -698,6 +708,7 @@ const struct kv_policy kv_policy_gandalf = {
         .removed = gandalf_removed,
         .make_room = gandalf_make_room,
         .ssd_victim = gandalf_ssd_victim,
+        .ssd_value = gandalf_ssd_value,
 };
 
 /* the session of the current request, set by the core's caller through kvsim.cur_session */
