@@ -226,3 +226,16 @@ bool ftl_is_mapped(const struct ftl *f, uint64_t off, uint64_t len)
 			return false;
 	return true;
 }
+
+double ftl_unit_valid(const struct ftl *f, uint64_t off)
+{
+	if (off >= f->g.user_bytes)
+		return -1;
+	uint32_t e = f->l2p[off / f->cfg.unit_size];
+	if (!e)
+		return -1;
+	const struct gu *u = &f->gu[(e - 1) / f->upg];
+	if (u->state != GU_CLOSED || !u->cap)
+		return 1; /* still being written (or being reclaimed): no GC victim yet */
+	return (double)u->valid / u->cap;
+}
