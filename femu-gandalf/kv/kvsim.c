@@ -631,6 +631,14 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 		obj_free(s, o);
 }
 
+double kv_obj_unit_valid(const struct kvsim *s, uint32_t o)
+{
+	if (!s->ftl || !s->obj[o].in_ssd)
+		return 1;
+	double v = ftl_unit_valid(s->ftl, s->obj[o].lba);
+	return v < 0 ? 1 : v;
+}
+
 static uint32_t default_ssd_victim(struct kvsim *s, int kind)
 {
 	return s->stail[kind];
