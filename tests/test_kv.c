@@ -1135,6 +1135,56 @@ static void test_region_random(void **state)
 		}
 }
 
+/* gandalf's wear=w: SSD victims keyed by value x valid^w, valid the share of the drive's GC
+ * unit holding them still valid (kv_obj_unit_valid()). Without a device every share is 1, so
+ * every figure equals wear=0's; on a small drive (slots, TRIM on) it runs clean (kvsim_check
+ * after every request, ftl_check at the end) and its WAF is printed next to wear=0's. */
+static void test_gandalf_wear(void **state)
+{
+	(void)state;
+	make_trace(4242);
+	for (int hybrid = 0; hybrid < 2; hybrid++) {
+		struct kv_config c = cost_cfg(hybrid);
+		struct kvsim *a = sim("gandalf", "", c), *b = sim("gandalf", "wear=4", c);
+		run_trace(a);
+		run_trace(b);
+		assert_int_equal(a->st.hit_blocks, b->st.hit_blocks);
+		assert_memory_equal(a->st.ssd_write_bytes, b->st.ssd_write_bytes,
+		                    sizeof(a->st.ssd_write_bytes));
+		assert_int_equal(a->st.ssd_evictions, b->st.ssd_evictions);
+		assert_true(a->st.ssd_evictions > 0);
+		done(a);
+		done(b);
+		double waf[2];
+		for (int w = 0; w < 2; w++) {
+			struct ftl *f = drive(64);
+			c.ssd_bytes = ftl_get_geometry(f)->user_bytes / 4096 * 4096;
+			char err[256];
+			struct kvsim *s = kvsim_new(&c, kv_policy_find("gandalf"), w ? "wear=4" : "",
+			                            NULL, f, err, sizeof(err));
+			assert_non_null(s);
+			for (int pass = 0; pass < 3; pass++)
+				for (int r = 0; r < NREQ; r++) {
+					struct kv_request q = tr[r];
+					q.t += pass * NREQ;
+					assert_int_equal(kvsim_request(s, &q, err, sizeof(err)), 0);
+					if (kvsim_check(s, err, sizeof(err)))
+						fail_msg("wear=%d request %d: %s", 4 * w, r, err);
+				}
+			assert_int_equal(ftl_check(f, err, sizeof(err)), 0);
+			struct ftl_stats fs;
+			ftl_get_stats(f, &fs);
+			waf[w] = fs.waf_cumulative;
+			printf("gandalf %s wear=%d: miss %.4f, writes %llu, WAF %.3f\n",
+			       hybrid ? "hybrid" : "dense ", 4 * w,
+			       1 - (double)s->st.hit_blocks / s->st.prefix_blocks,
+			       (unsigned long long)(s->st.ssd_writes[0] + s->st.ssd_writes[1]), waf[w]);
+			done(s);
+			ftl_destroy(f);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1163,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_region_priced),
 		cmocka_unit_test(test_region_errors),
 		cmocka_unit_test(test_region_random),
+		cmocka_unit_test(test_gandalf_wear),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

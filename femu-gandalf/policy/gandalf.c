@@ -77,7 +77,7 @@
 #define WINDOW 4096 /* candidates are gathered from this many least recently used objects */
 
 struct gstate {
-	double lambda, target_years;
+	double lambda, target_years, wear;
 	int kcand;
 	double gpu_per_token, fee;
 	/* reuse statistics */
@@ -335,6 +335,19 @@ static void build(struct kvsim *s)
 	g->vbuilt = false;
 }
 
+/* A victim's heap key: value per request waited; with wear=w > 0 times v^w, v the valid share of
+ * the drive's GC unit holding it, so that victims in mostly dead units go first and GC finds
+ * them empty (ties among worthless victims too: + 1e-30 v). docs/placement.md. */
+static double victim_key(struct kvsim *s, uint32_t o)
+{
+	double k = value(s, o) / (double)idle(s, o), w = G(s)->wear;
+	if (w > 0) {
+		double v = kv_obj_unit_valid(s, o);
+		k = k * pow(v, w) + 1e-30 * v;
+	}
+	return k;
+}
+
 /* price SSD-only leaves swatch[from..] into their kind's victim heap */
 static void victims_push(struct kvsim *s, size_t from)
 {
@@ -342,8 +355,7 @@ static void victims_push(struct kvsim *s, size_t from)
 	for (size_t i = from; i < g->nswatch; i++) {
 		uint32_t o = g->swatch[i];
 		if (victim_ok(s, o))
-			pheap_push(&g->vq[kv_obj_kind(s, o)].heap, value(s, o) / (double)idle(s, o),
-			           o);
+			pheap_push(&g->vq[kv_obj_kind(s, o)].heap, victim_key(s, o), o);
 	}
 	g->npriced += g->nswatch - from;
 	g->swpriced = g->nswatch;
@@ -433,7 +445,7 @@ static double replacement(struct kvsim *s, uint32_t x)
 			if (!victim_ok(s, o) || (pass && exposes_chunk(s, o) == KV_NONE))
 				continue;
 			freed += kv_obj_slot_bytes(s, pass ? x : o);
-			cost += q->v[i].key;
+			cost += g->wear > 0 ? value(s, o) / (double)idle(s, o) : q->v[i].key;
 		}
 	}
 	if (freed < need)
@@ -625,7 +637,7 @@ static void gandalf_touched(struct kvsim *s, uint32_t o)
 	}
 }
 
-enum { LAMBDA, MOVE_CANDIDATES, SCAN, TARGET_YEARS };
+enum { LAMBDA, MOVE_CANDIDATES, SCAN, TARGET_YEARS, WEAR };
 static const struct kv_param gandalf_params[] = {
         [LAMBDA] = {"lambda", 1, 0, INFINITY,
                     .help = "weight of the SSD write fee in the move price",
@@ -637,6 +649,8 @@ static const struct kv_param gandalf_params[] = {
         [TARGET_YEARS] =
                 {"target_years", 0, 0, INFINITY,
                  .help = "SSD write budget to last this long (0: none; also --target-years)"},
+        [WEAR] = {"wear", 0, 0, 64,
+                  .help = "SSD victims in mostly dead GC units first: key x valid^wear (0: off)"},
         {NULL},
 };
 
@@ -649,6 +663,7 @@ static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
 	g->kcand = (int)kv_param(s, MOVE_CANDIDATES);
 	g->scan_all = kv_param(s, SCAN) != 0;
 	g->target_years = kv_param(s, TARGET_YEARS);
+	g->wear = kv_param(s, WEAR);
 	g->gpu_per_token = kv_gpu_usd_per_token(kv_cfg(s));
 	g->fee = kv_wear_usd_per_byte(kv_cfg(s));
 	g->built_req = UINT64_MAX;
