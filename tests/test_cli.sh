@@ -228,7 +228,12 @@ printf '# no requests here\n{"timestamp": 0, "input_length": 5, "output_length":
 expect 2 "no usable requests" "kv trace with no usable requests" -- kv --trace "$T/none.jsonl" --dram 1G --device none --ssd 1G --skip-bad
 expect 2 "none.jsonl:2: 'hash_ids' is not an array" "kv malformed trace" -- kv --trace "$T/none.jsonl" --dram 1G --device none --ssd 1G
 expect 2 "block trace" "kv on a block trace" -- kv --trace "$SRC/traces/blk-kvcache-small.csv" --dram 1G --device none --ssd 1G
-expect 2 "--alloc heap: must be slots or log" "kv bad --alloc" -- "${KV[@]}" --alloc heap
+expect 2 "--alloc heap: must be slots, log or region" "kv bad --alloc" -- "${KV[@]}" --alloc heap
+expect 2 "--region and --readmit need --alloc region" "kv --region without --alloc region" -- "${KV[@]}" --region 64M
+expect 2 "--readmit 0.9: must be in .0, 0.5." "kv --readmit out of range" -- "${KV[@]}" --alloc region --readmit 0.9
+expect 2 "--region 5000: must be a size > 0, a multiple of 4 KiB" "kv --region not 4 KiB-aligned" -- "${KV[@]}" --alloc region --region 5000
+expect 2 "--alloc region: the SSD tier" "kv --alloc region with too few regions" -- "${KV[@]}" --alloc region --region 1G --ssd 2G --device none
+expect 0 '"regions_cleaned"' "kv --alloc region in the JSON" -- "${KV[@]}" --model llama-3.1-8b --policy gandalf --alloc region --json
 expect 0 '"alloc": "log"' "kv --alloc log in the JSON" -- "${KV[@]}" --policy lru --alloc log --json
 expect 2 "needs --ssd" "kv without device needs --ssd" -- kv --trace "$SRC/traces/multiturn-small.jsonl" --device none
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --model qwen3-next-80b-a3b --dram 1G --device tiny --policy gandalf --json >"$T/kv.json" 2>"$T/err" || fail "kv --json: $(cat "$T/err")"

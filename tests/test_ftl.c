@@ -423,6 +423,36 @@ static void test_min_spare_never_full(void **state)
 	ftl_destroy(f);
 }
 
+/* ftl_unit_valid(): the valid share of the GC unit holding an LBA. One plane, 64 KiB blocks of
+ * 16 one-unit pages: writing 64 KiB fills and closes block 0 (valid 16/16); a TRIM of its first
+ * 16 KiB leaves 12/16; a unit in the open block reads 1 (no GC victim yet); unmapped and
+ * out-of-range LBAs read -1. */
+static void test_unit_valid(void **state)
+{
+	(void)state;
+	struct ftl_config c;
+	char err[256];
+	ftl_config_default(&c);
+	c.channels = c.luns_per_channel = c.planes_per_lun = 1;
+	c.blocks_per_plane = 64;
+	c.pages_per_block = 16;
+	c.page_size = c.unit_size = 4096;
+	c.spare_factor = 0.25;
+	c.op_percent = -1;
+	struct ftl *f = ftl_create(&c, err, sizeof(err));
+	assert_non_null(f);
+	assert_int_equal(ftl_write(f, 0, 65536, 0, 0, NULL), FTL_OK);
+	assert_true(ftl_unit_valid(f, 0) == 1.0);
+	assert_int_equal(ftl_trim(f, 0, 16384, 0, NULL), FTL_OK);
+	assert_true(ftl_unit_valid(f, 0) == -1.0); /* trimmed: unmapped */
+	assert_true(ftl_unit_valid(f, 20480) == 0.75);
+	assert_int_equal(ftl_write(f, 65536, 4096, 0, 0, NULL), FTL_OK);
+	assert_true(ftl_unit_valid(f, 65536) == 1.0);
+	assert_true(ftl_unit_valid(f, 131072) == -1.0);
+	assert_true(ftl_unit_valid(f, ftl_get_geometry(f)->user_bytes) == -1.0);
+	ftl_destroy(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_random_superblock_shared_burst),
 		cmocka_unit_test(test_random_policies),
 		cmocka_unit_test(test_random_wear_out),
+		cmocka_unit_test(test_unit_valid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

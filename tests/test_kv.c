@@ -1128,6 +1128,330 @@ static void test_model_presets(void **state)
 	assert_int_equal(m.linear_state_bytes, 1016ull * 16 * m.full_kv_bytes_per_token);
 }
 
+/* ---- --alloc region (docs/placement.md) ---- */
+
+/* drive(blocks) without static wear leveling (its moves are not the host's doing): one plane, so
+ * the write stripe and the region unit are one 64 KiB block */
+static struct ftl *drive_nowl(uint32_t blocks)
+{
+	struct ftl_config fc;
+	char err[256];
+	ftl_config_default(&fc);
+	fc.channels = fc.luns_per_channel = fc.planes_per_lun = 1;
+	fc.blocks_per_plane = blocks;
+	fc.pages_per_block = 16;
+	fc.page_size = fc.unit_size = 4096;
+	fc.spare_factor = 0.2;
+	fc.op_percent = -1;
+	fc.wl_static = false;
+	struct ftl *f = ftl_create(&fc, err, sizeof(err));
+	if (!f)
+		fail_msg("%s", err);
+	return f;
+}
+
+/* a dense config whose chunk is one 4 KiB slot, region allocator, SSD tier of `regions` 64 KiB
+ * regions (16 chunks each) */
+static struct kv_config region_cfg(uint64_t dram_chunks, uint32_t regions, double readmit)
+{
+	struct kv_config c = cfg(dram_chunks, 16ull * regions, false);
+	c.model.full_kv_bytes_per_token = 4096 / TOK;
+	c.dram_bytes = dram_chunks * 4096;
+	c.alloc = KV_ALLOC_REGION;
+	c.readmit = readmit;
+	return c;
+}
+
+static uint64_t ftl_host_trim(struct ftl *f)
+{
+	struct ftl_stats fs;
+	ftl_get_stats(f, &fs);
+	return fs.host_trim_bytes;
+}
+
+/* write-through, single-block requests [1] .. [48]: region 0 takes 1..16, region 1 17..32,
+ * region 2 33..48 (LBA = (id - 1) x 4 KiB; region 3 stays free). [49] finds region 2 full: a
+ * region must be opened, and the allocator first cleans until two regions are free (one for
+ * the new region, one held back for a cleaning's re-admissions): the oldest sealed region
+ * (FIFO: lru prices nothing), region 0. Nothing was hit on SSD, so nothing is re-admitted: 1..16
+ * leave, region 0 is TRIMmed whole (64 KiB), and 49 goes to the region freed last, region 0 (LBA
+ * 0). Then 2,000 more requests: the drive sees only whole regions die, so the FTL never copies a
+ * page: its WAF is exactly 1, while the tier is rewritten about 30 times. */
+static void test_region_fifo(void **state)
+{
+	(void)state;
+	struct ftl *f = drive_nowl(40);
+	struct kvsim *s = sim_ftl("write-through", region_cfg(2, 4, 0.25), f);
+	assert_int_equal(kvsim_region_bytes(s), 65536);
+	for (int i = 1; i <= 48; i++)
+		req(s, i, 1, 1, i);
+	assert_int_equal(lba_of(s, 1), 0);
+	assert_int_equal(lba_of(s, 17), 65536);
+	assert_int_equal(lba_of(s, 48), 47 * 4096);
+	assert_int_equal(kvsim_stats(s)->regions_cleaned, 0);
+	req(s, 49, 1, 1, 49);
+	assert_int_equal(kvsim_stats(s)->regions_cleaned, 1);
+	assert_int_equal(kvsim_stats(s)->ssd_evictions, 16);
+	assert_int_equal(kvsim_stats(s)->readmits, 0);
+	for (int i = 1; i <= 16; i++)
+		assert_int_equal(kv_lookup(s, i), KV_NONE);
+	assert_int_equal(lba_of(s, 17), 65536);
+	assert_int_equal(lba_of(s, 49), 0);
+	assert_int_equal(ftl_host_trim(f), 65536);
+	for (int i = 50; i < 2050; i++)
+		req(s, i, 1, 1, i);
+	struct ftl_stats fs;
+	ftl_get_stats(f, &fs);
+	assert_int_equal(fs.host_write_bytes, 2049ull * 4096);
+	assert_int_equal(fs.host_write_bytes, kvsim_stats(s)->ssd_write_bytes[OBJ_FULL]);
+	printf("region fifo: %llu erases, WAF %.6f\n", (unsigned long long)fs.erases, fs.waf_cumulative);
+	assert_true(fs.erases >= 64); /* the drive (40 blocks) was garbage-collected all along */
+	assert_int_equal(fs.gc_prog_bytes + fs.wl_prog_bytes, 0);
+	assert_int_equal(fs.nand_write_bytes, fs.host_write_bytes + fs.pad_prog_bytes);
+	assert_int_equal(fs.pad_prog_bytes, 0);
+	assert_true(fs.waf_cumulative == 1.0);
+	/* every cleaning evicted a whole region: 16 objects each, and TRIMmed 64 KiB */
+	assert_int_equal(kvsim_stats(s)->ssd_evictions, 16 * kvsim_stats(s)->regions_cleaned);
+	assert_int_equal(ftl_host_trim(f), 65536 * kvsim_stats(s)->regions_cleaned);
+	char err[256];
+	assert_int_equal(ftl_check(f, err, sizeof(err)), 0);
+	done(s);
+	ftl_destroy(f);
+}
+
+/* Without a price (lru), an object hit on SSD since it was written is re-admitted when its
+ * region is cleaned (CacheLib's reinsertion). lru writes back what DRAM (one chunk) evicts, so
+ * [1] .. [49] write 1..48 into regions 0-2 as above; [5] hits 5 on SSD (nothing is admitted);
+ * [51] evicts 49 from DRAM, region 2 is full: region 0 is cleaned, 5 is rewritten into a new
+ * open region (region 3, LBA 192 KiB) and 1..4, 6..16 leave. That took the held-back region, so
+ * region 1 is cleaned too (nothing hit there), and 49 follows 5 in region 3. The rewrite is an
+ * SSD write of 4 KiB (and a read), counted in ssd_write_bytes as the drive counts it. With
+ * --readmit 0 nothing is re-admitted: one cleaning, 5 leaves, and 49 takes LBA 0. */
+static void test_region_readmit(void **state)
+{
+	(void)state;
+	for (int cap = 0; cap < 2; cap++) {
+		struct ftl *f = drive_nowl(40);
+		struct kvsim *s = sim_ftl("lru", region_cfg(1, 4, cap ? 0.25 : 0), f);
+		for (int i = 1; i <= 49; i++)
+			req(s, i, 1, 1, i);
+		assert_int_equal(lba_of(s, 5), 4 * 4096);
+		req(s, 50, 1, 1, 5);
+		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 1);
+		assert_int_equal(kvsim_stats(s)->regions_cleaned, 0);
+		req(s, 51, 1, 1, 51);
+		assert_int_equal(kvsim_stats(s)->regions_cleaned, cap ? 2 : 1);
+		assert_int_equal(kvsim_stats(s)->readmits, cap ? 1 : 0);
+		assert_int_equal(kvsim_stats(s)->readmit_bytes, cap ? 4096 : 0);
+		if (cap) {
+			assert_int_equal(lba_of(s, 5), 3 * 65536);
+			assert_int_equal(lba_of(s, 49), 3 * 65536 + 4096);
+			assert_int_equal(kv_lookup(s, 17), KV_NONE);
+		} else {
+			assert_int_equal(kv_lookup(s, 5), KV_NONE);
+			assert_int_equal(lba_of(s, 49), 0);
+			assert_int_equal(lba_of(s, 17), 65536);
+		}
+		struct ftl_stats fs;
+		ftl_get_stats(f, &fs);
+		assert_int_equal(fs.host_write_bytes, kvsim_stats(s)->ssd_write_bytes[OBJ_FULL]);
+		assert_int_equal(fs.host_write_bytes, (49ull + cap) * 4096);
+		done(s);
+		ftl_destroy(f);
+	}
+}
+
+/* A test policy: write-through, and an SSD price by key (key 3: 1, key 100: 10, else 0). */
+static double keyed_value(struct kvsim *s, uint32_t o)
+{
+	return kv_obj_key(s, o) == 3 ? 1 : kv_obj_key(s, o) == 100 ? 10 : 0;
+}
+static const struct kv_policy keyed_policy = {
+        .name = "keyed", .write_through = true, .ssd_value = keyed_value};
+
+/* With a price the victim is the cheapest sealed region, and a kept object takes the SSD-only
+ * ancestors in its region along (evicting one would take it with it). [1 2 3] (a chain) and
+ * [10] .. [22] fill region 0 (worth 1: key 3), [100] [23] .. [37] region 1 (worth 10), [38] ..
+ * [53] region 2 (worth 0). [54] must open a region: region 0 is cleaner than region 1; 3 is kept
+ * with its ancestors 2 and 1 (12 KiB, within 0.25 x 64 KiB), rewritten into region 3 in
+ * priority order (3, then 1 and 2 in the region's order). That took the held-back region, so
+ * region 2 (worth 0) is cleaned too, and 54 follows in region 3. Region 1 and its key 100 stay;
+ * of region 2, 53 keeps its DRAM copy (DRAM holds 53 and 54), 52 leaves. */
+static void test_region_priced(void **state)
+{
+	(void)state;
+	struct ftl *f = drive_nowl(40);
+	char err[256];
+	struct kv_config c = region_cfg(2, 4, 0.25);
+	struct kvsim *s = kvsim_new(&c, &keyed_policy, "", NULL, f, err, sizeof(err));
+	assert_non_null(s);
+	req(s, 0, 1, 3, 1, 2, 3);
+	for (int i = 10; i <= 22; i++)
+		req(s, i, 2, 1, i);
+	req(s, 23, 3, 1, 100);
+	for (int i = 23; i <= 53; i++)
+		req(s, 24 + i, 4, 1, i);
+	assert_int_equal(lba_of(s, 100), 65536);
+	assert_int_equal(lba_of(s, 53), 3 * 65536 - 4096);
+	req(s, 100, 5, 1, 54);
+	assert_int_equal(kvsim_stats(s)->regions_cleaned, 2);
+	assert_int_equal(kvsim_stats(s)->readmits, 3);
+	assert_int_equal(lba_of(s, 3), 3 * 65536);
+	assert_int_equal(lba_of(s, 1), 3 * 65536 + 4096);
+	assert_int_equal(lba_of(s, 2), 3 * 65536 + 8192);
+	assert_int_equal(lba_of(s, 54), 3 * 65536 + 12288);
+	assert_int_equal(lba_of(s, 100), 65536);
+	assert_int_equal(kv_lookup(s, 10), KV_NONE);
+	assert_int_equal(kv_lookup(s, 52), KV_NONE);
+	assert_true(kv_obj_in_dram(s, kv_lookup(s, 53)) && !kv_obj_in_ssd(s, kv_lookup(s, 53)));
+	assert_int_equal(kvsim_stats(s)->unreachable, 0);
+	assert_int_equal(ftl_host_trim(f), 2 * 65536);
+	done(s);
+	ftl_destroy(f);
+}
+
+/* Bad region settings fail with a message naming the flag. */
+static void test_region_errors(void **state)
+{
+	(void)state;
+	char err[256];
+	struct ftl *f = drive_nowl(40);
+	struct kv_config c = region_cfg(2, 3, 0.25); /* 3 regions */
+	assert_null(kvsim_new(&c, kv_policy_find("lru"), "", NULL, f, err, sizeof(err)));
+	assert_non_null(strstr(err, "--alloc region: the SSD tier (196608 bytes) holds 3 regions"));
+	c = region_cfg(2, 4, 0.25);
+	c.region_bytes = 4096 * 3;
+	assert_null(kvsim_new(&c, kv_policy_find("lru"), "", NULL, f, err, sizeof(err)));
+	assert_non_null(strstr(err, "--region 12288: must be a multiple of 65536 bytes"));
+	c = region_cfg(2, 4, 0.75);
+	assert_null(kvsim_new(&c, kv_policy_find("lru"), "", NULL, f, err, sizeof(err)));
+	assert_non_null(strstr(err, "--readmit 0.75: must be in [0, 0.5]"));
+	c = region_cfg(2, 8, 0.25);
+	c.region_bytes = 65536;
+	c.model.linear_state_bytes = 20000; /* 20480 on SSD: more than a quarter of 64 KiB */
+	assert_null(kvsim_new(&c, kv_policy_find("lru"), "", NULL, f, err, sizeof(err)));
+	assert_non_null(strstr(err, "--region 65536: a linear state (20480 bytes) must fit 4 times"));
+	/* the default without a device: 64 MiB */
+	c = region_cfg(2, 16 * 1024 * 4, 0.25);
+	struct kvsim *s = kvsim_new(&c, kv_policy_find("lru"), "", NULL, NULL, err, sizeof(err));
+	assert_non_null(s);
+	assert_int_equal(kvsim_region_bytes(s), 64ull << 20);
+	done(s);
+	ftl_destroy(f);
+}
+
+/* Every policy on the random trace with the region allocator (dense and hybrid, TRIM on and
+ * off, 0 and 0.5 re-admission), kvsim_check() after every request, on a drive: the FTL's host
+ * bytes are the simulator's, and no I/O fails. */
+static void test_region_random(void **state)
+{
+	(void)state;
+	static const uint64_t seeds[] = {12345, 4242};
+	for (int k = 0; k < 2; k++)
+		for (int v = 0; v < 8; v++) {
+			make_trace(seeds[k]);
+			for (int i = 0; kv_policies[i]; i++) {
+				struct ftl *f = drive(64);
+				struct kv_config c = cost_cfg(v & 1);
+				c.alloc = KV_ALLOC_REGION;
+				c.trim = !(v & 2);
+				c.readmit = v & 4 ? 0.5 : 0;
+				c.ssd_bytes = 8 * 65536; /* 8 regions of 16 slots */
+				char err[512];
+				void *prepared = NULL;
+				const struct kv_policy *p = kv_policies[i];
+				if (p->prepare && !(prepared = p->prepare(&future, &c, err, sizeof(err))))
+					fail_msg("%s", err);
+				struct kvsim *s = kvsim_new(&c, p, "", prepared, f, err, sizeof(err));
+				if (!s)
+					fail_msg("%s: %s", p->name, err);
+				for (int pass = 0; pass < 2; pass++)
+					for (int r = 0; r < NREQ; r++) {
+						struct kv_request q = tr[r];
+						q.t += pass * NREQ;
+						assert_int_equal(kvsim_request(s, &q, err, sizeof(err)), 0);
+						if (kvsim_check(s, err, sizeof(err)))
+							fail_msg("%s v%d request %d: %s", p->name, v, r, err);
+					}
+				struct ftl_stats fs;
+				ftl_get_stats(f, &fs);
+				assert_int_equal(fs.host_write_bytes,
+				                 kvsim_stats(s)->ssd_write_bytes[0] +
+				                         kvsim_stats(s)->ssd_write_bytes[1]);
+				assert_int_equal(kvsim_stats(s)->ftl_errors, 0);
+				if (!(v & 4))
+					assert_int_equal(kvsim_stats(s)->readmits, 0);
+				if (ftl_check(f, err, sizeof(err)))
+					fail_msg("%s: %s", p->name, err);
+				if (!strcmp(p->name, "lru") || !strcmp(p->name, "gandalf"))
+					printf("seed %5llu %s trim %d readmit %.1f %-8s miss %.4f writes "
+					       "%5llu cleaned %4llu readmits %4llu WAF %.3f\n",
+					       (unsigned long long)seeds[k], v & 1 ? "hybrid" : "dense ",
+					       !(v & 2), c.readmit, p->name,
+					       1 - (double)kvsim_stats(s)->hit_blocks /
+					               kvsim_stats(s)->prefix_blocks,
+					       (unsigned long long)(kvsim_stats(s)->ssd_writes[0] +
+					                            kvsim_stats(s)->ssd_writes[1]),
+					       (unsigned long long)kvsim_stats(s)->regions_cleaned,
+					       (unsigned long long)kvsim_stats(s)->readmits, fs.waf_cumulative);
+				kvsim_free(s);
+				if (prepared)
+					p->unprepare(prepared);
+				ftl_destroy(f);
+			}
+		}
+}
+
+/* gandalf's wear=w: SSD victims keyed by value x valid^w, valid the share of the drive's GC
+ * unit holding them still valid (kv_obj_unit_valid()). Without a device every share is 1, so
+ * every figure equals wear=0's; on a small drive (slots, TRIM on) it runs clean (kvsim_check
+ * after every request, ftl_check at the end) and its WAF is printed next to wear=0's. */
+static void test_gandalf_wear(void **state)
+{
+	(void)state;
+	make_trace(4242);
+	for (int hybrid = 0; hybrid < 2; hybrid++) {
+		struct kv_config c = cost_cfg(hybrid);
+		struct kvsim *a = sim("gandalf", "", c), *b = sim("gandalf", "wear=4", c);
+		run_trace(a);
+		run_trace(b);
+		assert_int_equal(a->st.hit_blocks, b->st.hit_blocks);
+		assert_memory_equal(a->st.ssd_write_bytes, b->st.ssd_write_bytes,
+		                    sizeof(a->st.ssd_write_bytes));
+		assert_int_equal(a->st.ssd_evictions, b->st.ssd_evictions);
+		assert_true(a->st.ssd_evictions > 0);
+		done(a);
+		done(b);
+		double waf[2];
+		for (int w = 0; w < 2; w++) {
+			struct ftl *f = drive(64);
+			c.ssd_bytes = ftl_get_geometry(f)->user_bytes / 4096 * 4096;
+			char err[256];
+			struct kvsim *s = kvsim_new(&c, kv_policy_find("gandalf"), w ? "wear=4" : "",
+			                            NULL, f, err, sizeof(err));
+			assert_non_null(s);
+			for (int pass = 0; pass < 3; pass++)
+				for (int r = 0; r < NREQ; r++) {
+					struct kv_request q = tr[r];
+					q.t += pass * NREQ;
+					assert_int_equal(kvsim_request(s, &q, err, sizeof(err)), 0);
+					if (kvsim_check(s, err, sizeof(err)))
+						fail_msg("wear=%d request %d: %s", 4 * w, r, err);
+				}
+			assert_int_equal(ftl_check(f, err, sizeof(err)), 0);
+			struct ftl_stats fs;
+			ftl_get_stats(f, &fs);
+			waf[w] = fs.waf_cumulative;
+			printf("gandalf %s wear=%d: miss %.4f, writes %llu, WAF %.3f\n",
+			       hybrid ? "hybrid" : "dense ", 4 * w,
+			       1 - (double)s->st.hit_blocks / s->st.prefix_blocks,
+			       (unsigned long long)(s->st.ssd_writes[0] + s->st.ssd_writes[1]), waf[w]);
+			done(s);
+			ftl_destroy(f);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1158,6 +1482,12 @@ int main(void)
 		cmocka_unit_test(test_alloc_random),
 		cmocka_unit_test(test_gandalf_watch_equals_scan),
 		cmocka_unit_test(test_model_presets),
+		cmocka_unit_test(test_region_fifo),
+		cmocka_unit_test(test_region_readmit),
+		cmocka_unit_test(test_region_priced),
+		cmocka_unit_test(test_region_errors),
+		cmocka_unit_test(test_region_random),
+		cmocka_unit_test(test_gandalf_wear),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

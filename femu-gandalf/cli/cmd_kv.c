@@ -91,7 +91,7 @@ static void add_alias(const struct kv_policy *pol, const char *name, double v, c
 
 /* The flags, as GOption fills them, and what the command keeps across runs. */
 struct kv_cli {
-	char *trace, *model, *dram, *ssd, *policy, *device, *trim, *streams, *alloc;
+	char *trace, *model, *dram, *ssd, *policy, *device, *trim, *streams, *alloc, *region;
 	char **sets, **params;
 	gboolean json, sweep, csv;
 	gint loops;
@@ -145,7 +145,16 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	        {"trim", 0, 0, G_OPTION_ARG_STRING, &c->trim,
 	         "TRIM evicted SSD objects: on (default) | off", "on|off"},
 	        {"alloc", 0, 0, G_OPTION_ARG_STRING, &c->alloc,
-	         "SSD LBA allocator: slots (default) | log (circular, FIFO)", "A"},
+	         "SSD LBA allocator: slots (default) | log (circular, FIFO) | region (erase-unit "
+	         "regions cleaned whole, docs/placement.md)",
+	         "A"},
+	        {"region", 0, 0, G_OPTION_ARG_STRING, &c->region,
+	         "--alloc region: region size (default: the drive's write stripe, >= 4 states)",
+	         "SIZE"},
+	        {"readmit", 0, 0, G_OPTION_ARG_DOUBLE, &cfg->readmit,
+	         "--alloc region: re-admitted bytes per cleaned region, share of it (default "
+	         "0.25, at most 0.5)",
+	         "F"},
 	        {"streams", 0, 0, G_OPTION_ARG_STRING, &c->streams,
 	         "placement hints: none (default) | kind (linear vs full)", "S"},
 	        {"loop", 0, 0, G_OPTION_ARG_INT, &c->loops,
@@ -214,8 +223,23 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 		fprintf(stderr, "femu-gandalf: --trim %s: must be on or off\n", c->trim);
 		return -1;
 	}
-	if (strcmp(c->alloc, "slots") && strcmp(c->alloc, "log")) {
-		fprintf(stderr, "femu-gandalf: --alloc %s: must be slots or log\n", c->alloc);
+	if (strcmp(c->alloc, "slots") && strcmp(c->alloc, "log") && strcmp(c->alloc, "region")) {
+		fprintf(stderr, "femu-gandalf: --alloc %s: must be slots, log or region\n", c->alloc);
+		return -1;
+	}
+	unsigned long long region = 0;
+	if (c->region && (!fg_parse_size(c->region, &region) || !region || region % 4096)) {
+		fprintf(stderr, "femu-gandalf: --region %s: must be a size > 0, a multiple of 4 KiB\n",
+		        c->region);
+		return -1;
+	}
+	if ((c->region || ro->cfg.readmit != KV_REGION_READMIT_DEF) && strcmp(c->alloc, "region")) {
+		fprintf(stderr, "femu-gandalf: --region and --readmit need --alloc region\n");
+		return -1;
+	}
+	if (!(ro->cfg.readmit >= 0 && ro->cfg.readmit <= KV_REGION_READMIT_MAX)) {
+		fprintf(stderr, "femu-gandalf: --readmit %g: must be in [0, %g]\n", ro->cfg.readmit,
+		        KV_REGION_READMIT_MAX);
 		return -1;
 	}
 	if (strcmp(c->streams, "none") && strcmp(c->streams, "kind")) {
@@ -237,7 +261,10 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 	ro->cfg.ssd_bytes = ssd;
 	ro->cfg.trim = !strcmp(c->trim, "on");
 	ro->cfg.streams_by_kind = !strcmp(c->streams, "kind");
-	ro->cfg.alloc = strcmp(c->alloc, "log") ? KV_ALLOC_SLOTS : KV_ALLOC_LOG;
+	ro->cfg.alloc = !strcmp(c->alloc, "log")      ? KV_ALLOC_LOG
+	                : !strcmp(c->alloc, "region") ? KV_ALLOC_REGION
+	                                              : KV_ALLOC_SLOTS;
+	ro->cfg.region_bytes = region;
 	return 0;
 }
 

@@ -22,6 +22,7 @@ void kv_config_default(struct kv_config *c)
 	c->prefill_tokens_per_s = 60000;
 	c->gpu_usd_per_hour = 2.5;
 	c->ssd_usd_per_tb = 100;
+	c->readmit = KV_REGION_READMIT_DEF;
 }
 
 void kv_cost_no_device(struct kv_config *c)

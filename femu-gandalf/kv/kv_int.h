@@ -68,6 +68,33 @@ struct kvsim {
 		uint32_t o;
 	} * ring;
 	uint64_t rfirst, rlen, rcap; /* rcap is a power of two */
+	/* region allocator (docs/placement.md): nreg regions of rbytes; each lists the objects
+	 * written into it (stale entries are skipped: the object moved or left); the free ones are
+	 * a stack, the sealed ones an unordered array (pos: an index in it) */
+	uint64_t rbytes;
+	uint32_t nreg, nrfree, nsealed, nopen;
+	struct kv_region {
+		uint64_t fill, live, seq; /* bytes appended, bytes of live objects, seal order */
+		struct kv_rent {
+			uint64_t key;
+			uint32_t o;
+		} * e;
+		uint64_t ne, ecap;
+		uint32_t pos;
+		uint8_t state; /* REG_FREE, REG_OPEN, REG_SEALED */
+	} * reg;
+	uint32_t *rfree, *sealed;
+	uint32_t ropen[2];   /* the open region of each stream (KV_NONE: none) */
+	uint32_t rclean;     /* the region being cleaned (KV_NONE): its objects are not TRIMmed one
+	                        by one, the whole region is at the end */
+	uint64_t rseq, rng[4];
+	uint64_t *mark, markcap, markgen; /* per object: the cleaning step that visited it */
+	struct kv_cand {
+		double prio; /* value per byte of keeping it (<= 0: not re-admitted) */
+		uint64_t key;
+		uint32_t o, i;
+	} * cand; /* the live objects of the region being cleaned */
+	uint64_t ncand, candcap;
 	/* the request being processed */
 	uint64_t req;
 	uint64_t cur_session;

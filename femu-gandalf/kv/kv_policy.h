@@ -78,6 +78,9 @@ static inline uint64_t kv_obj_lba(const struct kvsim *s, uint32_t o) /* its SSD 
 {
 	return s->obj[o].lba;
 }
+/* On SSD with a device: the valid share of the drive's GC unit that holds o's first LBA
+ * (ftl_unit_valid(); 1 while the unit is open, without a device or when o is not on SSD). */
+double kv_obj_unit_valid(const struct kvsim *s, uint32_t o);
 /* the key of its parent (KV_NO_PARENT for a root), cached or not */
 static inline uint64_t kv_obj_parent_key(const struct kvsim *s, uint32_t o)
 {

@@ -43,6 +43,54 @@ static int check_extents(const struct kvsim *s, uint64_t n, char *err, size_t er
 	return rc;
 }
 
+/* --alloc region: every SSD object lies inside the filled part of one open or sealed region, each
+ * region's live bytes are its objects', and every region is free, open or sealed exactly once. */
+static int check_regions(const struct kvsim *s, char *err, size_t errlen)
+{
+	uint64_t *live = calloc(s->nreg ? s->nreg : 1, sizeof(*live));
+	int rc = 0;
+	if (!live)
+		return fg_err(err, errlen, "out of memory");
+	for (int c = 0; c < 2 && !rc; c++)
+		for (uint32_t o = s->shead[c]; o != KV_NONE && !rc; o = s->obj[o].snext) {
+			uint64_t a = s->obj[o].lba, z = a + slot_size(&s->obj[o]);
+			uint64_t r = a / s->rbytes;
+			if (r >= s->nreg || (z - 1) / s->rbytes != r)
+				rc = fg_err(err, errlen, "object %u (LBA %llu) is not inside one region",
+				            o, (unsigned long long)a);
+			else if (s->reg[r].state == 0 || z > r * s->rbytes + s->reg[r].fill)
+				rc = fg_err(err, errlen,
+				            "object %u lies in region %llu outside its filled part", o,
+				            (unsigned long long)r);
+			else
+				live[r] += z - a;
+		}
+	uint32_t nopen = 0;
+	for (uint32_t r = 0; r < s->nreg && !rc; r++) {
+		const struct kv_region *g = &s->reg[r];
+		if (g->live != live[r] || g->live > g->fill || g->fill > s->rbytes)
+			rc = fg_err(err, errlen, "region %u: %llu live bytes counted, %llu found, fill %llu",
+			            r, (unsigned long long)g->live, (unsigned long long)live[r],
+			            (unsigned long long)g->fill);
+		else if (g->state == 0 && (g->fill || g->ne))
+			rc = fg_err(err, errlen, "free region %u holds data", r);
+		else if (g->state == 2 && (g->pos >= s->nsealed || s->sealed[g->pos] != r))
+			rc = fg_err(err, errlen, "sealed region %u is not listed", r);
+		nopen += g->state == 1;
+	}
+	if (!rc && s->rclean != KV_NONE)
+		rc = fg_err(err, errlen, "region %u is still being cleaned", s->rclean);
+	if (!rc && (nopen > s->nopen || s->nrfree + s->nsealed + nopen != s->nreg))
+		rc = fg_err(err, errlen, "regions: %u free + %u sealed + %u open != %u", s->nrfree,
+		            s->nsealed, nopen, s->nreg);
+	for (uint32_t i = 0; i < s->nrfree && !rc; i++)
+		if (s->reg[s->rfree[i]].state != 0)
+			rc = fg_err(err, errlen, "region %u is on the free list but not free",
+			            s->rfree[i]);
+	free(live);
+	return rc;
+}
+
 int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 {
 	uint64_t dram = 0, ssd = 0, nd = 0, ns = 0, live = 0;
@@ -95,6 +143,8 @@ int kvsim_check(const struct kvsim *s, char *err, size_t errlen)
 			return fg_err(err, errlen, "object %u: %u children linked, %u counted", o, k,
 			            x->nchild);
 	}
+	if (s->cfg.alloc == KV_ALLOC_REGION && check_regions(s, err, errlen))
+		return -1;
 	if (live != s->map.count)
 		return fg_err(err, errlen, "%llu live objects, map holds %llu",
 		            (unsigned long long)live, (unsigned long long)s->map.count);

@@ -303,6 +303,310 @@ static void count_written_hit(struct kvsim *s, struct kv_obj *x)
 	x->ssd_hits = 0;
 }
 
+/* ---- region allocator (docs/placement.md) ----
+ *
+ * The tier is cut into nreg regions of rbytes, each a whole number of the drive's write stripes
+ * (one block on every plane: the GC unit of a superblock drive), so that what one region's
+ * writes fill on NAND is whole erase units. Objects are appended into the open region of their
+ * stream (one, or one per kind with --streams kind); when it is full it is sealed and a free one
+ * opened. Before a region is opened the allocator keeps one free region per stream in reserve
+ * (for the re-admissions of a cleaning) by cleaning sealed regions: the victim is the oldest
+ * sealed region or, with the policy's ssd_value() price, the cheapest of it and 16 sampled ones.
+ * Its live objects are priced, the most valuable per byte re-admitted (rewritten into the open
+ * region, together with the SSD-only ancestors in the victim that their chain needs) up to
+ * readmit x rbytes, the rest evicted, and the region TRIMmed whole: the FTL sees only whole
+ * regions die, so its garbage collection finds whole dead erase units (WAF 1).
+ */
+
+enum { REG_FREE = 0, REG_OPEN = 1, REG_SEALED = 2 };
+
+static unsigned obj_stream(const struct kvsim *s, const struct kv_obj *x)
+{
+	return s->cfg.streams_by_kind ? x->kind : 0;
+}
+
+static uint32_t lba_region(const struct kvsim *s, uint64_t lba)
+{
+	return (uint32_t)(lba / s->rbytes);
+}
+
+/* the region of a live SSD object listed in region r as (key, o): still there? */
+static bool region_holds(const struct kvsim *s, uint32_t r, uint32_t o, uint64_t key)
+{
+	const struct kv_obj *x = &s->obj[o];
+	return o < s->nobj && x->key == key && x->in_ssd && lba_region(s, x->lba) == r;
+}
+
+static void region_release(struct kvsim *s)
+{
+	for (uint32_t i = 0; s->reg && i < s->nreg; i++)
+		free(s->reg[i].e);
+	free(s->reg);
+	free(s->rfree);
+	free(s->sealed);
+	free(s->mark);
+	free(s->cand);
+}
+
+static int region_init(struct kvsim *s, char *err, size_t errlen)
+{
+	uint64_t r = s->cfg.region_bytes, unit = KV_SLOT_BYTES;
+	uint64_t big = (s->cfg.model.linear_state_bytes + KV_SLOT_BYTES - 1) / KV_SLOT_BYTES *
+	               KV_SLOT_BYTES;
+	const char *what = "4 KiB";
+	if (s->ftl) {
+		const struct ftl_geometry *g = ftl_get_geometry(s->ftl);
+		uint64_t us = ftl_get_config(s->ftl)->unit_size;
+		unit = (uint64_t)g->frontier_slots * g->units_per_block * us;
+		uint64_t gcu = (uint64_t)g->units_per_gc_unit * us;
+		if (gcu > unit)
+			unit = gcu % unit ? gcu * unit : gcu; /* a multiple of both */
+		what = "the drive's write stripe (a block on every plane)";
+	}
+	if (!r) {
+		r = s->ftl ? unit : 64ull << 20;
+		while (r < 4 * big)
+			r += s->ftl ? unit : r;
+	} else if (r % unit) {
+		return fg_err(err, errlen, "--region %llu: must be a multiple of %llu bytes (%s)",
+		              (unsigned long long)r, (unsigned long long)unit, what);
+	}
+	if (4 * big > r)
+		return fg_err(err, errlen,
+		              "--region %llu: a linear state (%llu bytes) must fit 4 times in a region",
+		              (unsigned long long)r, (unsigned long long)big);
+	if (!(s->cfg.readmit >= 0 && s->cfg.readmit <= KV_REGION_READMIT_MAX))
+		return fg_err(err, errlen, "--readmit %g: must be in [0, %g]", s->cfg.readmit,
+		              KV_REGION_READMIT_MAX);
+	uint64_t n = s->cfg.ssd_bytes / r;
+	if (n < KV_REGION_MIN || n > UINT32_MAX / 2)
+		return fg_err(err, errlen,
+		              "--alloc region: the SSD tier (%llu bytes) holds %llu regions of %llu "
+		              "bytes; it needs %d to %u (change --region or --ssd)",
+		              (unsigned long long)s->cfg.ssd_bytes, (unsigned long long)n,
+		              (unsigned long long)r, KV_REGION_MIN, UINT32_MAX / 2);
+	s->rbytes = r;
+	s->nreg = (uint32_t)n;
+	s->reg = calloc(n, sizeof(*s->reg));
+	s->rfree = malloc(n * sizeof(*s->rfree));
+	s->sealed = malloc(n * sizeof(*s->sealed));
+	if (!s->reg || !s->rfree || !s->sealed)
+		return fg_err(err, errlen, "out of memory");
+	for (uint32_t i = 0; i < s->nreg; i++)
+		s->rfree[i] = s->nreg - 1 - i; /* region 0 is taken first */
+	s->nrfree = s->nreg;
+	s->nopen = s->cfg.streams_by_kind ? 2 : 1;
+	s->ropen[0] = s->ropen[1] = s->rclean = KV_NONE;
+	ftl_seed(s->rng, 12);
+	return 0;
+}
+
+/* Seal the open region of stream k and open a free one. false when none is free. */
+static bool region_open(struct kvsim *s, unsigned k)
+{
+	uint32_t r = s->ropen[k];
+	if (r != KV_NONE) {
+		s->reg[r].state = REG_SEALED;
+		s->reg[r].seq = ++s->rseq;
+		s->reg[r].pos = s->nsealed;
+		s->sealed[s->nsealed++] = r;
+		s->ropen[k] = KV_NONE;
+	}
+	if (!s->nrfree)
+		return false;
+	r = s->rfree[--s->nrfree];
+	s->reg[r].state = REG_OPEN;
+	s->reg[r].fill = s->reg[r].live = s->reg[r].ne = 0;
+	s->ropen[k] = r;
+	return true;
+}
+
+/* Append o to its stream's open region (opening one when it does not fit; no cleaning). */
+static bool region_place(struct kvsim *s, uint32_t o)
+{
+	unsigned k = obj_stream(s, &s->obj[o]);
+	uint64_t sz = slot_size(&s->obj[o]);
+	uint32_t r = s->ropen[k];
+	if (r == KV_NONE || s->reg[r].fill + sz > s->rbytes) {
+		if (!region_open(s, k))
+			return false;
+		r = s->ropen[k];
+	}
+	struct kv_region *g = &s->reg[r];
+	if (vec_reserve(g->e, g->ecap, g->ne + 1))
+		return false; /* unlisted, it could never be cleaned: not written */
+	g->e[g->ne++] = (struct kv_rent){s->obj[o].key, o};
+	s->obj[o].lba = (uint64_t)r * s->rbytes + g->fill;
+	g->fill += sz;
+	g->live += sz;
+	return true;
+}
+
+/* What losing region r's live SSD-only objects would cost (the policy's price). */
+static double region_score(struct kvsim *s, uint32_t r)
+{
+	const struct kv_region *g = &s->reg[r];
+	uint64_t gen = ++s->markgen;
+	double v = 0;
+	for (uint64_t i = 0; i < g->ne; i++) {
+		uint32_t o = g->e[i].o;
+		if (!region_holds(s, r, o, g->e[i].key) || s->obj[o].in_dram || s->mark[o] == gen)
+			continue;
+		s->mark[o] = gen;
+		v += s->pol->ssd_value(s, o);
+	}
+	return v;
+}
+
+/* The region to clean: the oldest sealed one, or the cheapest of it and KV_REGION_CHOICES
+ * sampled ones when the policy prices SSD objects. */
+static uint32_t region_pick(struct kvsim *s)
+{
+	uint32_t best = s->sealed[0];
+	for (uint32_t i = 1; i < s->nsealed; i++)
+		if (s->reg[s->sealed[i]].seq < s->reg[best].seq)
+			best = s->sealed[i];
+	if (!s->pol->ssd_value)
+		return best;
+	double bs = region_score(s, best);
+	for (int i = 0; i < KV_REGION_CHOICES && s->nsealed > 1; i++) {
+		uint32_t r = s->sealed[ftl_rand(s->rng) % s->nsealed];
+		double v = region_score(s, r);
+		if (v < bs) {
+			bs = v;
+			best = r;
+		}
+	}
+	return best;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct kv_cand *x = a, *y = b;
+	if (x->prio != y->prio)
+		return x->prio > y->prio ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Rewrite the SSD-only object o (in the region being cleaned) into its stream's open region:
+ * an SSD read and a write, counted as a write of the object. false if it could not be placed. */
+static bool region_readmit(struct kvsim *s, uint32_t o)
+{
+	struct kv_obj *x = &s->obj[o];
+	uint64_t sz = slot_size(x), old = x->lba;
+	if (!region_place(s, o))
+		return false;
+	x = &s->obj[o];
+	s->reg[lba_region(s, old)].live -= sz;
+	count_written_hit(s, x);
+	s->st.ssd_writes[x->kind]++;
+	s->st.ssd_write_bytes[x->kind] += sz;
+	s->st.readmits++;
+	s->st.readmit_bytes += sz;
+	if (s->ftl) {
+		if (ftl_read(s->ftl, old, sz, now_ns(s), NULL))
+			s->st.ftl_errors++;
+		if (ftl_write(s->ftl, x->lba, sz, obj_stream(s, x), now_ns(s), NULL))
+			s->st.ftl_errors++;
+	}
+	return true;
+}
+
+static void region_clean(struct kvsim *s)
+{
+	uint32_t v = region_pick(s);
+	struct kv_region *g = &s->reg[v];
+	uint32_t last = s->sealed[--s->nsealed];
+	s->sealed[g->pos] = last;
+	s->reg[last].pos = g->pos;
+	g->state = REG_OPEN; /* being cleaned */
+	s->rclean = v;
+	s->st.regions_cleaned++;
+	/* its live objects, once each, priced: keeping an object that is also in DRAM is worth
+	 * nothing now (its SSD copy just goes) */
+	uint64_t gen = ++s->markgen;
+	s->ncand = 0;
+	for (uint64_t i = 0; i < g->ne; i++) {
+		uint32_t o = g->e[i].o;
+		if (!region_holds(s, v, o, g->e[i].key) || s->mark[o] == gen)
+			continue;
+		s->mark[o] = gen;
+		if (vec_reserve(s->cand, s->candcap, s->ncand + 1))
+			break; /* the rest are evicted below, unpriced */
+		const struct kv_obj *x = &s->obj[o];
+		double prio = x->in_dram ? 0
+		              : s->pol->ssd_value ? s->pol->ssd_value(s, o) / (double)slot_size(x)
+		                                  : (double)(x->ssd_hits > 0);
+		s->cand[s->ncand] = (struct kv_cand){prio, x->key, o, (uint32_t)s->ncand};
+		s->ncand++;
+	}
+	qsort(s->cand, s->ncand, sizeof(*s->cand), cand_cmp);
+	/* the keepers, most valuable first, each with the SSD-only ancestors in this region that
+	 * its chain needs (evicting one would take it along), within the cap; a walk up stops at
+	 * an object already walked in this step, whose ancestors are kept or safe */
+	uint64_t keep = ++s->markgen, cap = (uint64_t)(s->cfg.readmit * (double)s->rbytes);
+	uint64_t kept = 0, fails = 0;
+	for (uint64_t i = 0; i < s->ncand && fails < 64 && kept + KV_SLOT_BYTES <= cap; i++) {
+		uint32_t o = s->cand[i].o;
+		if (s->cand[i].prio <= 0)
+			break;
+		if (s->mark[o] == keep)
+			continue;
+		uint64_t need = 0;
+		for (uint32_t a = o; a != KV_NONE && s->mark[a] != keep && kept + need <= cap;
+		     a = s->obj[a].parent)
+			if (!s->obj[a].in_dram && lba_region(s, s->obj[a].lba) == v && s->obj[a].in_ssd)
+				need += slot_size(&s->obj[a]);
+		if (kept + need > cap) {
+			fails++;
+			continue;
+		}
+		for (uint32_t a = o; a != KV_NONE && s->mark[a] != keep; a = s->obj[a].parent)
+			s->mark[a] = keep;
+		kept += need;
+	}
+	/* rewrite the keepers, then evict what is left (its descendants elsewhere go with it) */
+	for (uint64_t i = 0; i < s->ncand; i++) {
+		struct kv_cand *c = &s->cand[i];
+		if (s->mark[c->o] == keep && region_holds(s, v, c->o, c->key) &&
+		    !s->obj[c->o].in_dram)
+			region_readmit(s, c->o);
+	}
+	for (uint64_t i = 0; i < g->ne; i++)
+		if (region_holds(s, v, g->e[i].o, g->e[i].key))
+			kv_evict_ssd(s, g->e[i].o);
+	if (s->ftl && s->cfg.trim && ftl_trim(s->ftl, (uint64_t)v * s->rbytes, s->rbytes,
+	                                      now_ns(s), NULL))
+		s->st.ftl_errors++;
+	g->state = REG_FREE;
+	g->fill = g->ne = 0;
+	s->rfree[s->nrfree++] = v;
+	s->rclean = KV_NONE;
+}
+
+/* Put o at its stream's open region, cleaning first when a region must be opened. */
+static bool region_alloc(struct kvsim *s, uint32_t o)
+{
+	uint64_t key = s->obj[o].key, sz = slot_size(&s->obj[o]);
+	unsigned k = obj_stream(s, &s->obj[o]);
+	if (sz > s->rbytes / 4)
+		return false;
+	uint32_t r = s->ropen[k];
+	if (r == KV_NONE || s->reg[r].fill + sz > s->rbytes) {
+		uint64_t had = s->markcap;
+		if (vec_reserve(s->mark, s->markcap, s->nobj))
+			return false;
+		if (s->markcap > had) /* a new mark is no step's */
+			memset(s->mark + had, 0, (s->markcap - had) * sizeof(*s->mark));
+		/* keep one free region per stream for the re-admissions of a cleaning */
+		for (uint32_t n = 0; s->nrfree < s->nopen + 1 && s->nsealed && n < 4 * s->nreg; n++)
+			region_clean(s);
+		if (s->obj[o].key != key || !s->obj[o].in_dram)
+			return false; /* an ancestor was cleaned out: it left with it */
+	}
+	return region_place(s, o);
+}
+
 void kv_evict_ssd(struct kvsim *s, uint32_t o)
 {
 	struct kv_obj *x = &s->obj[o];
@@ -313,12 +617,26 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 	s->ssd_used -= slot_size(x);
 	s->st.ssd_evictions++;
 	count_written_hit(s, x);
-	if (s->ftl && s->cfg.trim && ftl_trim(s->ftl, x->lba, slot_size(x), now_ns(s), NULL))
+	bool whole = false; /* its region is being cleaned: TRIMmed whole at the end */
+	if (s->cfg.alloc == KV_ALLOC_REGION) {
+		s->reg[lba_region(s, x->lba)].live -= slot_size(x);
+		whole = lba_region(s, x->lba) == s->rclean;
+	}
+	if (s->ftl && s->cfg.trim && !whole &&
+	    ftl_trim(s->ftl, x->lba, slot_size(x), now_ns(s), NULL))
 		s->st.ftl_errors++;
 	if (s->cfg.alloc == KV_ALLOC_SLOTS)
 		slot_free(s, x);
 	if (!x->in_dram)
 		obj_free(s, o);
+}
+
+double kv_obj_unit_valid(const struct kvsim *s, uint32_t o)
+{
+	if (!s->ftl || !s->obj[o].in_ssd)
+		return 1;
+	double v = ftl_unit_valid(s->ftl, s->obj[o].lba);
+	return v < 0 ? 1 : v;
 }
 
 static uint32_t default_ssd_victim(struct kvsim *s, int kind)
@@ -333,6 +651,10 @@ uint64_t kv_ssd_shortfall(const struct kvsim *s, uint32_t o)
 	if (s->cfg.alloc == KV_ALLOC_LOG)
 		return s->ssd_used + sz > s->cfg.ssd_bytes ? s->ssd_used + sz - s->cfg.ssd_bytes
 		                                           : 0;
+	/* regions: once no region is free beyond the reserve, every write is paid for by a
+	 * cleaning, which evicts something of that size */
+	if (s->cfg.alloc == KV_ALLOC_REGION)
+		return s->nrfree > s->nopen + 1 ? 0 : sz;
 	/* slots: room when a slot of the class is free or the bump pointer can cut one; otherwise
 	 * one resident of the class must go (bytes then fit: a class's slots are all one size) */
 	return s->nfree[x->kind] || s->bump + sz <= s->cfg.ssd_bytes ? 0 : sz;
@@ -345,6 +667,10 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 	if (slot_size(x) > s->cfg.ssd_bytes)
 		return false;
 	if (s->cfg.alloc == KV_ALLOC_LOG && !log_alloc(s, o)) {
+		s->st.ssd_alloc_fail += s->obj[o].in_dram;
+		return false;
+	}
+	if (s->cfg.alloc == KV_ALLOC_REGION && !region_alloc(s, o)) {
 		s->st.ssd_alloc_fail += s->obj[o].in_dram;
 		return false;
 	}
@@ -790,6 +1116,8 @@ static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct k
 		return fg_err(err, errlen, "--ssd 0: the SSD tier must hold something");
 	if (kv_params_parse(p, params, s->pv, err, errlen))
 		return -1;
+	if (c->alloc == KV_ALLOC_REGION && region_init(s, err, errlen))
+		return -1;
 	if (p->prepare && !prepared)
 		return fg_err(err, errlen,
 		            "policy %s needs its pass over the trace (prepare()) first", p->name);
@@ -826,6 +1154,7 @@ struct kvsim *kvsim_new(const struct kv_config *c, const struct kv_policy *p, co
 		return NULL;
 	}
 	if (kvsim_init(s, c, p, params, prepared, ftl, err, errlen)) {
+		region_release(s);
 		free(s);
 		return NULL;
 	}
@@ -857,6 +1186,11 @@ uint64_t kvsim_ssd_used(const struct kvsim *s)
 	return s->ssd_used;
 }
 
+uint64_t kvsim_region_bytes(const struct kvsim *s)
+{
+	return s->rbytes;
+}
+
 void kvsim_free(struct kvsim *s)
 {
 	if (!s)
@@ -869,6 +1203,7 @@ void kvsim_free(struct kvsim *s)
 	free(s->freeslot[0]);
 	free(s->freeslot[1]);
 	free(s->ring);
+	region_release(s);
 	free(s->st.lat);
 	free(s->idx);
 	free(s);

@@ -55,9 +55,16 @@ static inline uint64_t kv_parent_key(uint64_t key, uint64_t parent_key)
 	return key & KV_LINEAR_BIT ? key & ~KV_LINEAR_BIT : parent_key;
 }
 
-/* How SSD objects get LBAs (docs/kv.md): fixed slots per size class with free-list reuse, or a
- * circular append log whose head evicts whatever it runs into. */
-enum kv_alloc { KV_ALLOC_SLOTS = 0, KV_ALLOC_LOG = 1 };
+/* How SSD objects get LBAs (docs/kv.md): fixed slots per size class with free-list reuse, a
+ * circular append log whose head evicts whatever it runs into, or erase-block-aligned regions
+ * that are cleaned whole (docs/placement.md): the policy prices the victim region, valuable
+ * objects are re-admitted, the rest leave and the region is TRIMmed at once. */
+enum kv_alloc { KV_ALLOC_SLOTS = 0, KV_ALLOC_LOG = 1, KV_ALLOC_REGION = 2 };
+/* region allocator defaults: re-admitted bytes per cleaned region at most this share of it */
+#define KV_REGION_READMIT_DEF 0.25
+#define KV_REGION_READMIT_MAX 0.5
+#define KV_REGION_MIN 4      /* regions the tier must hold */
+#define KV_REGION_CHOICES 16 /* sealed regions priced per cleaning (plus the oldest) */
 
 struct kv_config {
 	struct kv_model model;
@@ -70,6 +77,10 @@ struct kv_config {
 	double ssd_usd_per_tb;            /* drive price per TB of user capacity */
 	double tbw_bytes;                 /* rated TBW of the SSD tier for the TBW lifetime */
 	double ssd_phys_bytes, ssd_pe;    /* for naive P/E without a device */
+	/* --alloc region: region bytes (0: the drive's write stripe, planes x block, at least 4x
+	 * the largest object; 64 MiB without a device) and the re-admission cap (share of a region) */
+	uint64_t region_bytes;
+	double readmit;
 };
 /* The kv command's defaults: bandwidths, prefill rate, prices (docs/kv.md). */
 void kv_config_default(struct kv_config *c);
@@ -99,6 +110,9 @@ struct kv_stats {
 	double *lat;
 	uint64_t nlat, latcap;
 	uint64_t ftl_errors;
+	/* --alloc region: regions cleaned, objects and bytes re-admitted (rewritten: they count in
+	 * ssd_write_bytes too) */
+	uint64_t regions_cleaned, readmits, readmit_bytes;
 };
 
 struct kvsim;
@@ -162,6 +176,11 @@ struct kv_policy {
 	/* what the policy learned, for the report (e.g. gandalf's p_again): up to max named
 	 * figures into f; returns how many. May be NULL. */
 	int (*figures)(const struct kvsim *s, struct kv_figure *f, int max);
+	/* --alloc region: what losing the SSD-only object o would cost (the policy's price, >= 0;
+	 * whatever its loss makes unreachable included). The allocator cleans the sampled region
+	 * whose objects are worth least and re-admits the most valuable per byte. NULL: FIFO
+	 * regions, objects hit since written are re-admitted (CacheLib's reinsertion). */
+	double (*ssd_value)(struct kvsim *s, uint32_t o);
 	bool write_through;
 };
 
@@ -198,6 +217,8 @@ void *kvsim_prepared(const struct kvsim *s);
 /* Tier occupancy: DRAM in object bytes, SSD in slot bytes. */
 uint64_t kvsim_dram_used(const struct kvsim *s);
 uint64_t kvsim_ssd_used(const struct kvsim *s);
+/* --alloc region: the region size in use (0 with the other allocators). */
+uint64_t kvsim_region_bytes(const struct kvsim *s);
 /* End-of-run accounting (objects still on SSD: were they hit there?). Call once, before reading st.
  */
 void kvsim_finish(struct kvsim *s);

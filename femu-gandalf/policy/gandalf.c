@@ -89,7 +89,7 @@ enum { STATE_MOVE_ROOT = 0, STATE_MOVE_ALWAYS = 1 };
 enum { STATE_REUSE_PAPER = 0, STATE_REUSE_ONCE = 1, STATE_REUSE_LEARNED = 2 };
 
 struct gstate {
-	double lambda, target_years;
+	double lambda, target_years, wear;
 	int kcand, state_move, state_reuse;
 	double gpu_per_token, fee;
 	/* reuse statistics */
@@ -386,6 +386,19 @@ static void build(struct kvsim *s)
 	g->vbuilt = false;
 }
 
+/* A victim's heap key: value per request waited; with wear=w > 0 times v^w, v the valid share of
+ * the drive's GC unit holding it, so that victims in mostly dead units go first and GC finds
+ * them empty (ties among worthless victims too: + 1e-30 v). docs/placement.md. */
+static double victim_key(struct kvsim *s, uint32_t o)
+{
+	double k = value(s, o) / (double)idle(s, o), w = G(s)->wear;
+	if (w > 0) {
+		double v = kv_obj_unit_valid(s, o);
+		k = k * pow(v, w) + 1e-30 * v;
+	}
+	return k;
+}
+
 /* price SSD-only leaves swatch[from..] into their kind's victim heap */
 static void victims_push(struct kvsim *s, size_t from)
 {
@@ -393,8 +406,7 @@ static void victims_push(struct kvsim *s, size_t from)
 	for (size_t i = from; i < g->nswatch; i++) {
 		uint32_t o = g->swatch[i];
 		if (victim_ok(s, o))
-			pheap_push(&g->vq[kv_obj_kind(s, o)].heap, value(s, o) / (double)idle(s, o),
-			           o);
+			pheap_push(&g->vq[kv_obj_kind(s, o)].heap, victim_key(s, o), o);
 	}
 	g->npriced += g->nswatch - from;
 	g->swpriced = g->nswatch;
@@ -484,7 +496,7 @@ static double replacement(struct kvsim *s, uint32_t x)
 			if (!victim_ok(s, o) || (pass && exposes_chunk(s, o) == KV_NONE))
 				continue;
 			freed += kv_obj_slot_bytes(s, pass ? x : o);
-			cost += q->v[i].key;
+			cost += g->wear > 0 ? value(s, o) / (double)idle(s, o) : q->v[i].key;
 		}
 	}
 	if (freed < need)
@@ -625,6 +637,16 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 	}
 }
 
+/* --alloc region: what losing SSD object x costs. An interior object takes the chain below it
+ * along, worth at least a state at its own end: p x the prefix up to it (docs/placement.md). */
+static double gandalf_ssd_value(struct kvsim *s, uint32_t x)
+{
+	double v = value(s, x);
+	if (!kv_is_leaf(s, x))
+		v = fmax(v, reuse_p(s, idle(s, x)) * kv_obj_end_tokens(s, x) * G(s)->gpu_per_token);
+	return v;
+}
+
 /* an object left the cache without being used again: for sessionless traces, a non-return */
 static void gandalf_removed(struct kvsim *s, uint32_t o)
 {
@@ -667,7 +689,7 @@ static void gandalf_touched(struct kvsim *s, uint32_t o)
 	}
 }
 
-enum { LAMBDA, MOVE_CANDIDATES, SCAN, TARGET_YEARS, STATE_MOVE, STATE_REUSE };
+enum { LAMBDA, MOVE_CANDIDATES, SCAN, TARGET_YEARS, STATE_MOVE, STATE_REUSE, WEAR };
 static const struct kv_param gandalf_params[] = {
         [LAMBDA] = {"lambda", 1, 0, INFINITY,
                     .help = "weight of the SSD write fee in the move price",
@@ -685,6 +707,8 @@ static const struct kv_param gandalf_params[] = {
         [STATE_REUSE] = {"state_reuse", STATE_REUSE_LEARNED, 0, 2,
                          .help = "a state's reuse: 0 the paper's r=1 then 0; 1 p(w) then 0; 2 "
                                  "p(w) then p(w) x learned p_again"},
+        [WEAR] = {"wear", 0, 0, 64,
+                  .help = "SSD victims in mostly dead GC units first: key x valid^wear (0: off)"},
         {NULL},
 };
 
@@ -702,6 +726,7 @@ static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
 	if (g->state_move != kv_param(s, STATE_MOVE) || g->state_reuse != kv_param(s, STATE_REUSE))
 		return free(g), snprintf(err, errlen, "state_move and state_reuse take whole numbers"),
 		       -1;
+	g->wear = kv_param(s, WEAR);
 	g->gpu_per_token = kv_gpu_usd_per_token(kv_cfg(s));
 	g->fee = kv_wear_usd_per_byte(kv_cfg(s));
 	g->built_req = UINT64_MAX;
@@ -779,6 +804,7 @@ const struct kv_policy kv_policy_gandalf = {
         .make_room = gandalf_make_room,
         .ssd_victim = gandalf_ssd_victim,
         .figures = gandalf_figures,
+        .ssd_value = gandalf_ssd_value,
 };
 
 /* the session of the current request, set by the core's caller through kvsim.cur_session */

@@ -175,6 +175,7 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 		res->wall = wall_seconds() - t0;
 		kvsim_finish(s);
 		kv_figures(res, s, f);
+		res->region_bytes = kvsim_region_bytes(s);
 	}
 	kvsim_free(s);
 	ftl_destroy(f);
@@ -211,7 +212,9 @@ static void json_counts(const struct kv_result *r, struct json_out *j)
 	jout_str(j, "device", r->device);
 	jout_u64(j, "dram_bytes", c->dram_bytes);
 	jout_u64(j, "ssd_bytes", c->ssd_bytes);
-	jout_str(j, "alloc", c->alloc == KV_ALLOC_LOG ? "log" : "slots");
+	jout_str(j, "alloc", c->alloc == KV_ALLOC_LOG      ? "log"
+	                     : c->alloc == KV_ALLOC_REGION ? "region"
+	                                                   : "slots");
 	jout_bool(j, "trim", c->trim);
 	jout_str(j, "streams", c->streams_by_kind ? "kind" : "none");
 	jout_u64(j, "requests", st->requests);
@@ -242,6 +245,13 @@ static void json_counts(const struct kv_result *r, struct json_out *j)
 	jout_u64(j, "unreachable_freed", st->unreachable);
 	jout_u64(j, "not_admitted", st->not_admitted);
 	jout_u64(j, "admission_refused", st->refused);
+	if (c->alloc == KV_ALLOC_REGION) { /* (only here: the other allocators' output is as it was) */
+		jout_u64(j, "region_bytes", r->region_bytes);
+		jout_num(j, "readmit", "%g", c->readmit);
+		jout_u64(j, "regions_cleaned", st->regions_cleaned);
+		jout_u64(j, "readmits", st->readmits);
+		jout_u64(j, "readmit_bytes", st->readmit_bytes);
+	}
 }
 
 /* The drive: WAF and lifetimes (null when undefined: no device, or nothing written). */

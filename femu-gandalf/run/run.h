@@ -262,6 +262,7 @@ struct kv_result {
 	struct kv_figure fig[KV_MAX_FIGURES]; /* what the policy learned (kvsim_policy_figures()) */
 	int nfig;
 	double wall;               /* wall-clock seconds of the passes */
+	uint64_t region_bytes;     /* --alloc region: the region size used */
 };
 
 /* Run pol at params ("k=v,..." checked against its table) into res (overwritten; call

@@ -200,6 +200,11 @@ int ftl_flush(struct ftl *ftl, uint64_t now_ns, uint64_t *done_ns);
 void ftl_prefetch(const struct ftl *ftl, uint64_t off, uint64_t len);
 /* Is this byte range mapped (every unit it touches holds data)? For tests and attachments. */
 bool ftl_is_mapped(const struct ftl *ftl, uint64_t off, uint64_t len);
+/* The valid share (0..1) of the GC unit that holds the mapping unit at byte off: what GC would
+ * have to copy to reclaim it. 1 while that unit is still open (no GC victim yet); -1 when off is
+ * unmapped or past the end. For hosts that want their invalidations to finish GC units off
+ * (docs/placement.md). */
+double ftl_unit_valid(const struct ftl *ftl, uint64_t off);
 
 /* Counters. All bytes are uint64_t; WAF = nand_write_bytes / host_write_bytes. */
 struct ftl_stats {

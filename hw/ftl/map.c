@@ -358,3 +358,16 @@ void ftl_prefetch(const struct ftl *f, uint64_t off, uint64_t len)
 	for (int i = 0; i < 4 && p <= end; i++, p += 64)
 		__builtin_prefetch(p);
 }
+
+double ftl_unit_valid(const struct ftl *f, uint64_t off)
+{
+	if (off >= f->g.user_bytes)
+		return -1;
+	uint32_t e = f->l2p[off / f->cfg.unit_size];
+	if (!e)
+		return -1;
+	const struct gu *u = &f->gu[(e - 1) / f->upg];
+	if (u->state != GU_CLOSED || !u->cap)
+		return 1; /* still being written (or being reclaimed): no GC victim yet */
+	return (double)u->valid / u->cap;
+}

@@ -2,7 +2,8 @@
  * fuzz_kvsim.c - libFuzzer harness for the KV-cache tier simulator (scripts/fuzz-kvsim).
  *
  * The input is read as a small KV trace and a configuration: byte 0 picks dense or hybrid, the
- * slot or log allocator, TRIM, and whether block ids are prefix-chained (a tree, as real traces
+ * slot, log or region allocator (bit 5: region, 4 regions of 16 KiB, re-admission 0 or 0.5 by
+ * bit 6), TRIM, and whether block ids are prefix-chained (a tree, as real traces
  * are) or drawn raw from a 16-id alphabet (repeats, an id under several parents: what a
  * malformed trace can hold). Then, per request: a session byte, a length byte and one byte per
  * block. Every policy (the oracle told the same trace) replays it with 6 chunks of DRAM and an SSD
@@ -72,7 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		c.model.linear_state_bytes = hybrid ? 8192 : 0;
 		c.dram_bytes = 6 * 4096;
 		c.ssd_bytes = 8 * 4096;
-		c.alloc = log ? KV_ALLOC_LOG : KV_ALLOC_SLOTS;
+		c.alloc = mode & 32 ? KV_ALLOC_REGION : log ? KV_ALLOC_LOG : KV_ALLOC_SLOTS;
+		c.readmit = mode & 64 ? 0.5 : 0;
 		c.trim = trim;
 		c.ssd_gbps = 10;
 		c.pcie_gbps = 50;
@@ -93,6 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			die(pol->name, "ftl_create", err);
 		if (c.ssd_bytes > ftl_get_geometry(f)->user_bytes)
 			c.ssd_bytes = ftl_get_geometry(f)->user_bytes / 4096 * 4096;
+		if (mode & 32) /* a region is one 16 KiB block (a state fits 2 times: 4 needs 32 KiB) */
+			c.ssd_bytes = 4 * (c.region_bytes = 32768);
 		void *prepared = NULL;
 		if (pol->prepare && !(prepared = pol->prepare(&kt, &c, err, sizeof(err))))
 			die(pol->name, "prepare", err);
