@@ -38,7 +38,7 @@ import sys
 # its Sec. 5.6 one. hotprefix-ssd and meritkv-first3 are this tool's earlier readings.
 PAPER_SIX = ("lru", "workload-aware", "marconi", "meritkv", "hotprefix", "lru-k", "lru-k-session")
 EARLIER = ("hotprefix-ssd", "meritkv-first3")
-VARIANT_KEYS = ("state_move", "state_reuse", "victims")
+VARIANT_KEYS = ("state_move", "state_reuse", "wear")
 EPS = 1e-9
 
 
