@@ -58,16 +58,36 @@ static int fill_seq(struct ftl *f, uint64_t bytes, uint64_t bs)
 	return 0;
 }
 
-static int rand_4k(struct ftl *f, uint64_t n, uint64_t *rng)
+/*
+ * n uniform random 4 KiB writes. The host knows its next writes, so they go in batches through
+ * ftl_write_batch(), which prefetches ahead (batched = false: one ftl_write() each; the
+ * results are the same, tests/test_ftl.c checks it).
+ */
+static int rand_4k_mode(struct ftl *f, uint64_t n, uint64_t *rng, bool batched)
 {
 	const struct ftl_geometry *g = ftl_get_geometry(f);
 	uint64_t units = g->user_bytes / 4096;
-	for (uint64_t i = 0; i < n; i++) {
-		int rc = ftl_write(f, fg_rand_below(rng, units) * 4096, 4096, 0, 0, NULL);
+	struct ftl_wreq w[256];
+	for (uint64_t i = 0; i < n;) {
+		size_t b = n - i < 256 ? (size_t)(n - i) : 256;
+		for (size_t j = 0; j < b; j++)
+			w[j] = (struct ftl_wreq){.off = fg_rand_below(rng, units) * 4096, .len = 4096};
+		int rc = 0;
+		if (batched)
+			rc = ftl_write_batch(f, w, b, NULL, NULL);
+		else
+			for (size_t j = 0; j < b && !rc; j++)
+				rc = ftl_write(f, w[j].off, w[j].len, 0, 0, NULL);
 		if (rc)
 			return rc;
+		i += b;
 	}
 	return 0;
+}
+
+static int rand_4k(struct ftl *f, uint64_t n, uint64_t *rng)
+{
+	return rand_4k_mode(f, n, rng, true);
 }
 
 static struct ftl *make(const char *preset, char **sets)

@@ -106,16 +106,40 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 	uint64_t bytes = (uint64_t)n * f->cfg.unit_size;
 	f->st.gc_read_bytes += bytes;
 	f->st.nand_read_bytes += bytes;
+	uint64_t run_units = 0;
+	int err = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		int err = 0;
+		if (f->upp > 1 && i + 1 < n) {
+			/* units that fit the GC frontier's open page before its last: one reservation */
+			uint32_t k, ppn = ftl_frontier_take_run(f, f->gc_fr, t, n - i, &k, &err, cause,
+			                                        NULL);
+			if (k) {
+				struct inval iv = {NONE, 0};
+				for (uint32_t j = 0; j < k; j++) {
+					uint32_t o = ppn_old[i + j], lpn = f->p2l[o] - 1;
+					inval_add(f, &iv, o);
+					f->l2p[lpn] = ppn + j + 1;
+					f->p2l[ppn + j] = lpn + 1;
+					bit_set(f->valid, ppn + j);
+				}
+				inval_flush(f, &iv);
+				f->gu[gu_of(f, ppn)].valid += k;
+				run_units += k;
+				i += k - 1;
+				continue;
+			}
+			if (ppn == NONE && err)
+				break;
+		}
 		uint32_t old = ppn_old[i], lpn = f->p2l[old] - 1;
 		uint32_t ppn = ftl_frontier_take(f, f->gc_fr, t, &err, cause, NULL);
 		if (ppn == NONE)
-			return err;
+			break;
 		ftl_invalidate(f, old);
 		map_set(f, lpn, ppn);
 	}
-	return FTL_OK;
+	ftl_count_prog(f, cause, run_units);
+	return err;
 }
 
 static int check_range(const struct ftl *f, uint64_t off, uint64_t len)
@@ -181,7 +205,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 			uint64_t want = whole_end - lpn;
 			uint32_t n, ppn = ftl_frontier_take_run(f, fid, now,
 			                                        want < f->upp ? (uint32_t)want : f->upp,
-			                                        &n, &err, &ready);
+			                                        &n, &err, PROG_HOST, &ready);
 			if (n) {
 				run_units += n;
 				map_run(f, (uint32_t)lpn, ppn, n);
@@ -189,7 +213,9 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 				lpn += n - 1;
 				continue;
 			}
-			if (ppn == NONE && err) {
+			if (ppn != NONE) /* opened the block (foreground GC) but one unit is left: */
+				done = max64(done, ready); /* that unit waits for the GC as well */
+			else if (err) {
 				ftl_count_prog(f, PROG_HOST, run_units);
 				f->st.host_write_bytes += lpn == first ? 0 : (lpn * us - off);
 				ftl_stats_tick(f);
@@ -237,6 +263,43 @@ static inline uint64_t time_read(struct ftl *f, uint32_t gblk, uint32_t units, u
  * NAND read and ends the run. Only a new page needs its block's write pointer and the timing
  * model; units of the current run cost a load and a compare. KV replays read terabytes here.
  */
+/* Stage 2 of the batch's prefetch: the old copy's valid-bitmap word and GC-unit record. */
+static inline void prefetch_old(const struct ftl *f, const struct ftl_wreq *w)
+{
+	if (check_range(f, w->off, w->len))
+		return;
+	uint32_t m = f->l2p[w->off / f->cfg.unit_size];
+	if (m) {
+		__builtin_prefetch(&f->valid[(m - 1) >> 6], 1);
+		__builtin_prefetch(&f->gu[gu_of(f, m - 1)], 1);
+	}
+}
+
+int ftl_write_batch(struct ftl *f, const struct ftl_wreq *w, size_t n, uint64_t *done_ns,
+		    size_t *ndone)
+{
+	const size_t k = FTL_BATCH_AHEAD;
+	int rc = FTL_OK;
+	size_t i;
+	for (i = 0; i < n && i < 2 * k; i++)
+		ftl_prefetch(f, w[i].off, w[i].len);
+	for (i = 0; i < n && i < k; i++)
+		prefetch_old(f, &w[i]);
+	for (i = 0; i < n; i++) {
+		if (i + 2 * k < n)
+			ftl_prefetch(f, w[i + 2 * k].off, w[i + 2 * k].len);
+		if (i + k < n)
+			prefetch_old(f, &w[i + k]);
+		rc = ftl_write(f, w[i].off, w[i].len, w[i].stream, w[i].now_ns,
+		               done_ns ? &done_ns[i] : NULL);
+		if (rc)
+			break;
+	}
+	if (ndone)
+		*ndone = i;
+	return rc;
+}
+
 int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *done_ns)
 {
 	int rc = check_range(f, off, len);
