@@ -75,7 +75,7 @@ struct ftl {
 	uint64_t xfer_unit_ns, xfer_page_ns, t_read_ns, t_prog_ns, t_erase_ns;
 	uint32_t wl_threshold;
 	/* divisions on the hot path become shifts/masks when sizes are powers of two */
-	int upg_shift, upb_shift, upp_shift, ppb_shift;
+	int upg_shift, upb_shift, upp_shift, ppb_shift, us_shift; /* us: unit_size (bytes) */
 	uint64_t upg_c, upb_c, upp_c, ppb_c; /* otherwise a multiply: udiv32() */
 	bool planes_pow2;
 	uint32_t *plane_lun, *plane_ch; /* global LUN and channel of each plane */
@@ -195,6 +195,15 @@ static inline int udiv32_shift(uint32_t d)
 static inline uint32_t udiv32(uint32_t n, int shift, uint64_t c)
 {
 	return shift >= 0 ? n >> shift : (uint32_t)(((unsigned __int128)c * n) >> 64);
+}
+/* byte offset -> mapping unit, and the offset within it (a shift and a mask for 4 KiB units) */
+static inline uint64_t unit_of(const struct ftl *f, uint64_t off)
+{
+	return f->us_shift >= 0 ? off >> f->us_shift : off / f->cfg.unit_size;
+}
+static inline uint64_t unit_rem(const struct ftl *f, uint64_t off)
+{
+	return f->us_shift >= 0 ? off & (f->cfg.unit_size - 1) : off % f->cfg.unit_size;
 }
 static inline uint32_t gu_of(const struct ftl *f, uint32_t ppn)
 {

@@ -193,14 +193,15 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	if (f->st.read_only)
 		return FTL_E_WORN;
 	background_gc(f, now);
-	uint32_t fid = stream % f->cfg.host_streams;
-	uint64_t first = off / us, last = (off + len - 1) / us;
+	uint32_t fid = f->cfg.host_streams == 1 ? 0 : stream % f->cfg.host_streams;
+	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
+	const bool head_part = unit_rem(f, off) != 0, tail_part = unit_rem(f, off + len) != 0;
 	f->st.host_write_cmds++;
 	/* whole units, up to but not including a partly written last one */
-	uint64_t whole_end = (off + len) % us ? last : last + 1, run_units = 0;
+	uint64_t whole_end = tail_part ? last : last + 1, run_units = 0;
 	for (uint64_t lpn = first; lpn <= last; lpn++) {
 		uint64_t t = now, ready = now;
-		if (f->upp > 1 && lpn < whole_end && (lpn != first || !(off % us))) {
+		if (f->upp > 1 && lpn < whole_end && (lpn != first || !head_part)) {
 			/* a run of whole units into the open page: one reservation for all */
 			uint64_t want = whole_end - lpn;
 			uint32_t n, ppn = ftl_frontier_take_run(f, fid, now,
@@ -222,7 +223,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 				return err;
 			}
 		}
-		if ((lpn == first && off % us) || (lpn == last && (off + len) % us))
+		if ((lpn == first && head_part) || (lpn == last && tail_part))
 			t = rmw_read(f, (uint32_t)lpn, now);
 		uint32_t ppn = ftl_frontier_take(f, fid, t, &err, PROG_HOST, &ready);
 		if (ppn == NONE) {
@@ -268,7 +269,7 @@ static inline void prefetch_old(const struct ftl *f, const struct ftl_wreq *w)
 {
 	if (check_range(f, w->off, w->len))
 		return;
-	uint32_t m = f->l2p[w->off / f->cfg.unit_size];
+	uint32_t m = f->l2p[unit_of(f, w->off)];
 	if (m) {
 		__builtin_prefetch(&f->valid[(m - 1) >> 6], 1);
 		__builtin_prefetch(&f->gu[gu_of(f, m - 1)], 1);
@@ -306,7 +307,7 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	uint64_t us = f->cfg.unit_size, done = now;
 	if (rc)
 		return rc;
-	uint64_t first = off / us, last = (off + len - 1) / us;
+	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
 	const uint32_t *l2p = f->l2p;
 	const struct blk *blk = f->blk;
 	const uint32_t ppb = f->ppb, upp = f->upp;
@@ -405,7 +406,7 @@ bool ftl_is_mapped(const struct ftl *f, uint64_t off, uint64_t len)
 {
 	if (check_range(f, off, len))
 		return false;
-	for (uint64_t lpn = off / f->cfg.unit_size; lpn <= (off + len - 1) / f->cfg.unit_size; lpn++)
+	for (uint64_t lpn = unit_of(f, off); lpn <= unit_of(f, off + len - 1); lpn++)
 		if (!f->l2p[lpn])
 			return false;
 	return true;
@@ -416,7 +417,7 @@ void ftl_prefetch(const struct ftl *f, uint64_t off, uint64_t len)
 	if (check_range(f, off, len))
 		return;
 	/* the first four lines (64 units): the hardware prefetcher follows a run from there */
-	uint64_t first = off / f->cfg.unit_size, last = (off + len - 1) / f->cfg.unit_size;
+	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
 	const char *p = (const char *)&f->l2p[first], *end = (const char *)&f->l2p[last];
 	for (int i = 0; i < 4 && p <= end; i++, p += 64)
 		__builtin_prefetch(p);
