@@ -52,6 +52,15 @@ static long rss_kib(const char *field)
 	return v;
 }
 
+/* CPU seconds of this process: on a shared machine the wall rate also counts time spent
+ * waiting for a core, so each figure is printed per CPU second as well (*_per_cpu_s). */
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static int fill_seq(struct ftl *f, uint64_t bytes, uint64_t bs)
 {
 	const struct ftl_geometry *g = ftl_get_geometry(f);
@@ -293,6 +302,7 @@ struct ftl_bench {
 	double a_rate, a_waf, a_eff, meta;
 	double b_rate, b_waf;
 	double c_rate, c_waf;
+	double a_cpu, b_cpu, c_cpu; /* the same rates per CPU second */
 };
 
 /* (a) uniform random 4 KiB writes at steady state, on a fresh device */
@@ -310,10 +320,11 @@ static int bench_random_4k(struct ftl *f, uint64_t *rng, struct ftl_bench *r)
 	uint64_t n0 = st.nand_write_bytes, h0 = st.host_write_bytes;
 	fprintf(stderr, "bench (a): measuring %llu random 4 KiB writes...\n",
 	        (unsigned long long)r->units);
-	double t0 = now_seconds();
+	double t0 = now_seconds(), c0 = cpu_seconds();
 	if ((rc = rand_4k(f, r->units, rng)))
 		return rc;
 	double t = now_seconds() - t0;
+	r->a_cpu = r->units / (cpu_seconds() - c0);
 	ftl_get_stats(f, &st);
 	r->a_rate = r->units / t;
 	r->a_waf = (double)(st.nand_write_bytes - n0) / (st.host_write_bytes - h0);
@@ -330,10 +341,11 @@ static int bench_seq_1m(struct ftl *f, struct ftl_bench *r)
 	int rc;
 	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
 		return rc;
-	double t0 = now_seconds();
+	double t0 = now_seconds(), c0 = cpu_seconds();
 	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
 		return rc;
 	r->b_rate = r->units / (now_seconds() - t0);
+	r->b_cpu = r->units / (cpu_seconds() - c0);
 	ftl_get_stats(f, &st);
 	r->b_waf = st.waf_window;
 	return 0;
@@ -345,12 +357,12 @@ static int bench_kv_objects(struct ftl *f, uint64_t *rng, struct ftl_bench *r)
 	const struct ftl_geometry *g = ftl_get_geometry(f);
 	uint64_t slot = 64ull << 20, nslots = g->user_bytes / slot, cunits = 0;
 	struct ftl_stats st;
-	double t0 = 0;
+	double t0 = 0, c0 = 0;
 	int rc;
 	/* warm up with 2x user capacity of object writes, then measure 1x */
 	for (int phase = 0; phase < 2; phase++) {
 		if (phase)
-			t0 = now_seconds();
+			t0 = now_seconds(), c0 = cpu_seconds();
 		cunits = 0;
 		while (cunits < (phase ? r->units : 2 * r->units)) {
 			uint64_t size = (2 + fg_rand_below(rng, 63)) << 20;
@@ -361,6 +373,7 @@ static int bench_kv_objects(struct ftl *f, uint64_t *rng, struct ftl_bench *r)
 		}
 	}
 	r->c_rate = cunits / (now_seconds() - t0);
+	r->c_cpu = cunits / (cpu_seconds() - c0);
 	ftl_get_stats(f, &st);
 	r->c_waf = st.waf_window;
 	return 0;
@@ -373,6 +386,7 @@ static void print_ftl_bench(struct json_out *j, const struct ftl_geometry *g,
 	jout_object(j, "a_random_4k_steady", JOUT_INLINE);
 	jout_u64(j, "user_bytes", g->user_bytes);
 	jout_num(j, "host_writes_per_s", "%.0f", r->a_rate);
+	jout_num(j, "host_writes_per_cpu_s", "%.0f", r->a_cpu);
 	jout_num(j, "waf", "%.4f", r->a_waf);
 	jout_num(j, "effective_spare_factor", "%.4f", r->a_eff);
 	jout_num(j, "metadata_bytes_per_user_unit", "%.3f", r->meta / g->user_units);
@@ -380,10 +394,12 @@ static void print_ftl_bench(struct json_out *j, const struct ftl_geometry *g,
 	jout_end(j);
 	jout_object(j, "b_seq_1m", JOUT_INLINE);
 	jout_num(j, "units_per_s", "%.0f", r->b_rate);
+	jout_num(j, "units_per_cpu_s", "%.0f", r->b_cpu);
 	jout_num(j, "waf", "%.4f", r->b_waf);
 	jout_end(j);
 	jout_object(j, "c_kv_objects", JOUT_INLINE);
 	jout_num(j, "units_per_s", "%.0f", r->c_rate);
+	jout_num(j, "units_per_cpu_s", "%.0f", r->c_cpu);
 	jout_num(j, "waf", "%.4f", r->c_waf);
 	jout_end(j);
 }
@@ -489,7 +505,7 @@ static int mem_measure(uint64_t bytes, struct memfig *m)
 
 /* One random-write measurement of (d): n writes, batched or not; rate, GC moves per write. */
 struct big_run {
-	double rate, gc_per_write, hw[2];
+	double rate, cpu_rate, gc_per_write, hw[2];
 	const char *hw_why;
 };
 
@@ -499,9 +515,10 @@ static int big_random(struct ftl *f, uint64_t n, uint64_t *rng, bool batched, st
 	struct hwc h;
 	ftl_get_stats(f, &s0);
 	hwc_start(&h);
-	double t0 = now_seconds();
+	double t0 = now_seconds(), c0 = cpu_seconds();
 	int rc = rand_4k_mode(f, n, rng, batched);
 	double t = now_seconds() - t0;
+	r->cpu_rate = n / (cpu_seconds() - c0);
 	hwc_stop(&h, r->hw);
 	r->hw_why = h.why;
 	if (rc)
@@ -516,6 +533,7 @@ static void print_big_run(struct json_out *j, const char *key, const struct big_
 {
 	jout_object(j, key, JOUT_INLINE);
 	jout_num(j, "host_writes_per_s", "%.0f", r->rate);
+	jout_num(j, "host_writes_per_cpu_s", "%.0f", r->cpu_rate);
 	jout_num(j, "gc_moves_per_write", "%.3f", r->gc_per_write);
 	if (r->hw_why) {
 		jout_null(j, "llc_misses_per_write");
@@ -593,6 +611,8 @@ static int bench_big(struct json_out *j, uint64_t *rng)
 		jout_num(j, "serial_limit_writes_per_s", "%.0f", 1e9 / (lines * m.lat_ns));
 		jout_num(j, "overlapped_limit_writes_per_s", "%.0f", m.lines_per_s / lines);
 		jout_num(j, "batched_share_of_limit", "%.3f", batch.rate / (m.lines_per_s / lines));
+		jout_num(j, "batched_cpu_share_of_limit", "%.3f",
+		         batch.cpu_rate / (m.lines_per_s / lines));
 	}
 	jout_end(j);
 	jout_end(j);
