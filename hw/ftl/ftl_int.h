@@ -254,6 +254,22 @@ static inline void bit_clr(uint64_t *bm, uint64_t i)
 {
 	bm[i >> 6] &= ~(1ull << (i & 63));
 }
+/*
+ * Prefetch hints that survive the optimizer. GCC sees __builtin_prefetch as free of side
+ * effects, so a function made only of prefetches is "pure" and a call to it whose result is
+ * unused is deleted (LTO did that to ftl_prefetch() and to the batch's look-ahead). The empty
+ * volatile asm naming the address keeps the hint.
+ */
+static inline void prefetch_r(const void *p)
+{
+	__builtin_prefetch(p, 0);
+	__asm__ volatile("" : : "r"(p));
+}
+static inline void prefetch_w(const void *p)
+{
+	__builtin_prefetch(p, 1);
+	__asm__ volatile("" : : "r"(p));
+}
 void *ftl_big_alloc(size_t bytes);
 uint32_t ftl_crc32c(uint32_t crc, const void *buf, size_t n);
 void ftl_big_free(void *p, size_t bytes);

@@ -271,8 +271,8 @@ static inline void prefetch_old(const struct ftl *f, const struct ftl_wreq *w)
 		return;
 	uint32_t m = f->l2p[unit_of(f, w->off)];
 	if (m) {
-		__builtin_prefetch(&f->valid[(m - 1) >> 6], 1);
-		__builtin_prefetch(&f->gu[gu_of(f, m - 1)], 1);
+		prefetch_w(&f->valid[(m - 1) >> 6]);
+		prefetch_w(&f->gu[gu_of(f, m - 1)]);
 	}
 }
 
@@ -420,5 +420,5 @@ void ftl_prefetch(const struct ftl *f, uint64_t off, uint64_t len)
 	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
 	const char *p = (const char *)&f->l2p[first], *end = (const char *)&f->l2p[last];
 	for (int i = 0; i < 4 && p <= end; i++, p += 64)
-		__builtin_prefetch(p);
+		prefetch_w(p);
 }
