@@ -2,7 +2,8 @@
  * test_batch.c - ftl_write_batch() gives bit for bit what ftl_write() in a loop gives: the same
  * completion times, counters, JSON report and whole saved state (the snapshot holds every table
  * and scalar), through GC, static wear leveling and the batch boundaries, on every GC mode and
- * stream layout; a failing write stops the batch where the loop would stop. Also the
+ * stream layout, with issue times given or chained (FTL_NOW_PREV); a failing write stops the
+ * batch where the loop would stop. Also the
  * multiply-for-divide helper of the hot paths (udiv32, ftl_int.h) against the divide.
  */
 #include <setjmp.h>
@@ -121,13 +122,19 @@ static void run_both(struct ftl_config c, uint64_t writes, const char *dir)
 			if (off + len > g->user_bytes)
 				len = g->user_bytes - off;
 			now += rnd() % 3000;
-			w[i] = (struct ftl_wreq){.off = off, .len = len, .now_ns = now,
+			/* a third of them closed-loop: issued when the write before completes */
+			bool chained = i > 0 && rnd() % 3 == 0;
+			w[i] = (struct ftl_wreq){.off = off, .len = len,
+			                         .now_ns = chained ? FTL_NOW_PREV : now,
 			                         .stream = (unsigned)(r >> 20) % 3};
 		}
-		for (size_t i = 0; i < n; i++)
-			assert_int_equal(ftl_write(a, w[i].off, w[i].len, w[i].stream, w[i].now_ns,
-			                           &da[i]),
+		for (size_t i = 0; i < n; i++) {
+			uint64_t t = w[i].now_ns == FTL_NOW_PREV ? da[i - 1] : w[i].now_ns;
+			assert_int_equal(ftl_write(a, w[i].off, w[i].len, w[i].stream, t, &da[i]),
 			                 FTL_OK);
+			if (da[i] > now)
+				now = da[i];
+		}
 		size_t nd = 0;
 		assert_int_equal(ftl_write_batch(b, w, n, db, &nd), FTL_OK);
 		assert_int_equal(nd, n);
@@ -213,6 +220,9 @@ static void test_batch_stops_at_failure(void **state)
 	assert_int_equal(nd, 0);
 	assert_int_equal(ftl_write_batch(b, w, 0, NULL, &nd), FTL_OK); /* empty: nothing */
 	assert_int_equal(nd, 0);
+	struct ftl_wreq first_prev = {.off = 0, .len = 4096, .now_ns = FTL_NOW_PREV};
+	assert_int_equal(ftl_write_batch(b, &first_prev, 1, NULL, &nd), FTL_E_INVAL);
+	assert_int_equal(nd, 0); /* the first write has no write before it to wait for */
 	assert_same(a, b, dir);
 	/* the prefetch hint takes anything, changes nothing */
 	ftl_prefetch(b, g->user_bytes, 4096);

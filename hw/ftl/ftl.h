@@ -196,8 +196,10 @@ int ftl_flush(struct ftl *ftl, uint64_t now_ns, uint64_t *done_ns);
  * What differs is speed: while write i runs, the L2P lines of write i+2k and, through them,
  * the valid-bitmap line and GC-unit record of write i+k's old copy are being fetched
  * (k = FTL_BATCH_AHEAD), so the cache misses of a random workload overlap instead of
- * stalling one after another. done_ns may be NULL; *ndone (may be NULL) receives the number
- * of writes that succeeded.
+ * stalling one after another. now_ns = FTL_NOW_PREV issues a write when the one before it in
+ * the batch completed (a closed-loop host at queue depth 1); the first write must give a time
+ * (FTL_E_INVAL otherwise). done_ns may be NULL; *ndone (may be NULL) receives the number of
+ * writes that succeeded.
  */
 struct ftl_wreq {
 	uint64_t off, len;
@@ -205,6 +207,7 @@ struct ftl_wreq {
 	unsigned stream;
 };
 #define FTL_BATCH_AHEAD 8
+#define FTL_NOW_PREV UINT64_MAX
 int ftl_write_batch(struct ftl *ftl, const struct ftl_wreq *w, size_t n, uint64_t *done_ns,
 		    size_t *ndone);
 

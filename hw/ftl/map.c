@@ -281,7 +281,13 @@ int ftl_write_batch(struct ftl *f, const struct ftl_wreq *w, size_t n, uint64_t 
 {
 	const size_t k = FTL_BATCH_AHEAD;
 	int rc = FTL_OK;
+	uint64_t prev = 0;
 	size_t i;
+	if (n && w[0].now_ns == FTL_NOW_PREV) {
+		if (ndone)
+			*ndone = 0;
+		return FTL_E_INVAL;
+	}
 	for (i = 0; i < n && i < 2 * k; i++)
 		ftl_prefetch(f, w[i].off, w[i].len);
 	for (i = 0; i < n && i < k; i++)
@@ -291,10 +297,12 @@ int ftl_write_batch(struct ftl *f, const struct ftl_wreq *w, size_t n, uint64_t 
 			ftl_prefetch(f, w[i + 2 * k].off, w[i + 2 * k].len);
 		if (i + k < n)
 			prefetch_old(f, &w[i + k]);
-		rc = ftl_write(f, w[i].off, w[i].len, w[i].stream, w[i].now_ns,
-		               done_ns ? &done_ns[i] : NULL);
+		uint64_t now = w[i].now_ns == FTL_NOW_PREV ? prev : w[i].now_ns;
+		rc = ftl_write(f, w[i].off, w[i].len, w[i].stream, now, &prev);
 		if (rc)
 			break;
+		if (done_ns)
+			done_ns[i] = prev;
 	}
 	if (ndone)
 		*ndone = i;
