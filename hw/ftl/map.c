@@ -257,13 +257,6 @@ static inline uint64_t time_read(struct ftl *f, uint32_t gblk, uint32_t units, u
 	return max64(done, t);
 }
 
-/*
- * Units that sit in the same physical page cost one tR: consecutive units of the range that
- * map to one page on NAND form a run, read with one ftl_time_read() (inlined here, on local
- * copies of the fields it reads). A unit that is unmapped or still in the write buffer costs no
- * NAND read and ends the run. Only a new page needs its block's write pointer and the timing
- * model; units of the current run cost a load and a compare. KV replays read terabytes here.
- */
 /* Stage 2 of the batch's prefetch: the old copy's valid-bitmap word and GC-unit record. */
 static inline void prefetch_old(const struct ftl *f, const struct ftl_wreq *w)
 {
@@ -309,6 +302,14 @@ int ftl_write_batch(struct ftl *f, const struct ftl_wreq *w, size_t n, uint64_t 
 	return rc;
 }
 
+/*
+ * Units that sit in the same physical page cost one tR: consecutive units of the range that
+ * map to one page on NAND form a run, read with one time_read(). A unit that is unmapped or
+ * still in the write buffer costs no NAND read and ends the run. Only a new page needs its
+ * block's write pointer and the timing model; units of the current run cost a load and a
+ * compare, and a whole page written in order is taken in one step. KV replays read terabytes
+ * here.
+ */
 int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *done_ns)
 {
 	int rc = check_range(f, off, len);
