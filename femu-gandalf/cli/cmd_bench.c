@@ -7,7 +7,9 @@
  *   (c) KV-like writes: objects of 2-64 MiB at random 64 MiB-aligned slots, overwritten in place
  *       without TRIM (so a shorter object leaves the old tail valid), on a fresh filled device;
  *   (d) with --big: open the ent-tlc-4t preset (3.84 TB user), fill it once with 1 MiB writes,
- *       then 4M random 4 KiB writes, and report peak RSS.
+ *       then 4M random 4 KiB writes one ftl_write() at a time and 4M batched, and report peak
+ *       RSS, the cache misses per write (when the machine has counters) and the memory model
+ *       that bounds the rate (bench_big()).
  * Rates are host mapping-unit writes per second of wall time, on one thread.
  *
  * --parse PATH (repeatable) instead measures the trace readers: a full pass over each trace,
@@ -19,10 +21,16 @@
  * replay, parsing excluded (it is reported on its own, as is an offline policy's pre-pass,
  * prepare()).
  */
+#include <errno.h>
+#include <linux/perf_event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "kvsim.h"
@@ -44,6 +52,15 @@ static long rss_kib(const char *field)
 	return v;
 }
 
+/* CPU seconds of this process: on a shared machine the wall rate also counts time spent
+ * waiting for a core, so each figure is printed per CPU second as well (*_per_cpu_s). */
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static int fill_seq(struct ftl *f, uint64_t bytes, uint64_t bs)
 {
 	const struct ftl_geometry *g = ftl_get_geometry(f);
@@ -58,16 +75,36 @@ static int fill_seq(struct ftl *f, uint64_t bytes, uint64_t bs)
 	return 0;
 }
 
-static int rand_4k(struct ftl *f, uint64_t n, uint64_t *rng)
+/*
+ * n uniform random 4 KiB writes. The host knows its next writes, so they go in batches through
+ * ftl_write_batch(), which prefetches ahead (batched = false: one ftl_write() each; the
+ * results are the same, tests/test_ftl.c checks it).
+ */
+static int rand_4k_mode(struct ftl *f, uint64_t n, uint64_t *rng, bool batched)
 {
 	const struct ftl_geometry *g = ftl_get_geometry(f);
 	uint64_t units = g->user_bytes / 4096;
-	for (uint64_t i = 0; i < n; i++) {
-		int rc = ftl_write(f, fg_rand_below(rng, units) * 4096, 4096, 0, 0, NULL);
+	struct ftl_wreq w[256];
+	for (uint64_t i = 0; i < n;) {
+		size_t b = n - i < 256 ? (size_t)(n - i) : 256;
+		for (size_t j = 0; j < b; j++)
+			w[j] = (struct ftl_wreq){.off = fg_rand_below(rng, units) * 4096, .len = 4096};
+		int rc = 0;
+		if (batched)
+			rc = ftl_write_batch(f, w, b, NULL, NULL);
+		else
+			for (size_t j = 0; j < b && !rc; j++)
+				rc = ftl_write(f, w[j].off, w[j].len, 0, 0, NULL);
 		if (rc)
 			return rc;
+		i += b;
 	}
 	return 0;
+}
+
+static int rand_4k(struct ftl *f, uint64_t n, uint64_t *rng)
+{
+	return rand_4k_mode(f, n, rng, true);
 }
 
 static struct ftl *make(const char *preset, char **sets)
@@ -265,6 +302,7 @@ struct ftl_bench {
 	double a_rate, a_waf, a_eff, meta;
 	double b_rate, b_waf;
 	double c_rate, c_waf;
+	double a_cpu, b_cpu, c_cpu; /* the same rates per CPU second */
 };
 
 /* (a) uniform random 4 KiB writes at steady state, on a fresh device */
@@ -282,10 +320,11 @@ static int bench_random_4k(struct ftl *f, uint64_t *rng, struct ftl_bench *r)
 	uint64_t n0 = st.nand_write_bytes, h0 = st.host_write_bytes;
 	fprintf(stderr, "bench (a): measuring %llu random 4 KiB writes...\n",
 	        (unsigned long long)r->units);
-	double t0 = now_seconds();
+	double t0 = now_seconds(), c0 = cpu_seconds();
 	if ((rc = rand_4k(f, r->units, rng)))
 		return rc;
 	double t = now_seconds() - t0;
+	r->a_cpu = r->units / (cpu_seconds() - c0);
 	ftl_get_stats(f, &st);
 	r->a_rate = r->units / t;
 	r->a_waf = (double)(st.nand_write_bytes - n0) / (st.host_write_bytes - h0);
@@ -302,10 +341,11 @@ static int bench_seq_1m(struct ftl *f, struct ftl_bench *r)
 	int rc;
 	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
 		return rc;
-	double t0 = now_seconds();
+	double t0 = now_seconds(), c0 = cpu_seconds();
 	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
 		return rc;
 	r->b_rate = r->units / (now_seconds() - t0);
+	r->b_cpu = r->units / (cpu_seconds() - c0);
 	ftl_get_stats(f, &st);
 	r->b_waf = st.waf_window;
 	return 0;
@@ -317,12 +357,12 @@ static int bench_kv_objects(struct ftl *f, uint64_t *rng, struct ftl_bench *r)
 	const struct ftl_geometry *g = ftl_get_geometry(f);
 	uint64_t slot = 64ull << 20, nslots = g->user_bytes / slot, cunits = 0;
 	struct ftl_stats st;
-	double t0 = 0;
+	double t0 = 0, c0 = 0;
 	int rc;
 	/* warm up with 2x user capacity of object writes, then measure 1x */
 	for (int phase = 0; phase < 2; phase++) {
 		if (phase)
-			t0 = now_seconds();
+			t0 = now_seconds(), c0 = cpu_seconds();
 		cunits = 0;
 		while (cunits < (phase ? r->units : 2 * r->units)) {
 			uint64_t size = (2 + fg_rand_below(rng, 63)) << 20;
@@ -333,6 +373,7 @@ static int bench_kv_objects(struct ftl *f, uint64_t *rng, struct ftl_bench *r)
 		}
 	}
 	r->c_rate = cunits / (now_seconds() - t0);
+	r->c_cpu = cunits / (cpu_seconds() - c0);
 	ftl_get_stats(f, &st);
 	r->c_waf = st.waf_window;
 	return 0;
@@ -345,6 +386,7 @@ static void print_ftl_bench(struct json_out *j, const struct ftl_geometry *g,
 	jout_object(j, "a_random_4k_steady", JOUT_INLINE);
 	jout_u64(j, "user_bytes", g->user_bytes);
 	jout_num(j, "host_writes_per_s", "%.0f", r->a_rate);
+	jout_num(j, "host_writes_per_cpu_s", "%.0f", r->a_cpu);
 	jout_num(j, "waf", "%.4f", r->a_waf);
 	jout_num(j, "effective_spare_factor", "%.4f", r->a_eff);
 	jout_num(j, "metadata_bytes_per_user_unit", "%.3f", r->meta / g->user_units);
@@ -352,15 +394,176 @@ static void print_ftl_bench(struct json_out *j, const struct ftl_geometry *g,
 	jout_end(j);
 	jout_object(j, "b_seq_1m", JOUT_INLINE);
 	jout_num(j, "units_per_s", "%.0f", r->b_rate);
+	jout_num(j, "units_per_cpu_s", "%.0f", r->b_cpu);
 	jout_num(j, "waf", "%.4f", r->b_waf);
 	jout_end(j);
 	jout_object(j, "c_kv_objects", JOUT_INLINE);
 	jout_num(j, "units_per_s", "%.0f", r->c_rate);
+	jout_num(j, "units_per_cpu_s", "%.0f", r->c_cpu);
 	jout_num(j, "waf", "%.4f", r->c_waf);
 	jout_end(j);
 }
 
-/* (d) the ent-tlc-4t preset: a 3.84 TB fill, then 4M random 4 KiB writes, and peak RSS */
+/*
+ * Hardware counters around the measured loop, when the kernel gives them (a VM without a
+ * virtual PMU does not: then the bench says so). Last-level-cache misses and dTLB load misses.
+ */
+struct hwc {
+	int fd[2];
+	const char *why; /* NULL when counting */
+};
+
+static int hwc_open(uint32_t type, uint64_t config)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = type;
+	a.config = config;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+}
+
+static void hwc_start(struct hwc *h)
+{
+	h->why = NULL;
+	h->fd[0] = hwc_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES);
+	h->fd[1] = hwc_open(PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_DTLB |
+	                                            (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+	                                            (PERF_COUNT_HW_CACHE_RESULT_MISS << 16));
+	if (h->fd[0] < 0) {
+		h->why = errno == ENOENT || errno == EOPNOTSUPP
+		                 ? "no hardware cache-miss counter here (a VM without a virtual PMU?)"
+		                 : strerror(errno);
+		return;
+	}
+	for (int i = 0; i < 2; i++)
+		if (h->fd[i] >= 0) {
+			ioctl(h->fd[i], PERF_EVENT_IOC_RESET, 0);
+			ioctl(h->fd[i], PERF_EVENT_IOC_ENABLE, 0);
+		}
+}
+
+/* Stop and read: v[i] = count, or -1 when that counter is not there. */
+static void hwc_stop(struct hwc *h, double v[2])
+{
+	for (int i = 0; i < 2; i++) {
+		uint64_t c;
+		v[i] = -1;
+		if (h->why || h->fd[i] < 0)
+			continue;
+		ioctl(h->fd[i], PERF_EVENT_IOC_DISABLE, 0);
+		if (read(h->fd[i], &c, sizeof(c)) == (ssize_t)sizeof(c))
+			v[i] = (double)c;
+		close(h->fd[i]);
+	}
+}
+
+/*
+ * The memory system's own figures on a buffer as large as the drive's L2P (so its TLB reach
+ * and page size are the tables'): the latency of one dependent random load, and the rate of
+ * independent random loads one core sustains (its memory-level parallelism). Measured after the
+ * drive is freed, so the peak RSS stays the drive's.
+ */
+struct memfig {
+	double lat_ns, lines_per_s;
+};
+
+static int mem_measure(uint64_t bytes, struct memfig *m)
+{
+	uint64_t n = 1, rng = 7, sum = 0;
+	while (n * 2 <= bytes / 8)
+		n *= 2; /* a power of two: the address arithmetic is a mask, not a divide */
+	uint64_t *b = mmap(NULL, n * 8, PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (b == MAP_FAILED)
+		return -1;
+#ifdef MADV_HUGEPAGE
+	madvise(b, n * 8, MADV_HUGEPAGE);
+#endif
+	for (uint64_t i = 0; i < n; i++)
+		b[i] = i * 0x9e3779b97f4a7c15ull;
+	/* dependent: the next address comes from the loaded value */
+	const uint64_t k = 4000000;
+	uint64_t x = 12345;
+	double t0 = now_seconds();
+	for (uint64_t i = 0; i < k; i++)
+		x = b[((x ^ i) * 0xbf58476d1ce4e5b9ull >> 17) & (n - 1)];
+	m->lat_ns = (now_seconds() - t0) * 1e9 / k;
+	/* independent: addresses from a generator, loads overlap as far as the core allows */
+	t0 = now_seconds();
+	for (uint64_t i = 0; i < 4 * k; i++) {
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		sum += b[(rng >> 20) & (n - 1)];
+	}
+	m->lines_per_s = 4 * k / (now_seconds() - t0);
+	munmap(b, n * 8);
+	return (x ^ sum) == 42 ? 1 : 0; /* keep the loads; never 42 in practice */
+}
+
+/* One random-write measurement of (d): n writes, batched or not; rate, GC moves per write. */
+struct big_run {
+	double rate, cpu_rate, gc_per_write, hw[2];
+	const char *hw_why;
+};
+
+static int big_random(struct ftl *f, uint64_t n, uint64_t *rng, bool batched, struct big_run *r)
+{
+	struct ftl_stats s0, s1;
+	struct hwc h;
+	ftl_get_stats(f, &s0);
+	hwc_start(&h);
+	double t0 = now_seconds(), c0 = cpu_seconds();
+	int rc = rand_4k_mode(f, n, rng, batched);
+	double t = now_seconds() - t0;
+	r->cpu_rate = n / (cpu_seconds() - c0);
+	hwc_stop(&h, r->hw);
+	r->hw_why = h.why;
+	if (rc)
+		return rc;
+	ftl_get_stats(f, &s1);
+	r->rate = n / t;
+	r->gc_per_write = (double)(s1.gc_prog_bytes - s0.gc_prog_bytes) / 4096 / n;
+	return 0;
+}
+
+static void print_big_run(struct json_out *j, const char *key, const struct big_run *r, uint64_t n)
+{
+	jout_object(j, key, JOUT_INLINE);
+	jout_num(j, "host_writes_per_s", "%.0f", r->rate);
+	jout_num(j, "host_writes_per_cpu_s", "%.0f", r->cpu_rate);
+	jout_num(j, "gc_moves_per_write", "%.3f", r->gc_per_write);
+	if (r->hw_why) {
+		jout_null(j, "llc_misses_per_write");
+		jout_null(j, "dtlb_misses_per_write");
+	} else {
+		if (r->hw[0] >= 0)
+			jout_num(j, "llc_misses_per_write", "%.2f", r->hw[0] / n);
+		else
+			jout_null(j, "llc_misses_per_write");
+		if (r->hw[1] >= 0)
+			jout_num(j, "dtlb_misses_per_write", "%.2f", r->hw[1] / n);
+		else
+			jout_null(j, "dtlb_misses_per_write");
+	}
+	jout_end(j);
+}
+
+/*
+ * (d) the ent-tlc-4t preset: a 3.84 TB fill, then random 4 KiB writes, one ftl_write() each and
+ * batched (ftl_write_batch), peak RSS; then the memory model that bounds the random rate.
+ *
+ * The model: a random 4 KiB host write must bring in lines at random addresses of tables far
+ * larger than the caches: its L2P entry and its old copy's valid-bitmap word, and one L2P line
+ * per unit that GC moves (gc_moves_per_write; the fill leaves the spare free, so (d) has none).
+ * The P2L and bitmap of the new copies are sequential. So with m = 2 + gc_moves_per_write lines
+ * per write, one core writes at most
+ *   serial:     1 / (m x latency)          (each miss waits for the one before: ftl_write)
+ *   overlapped: random lines per s / m     (misses overlap as far as the core allows: the batch)
+ * with latency and random lines per s measured on a buffer of the L2P's size.
+ */
 static int bench_big(struct json_out *j, uint64_t *rng)
 {
 	fprintf(stderr, "bench (d): ent-tlc-4t: filling 3.84 TB...\n");
@@ -369,22 +572,50 @@ static int bench_big(struct json_out *j, uint64_t *rng)
 	if (!f)
 		return 1;
 	const struct ftl_geometry *g = ftl_get_geometry(f);
+	uint64_t user_bytes = g->user_bytes, user_units = g->user_units, l2p_bytes = user_units * 4;
 	double t0 = now_seconds();
 	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
 		goto fail;
 	double fill_s = now_seconds() - t0;
-	t0 = now_seconds();
-	if ((rc = rand_4k(f, 4000000, rng)))
+	const uint64_t n = 4000000;
+	struct big_run one, batch;
+	fprintf(stderr, "bench (d): 4M random 4 KiB writes, one ftl_write() each, then batched...\n");
+	if ((rc = big_random(f, n, rng, false, &one)) || (rc = big_random(f, n, rng, true, &batch)))
 		goto fail;
-	double r_rate = 4000000 / (now_seconds() - t0);
-	jout_object(j, "d_ent_tlc_4t", JOUT_INLINE);
-	jout_u64(j, "user_bytes", g->user_bytes);
-	jout_num(j, "fill_seconds", "%.1f", fill_s);
-	jout_num(j, "random_4k_per_s", "%.0f", r_rate);
-	jout_u64(j, "metadata_bytes", ftl_metadata_bytes(f));
-	jout_i64(j, "peak_rss_kib", rss_kib("VmHWM:"));
-	jout_end(j);
+	uint64_t meta = ftl_metadata_bytes(f);
+	long rss = rss_kib("VmHWM:");
 	ftl_destroy(f);
+	struct memfig m = {0};
+	fprintf(stderr, "bench (d): memory latency and random-line rate on %.1f GiB...\n",
+	        l2p_bytes / 1073741824.0);
+	int mrc = mem_measure(l2p_bytes, &m);
+	double lines = 2 + batch.gc_per_write;
+	jout_object(j, "d_ent_tlc_4t", JOUT_BLOCK);
+	jout_u64(j, "user_bytes", user_bytes);
+	jout_num(j, "fill_seconds", "%.1f", fill_s);
+	jout_num(j, "random_4k_per_s", "%.0f", batch.rate);
+	print_big_run(j, "random_4k_ftl_write", &one, n);
+	print_big_run(j, "random_4k_batched", &batch, n);
+	if (one.hw_why)
+		jout_str(j, "counters", one.hw_why);
+	jout_u64(j, "metadata_bytes", meta);
+	jout_num(j, "metadata_bytes_per_user_unit", "%.3f", (double)meta / user_units);
+	jout_i64(j, "peak_rss_kib", rss);
+	jout_object(j, "memory_model", JOUT_INLINE);
+	if (mrc < 0) {
+		jout_str(j, "error", "no memory for the measurement buffer");
+	} else {
+		jout_num(j, "random_lines_per_write", "%.2f", lines);
+		jout_num(j, "load_latency_ns", "%.1f", m.lat_ns);
+		jout_num(j, "random_lines_per_s", "%.0f", m.lines_per_s);
+		jout_num(j, "serial_limit_writes_per_s", "%.0f", 1e9 / (lines * m.lat_ns));
+		jout_num(j, "overlapped_limit_writes_per_s", "%.0f", m.lines_per_s / lines);
+		jout_num(j, "batched_share_of_limit", "%.3f", batch.rate / (m.lines_per_s / lines));
+		jout_num(j, "batched_cpu_share_of_limit", "%.3f",
+		         batch.cpu_rate / (m.lines_per_s / lines));
+	}
+	jout_end(j);
+	jout_end(j);
 	return 0;
 fail:
 	fprintf(stderr, "femu-gandalf bench: write failed: %s\n", ftl_strerror(rc));

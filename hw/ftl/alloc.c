@@ -345,17 +345,17 @@ uint32_t ftl_frontier_take(struct ftl *f, uint32_t fid, uint64_t now, int *err, 
 }
 
 /*
- * Reserve up to want consecutive host units of host frontier fid's open page at once, as that
- * many ftl_frontier_take(PROG_HOST) calls would, but never the page's last unit (taking it
- * programs the page, which must follow the mapping of the units before it): *n receives the
- * count, 0 (and nothing done) when the page has one free unit left. The caller counts the
- * units' program bytes (ftl_count_prog) before it returns: the counters are read by no one
- * in between, and one update per command keeps them out of the loop. Returns the first unit's
- * ppn, or NONE with *err set when the frontier could not get a block. *ready as for
- * ftl_frontier_take. Needs units_per_page >= 2.
+ * Reserve up to want consecutive units of frontier fid's open page at once, as that many
+ * ftl_frontier_take(cause) calls would, but never the page's last unit (taking it programs the
+ * page, which must follow the mapping of the units before it): *n receives the count, 0 (and
+ * nothing done) when the page has one free unit left. Returns the first unit's ppn, or NONE
+ * with *err set when the frontier could not get a block. *ready as for ftl_frontier_take (host
+ * units only; may be NULL). The caller counts the units' program bytes (ftl_count_prog) before
+ * it returns: the counters are read by no one in between, and one update per command keeps
+ * them out of the loop. Needs units_per_page >= 2.
  */
 uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32_t want,
-			       uint32_t *n, int *err, uint64_t *ready)
+			       uint32_t *n, int *err, uint8_t cause, uint64_t *ready)
 {
 	struct frontier *fr = &f->fr[fid];
 	bool sb = f->cfg.gc_unit == FTL_GC_SUPERBLOCK;
@@ -365,7 +365,7 @@ uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32
 	    fr->slot[fr->cur].unit + 1 >= f->upp)
 		return NONE;
 	while (sb ? fr->gu == NONE : fr->slot[fr->cur].gblk == NONE) {
-		int rc = frontier_open(f, fid, now, &gc_end);
+		int rc = frontier_open(f, fid, now, cause == PROG_HOST ? &gc_end : NULL);
 		if (rc) {
 			*err = rc;
 			return NONE;
@@ -376,9 +376,12 @@ uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32
 	if (k > want)
 		k = want;
 	uint32_t ppn = s->gblk * f->upb + s->page * f->upp + s->unit;
-	if (s->unit == 0)
-		s->ready = ftl_wbuf_wait(f, now);
-	*ready = max64(s->ready, gc_end);
+	if (cause == PROG_HOST) {
+		if (s->unit == 0)
+			s->ready = ftl_wbuf_wait(f, now);
+		if (ready)
+			*ready = max64(s->ready, gc_end);
+	}
 	s->unit += k;
 	*n = k;
 	return ppn;
@@ -406,8 +409,9 @@ int ftl_alloc_init(struct ftl *f)
 	f->npools = f->cfg.gc_unit == FTL_GC_SUPERBLOCK ? 1 : f->g.planes;
 	f->pool = calloc(f->npools, sizeof(*f->pool));
 	f->bucket = malloc((size_t)(f->upg + 1) * sizeof(uint32_t));
-	f->closed = malloc((size_t)n * sizeof(uint32_t));
-	f->fifo = f->cfg.gc_policy == FTL_GC_FIFO ? malloc((size_t)2 * n * sizeof(*f->fifo)) : NULL;
+	/* zeroed: the snapshot stores these arrays whole, unused tails included */
+	f->closed = calloc(n ? n : 1, sizeof(uint32_t));
+	f->fifo = f->cfg.gc_policy == FTL_GC_FIFO ? calloc((size_t)2 * n, sizeof(*f->fifo)) : NULL;
 	f->nfr = f->cfg.host_streams + (f->cfg.gc_stream == FTL_GC_SEPARATE);
 	f->gc_fr = f->cfg.gc_stream == FTL_GC_SEPARATE ? f->cfg.host_streams : 0;
 	f->fr = calloc(f->nfr, sizeof(*f->fr));

@@ -111,6 +111,7 @@ struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
 	f->upb_shift = udiv32_shift(f->upb);
 	f->upp_shift = udiv32_shift(f->upp);
 	f->ppb_shift = udiv32_shift(f->ppb);
+	f->us_shift = udiv32_shift(cfg->unit_size);
 	f->upg_c = f->upg_shift < 0 ? udiv32_c(f->upg) : 0;
 	f->upb_c = f->upb_shift < 0 ? udiv32_c(f->upb) : 0;
 	f->upp_c = f->upp_shift < 0 ? udiv32_c(f->upp) : 0;

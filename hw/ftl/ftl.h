@@ -192,6 +192,29 @@ int ftl_trim(struct ftl *ftl, uint64_t off, uint64_t len, uint64_t now_ns, uint6
 /* Program every partly filled open page (padding counts as NAND writes). */
 int ftl_flush(struct ftl *ftl, uint64_t now_ns, uint64_t *done_ns);
 /*
+ * Batched writes, for a host that knows its next writes (a replay, a benchmark): w[0..n) are
+ * issued in order, each exactly as ftl_write(f, w[i].off, w[i].len, w[i].stream, w[i].now_ns,
+ * &done_ns[i]) would, and the batch stops at the first one that fails, returning its status;
+ * every counter, mapping and timing result is the one the loop of ftl_write() calls gives.
+ * What differs is speed: while write i runs, the L2P lines of write i+2k and, through them,
+ * the valid-bitmap line and GC-unit record of write i+k's old copy are being fetched
+ * (k = FTL_BATCH_AHEAD), so the cache misses of a random workload overlap instead of
+ * stalling one after another. now_ns = FTL_NOW_PREV issues a write when the one before it in
+ * the batch completed (a closed-loop host at queue depth 1); the first write must give a time
+ * (FTL_E_INVAL otherwise). done_ns may be NULL; *ndone (may be NULL) receives the number of
+ * writes that succeeded.
+ */
+struct ftl_wreq {
+	uint64_t off, len;
+	uint64_t now_ns;
+	unsigned stream;
+};
+#define FTL_BATCH_AHEAD 8
+#define FTL_NOW_PREV UINT64_MAX
+int ftl_write_batch(struct ftl *ftl, const struct ftl_wreq *w, size_t n, uint64_t *done_ns,
+		    size_t *ndone);
+
+/*
  * A hint, no effect on results: the caller will soon read or write [off, off+len). Starts
  * fetching the first L2P lines of the range into the cache (a bounded amount, whatever len),
  * so that a replay that knows its next I/O overlaps the cache miss that would otherwise stall

@@ -75,7 +75,7 @@ struct ftl {
 	uint64_t xfer_unit_ns, xfer_page_ns, t_read_ns, t_prog_ns, t_erase_ns;
 	uint32_t wl_threshold;
 	/* divisions on the hot path become shifts/masks when sizes are powers of two */
-	int upg_shift, upb_shift, upp_shift, ppb_shift;
+	int upg_shift, upb_shift, upp_shift, ppb_shift, us_shift; /* us: unit_size (bytes) */
 	uint64_t upg_c, upb_c, upp_c, ppb_c; /* otherwise a multiply: udiv32() */
 	bool planes_pow2;
 	uint32_t *plane_lun, *plane_ch; /* global LUN and channel of each plane */
@@ -139,7 +139,7 @@ int ftl_alloc_init(struct ftl *f);
 uint32_t ftl_frontier_take(struct ftl *f, uint32_t fid, uint64_t now, int *err, uint8_t cause,
 			   uint64_t *ready);
 uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32_t want,
-			       uint32_t *n, int *err, uint64_t *ready);
+			       uint32_t *n, int *err, uint8_t cause, uint64_t *ready);
 void ftl_frontier_pad(struct ftl *f, uint32_t fr, uint64_t now, uint64_t *done);
 void ftl_pool_put(struct ftl *f, uint32_t gu);
 void ftl_closed_add(struct ftl *f, uint32_t gu);
@@ -196,6 +196,15 @@ static inline uint32_t udiv32(uint32_t n, int shift, uint64_t c)
 {
 	return shift >= 0 ? n >> shift : (uint32_t)(((unsigned __int128)c * n) >> 64);
 }
+/* byte offset -> mapping unit, and the offset within it (a shift and a mask for 4 KiB units) */
+static inline uint64_t unit_of(const struct ftl *f, uint64_t off)
+{
+	return f->us_shift >= 0 ? off >> f->us_shift : off / f->cfg.unit_size;
+}
+static inline uint64_t unit_rem(const struct ftl *f, uint64_t off)
+{
+	return f->us_shift >= 0 ? off & (f->cfg.unit_size - 1) : off % f->cfg.unit_size;
+}
 static inline uint32_t gu_of(const struct ftl *f, uint32_t ppn)
 {
 	return udiv32(ppn, f->upg_shift, f->upg_c);
@@ -244,6 +253,22 @@ static inline void bit_set(uint64_t *bm, uint64_t i)
 static inline void bit_clr(uint64_t *bm, uint64_t i)
 {
 	bm[i >> 6] &= ~(1ull << (i & 63));
+}
+/*
+ * Prefetch hints that survive the optimizer. GCC sees __builtin_prefetch as free of side
+ * effects, so a function made only of prefetches is "pure" and a call to it whose result is
+ * unused is deleted (LTO did that to ftl_prefetch() and to the batch's look-ahead). The empty
+ * volatile asm naming the address keeps the hint.
+ */
+static inline void prefetch_r(const void *p)
+{
+	__builtin_prefetch(p, 0);
+	__asm__ volatile("" : : "r"(p));
+}
+static inline void prefetch_w(const void *p)
+{
+	__builtin_prefetch(p, 1);
+	__asm__ volatile("" : : "r"(p));
 }
 void *ftl_big_alloc(size_t bytes);
 uint32_t ftl_crc32c(uint32_t crc, const void *buf, size_t n);

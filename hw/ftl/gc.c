@@ -107,15 +107,18 @@ static int relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 			bits &= ~0ull << (base & 63);
 		if (w == (end - 1) >> 6 && (end & 63))
 			bits &= ~(~0ull << (end & 63));
-		/* the lpns of the next word's valid units: start fetching their L2P lines */
-		uint64_t nb = w + 1 <= (end - 1) >> 6 ? f->valid[w + 1] : 0;
-		while (nb) {
-			__builtin_prefetch(&f->l2p[f->p2l[((w + 1) << 6) + __builtin_ctzll(nb)] - 1], 1);
-			nb &= nb - 1;
+		/* the lpns of the valid units two words ahead (about 100 moves, longer than a DRAM
+		 * miss on a loaded VM): start fetching their L2P lines */
+		for (uint64_t a = w == base >> 6 ? w + 1 : w + 2; a <= w + 2; a++) {
+			uint64_t nb = a <= (end - 1) >> 6 ? f->valid[a] : 0;
+			while (nb) {
+				__builtin_prefetch(&f->l2p[f->p2l[(a << 6) + __builtin_ctzll(nb)] - 1], 1);
+				nb &= nb - 1;
+			}
 		}
 		for (;;) {
 			uint64_t ppn = bits ? (w << 6) + __builtin_ctzll(bits) : UINT64_MAX;
-			uint64_t page = bits ? ppn / f->upp : UINT64_MAX;
+			uint64_t page = bits ? page_of(f, (uint32_t)ppn) : UINT64_MAX;
 			if (page != run_page || n == 64) {
 				if (n) {
 					int rc = ftl_move_run(f, run, n, cause, now);

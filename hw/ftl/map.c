@@ -106,16 +106,40 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 	uint64_t bytes = (uint64_t)n * f->cfg.unit_size;
 	f->st.gc_read_bytes += bytes;
 	f->st.nand_read_bytes += bytes;
+	uint64_t run_units = 0;
+	int err = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		int err = 0;
+		if (f->upp > 1 && i + 1 < n) {
+			/* units that fit the GC frontier's open page before its last: one reservation */
+			uint32_t k, ppn = ftl_frontier_take_run(f, f->gc_fr, t, n - i, &k, &err, cause,
+			                                        NULL);
+			if (k) {
+				struct inval iv = {NONE, 0};
+				for (uint32_t j = 0; j < k; j++) {
+					uint32_t o = ppn_old[i + j], lpn = f->p2l[o] - 1;
+					inval_add(f, &iv, o);
+					f->l2p[lpn] = ppn + j + 1;
+					f->p2l[ppn + j] = lpn + 1;
+					bit_set(f->valid, ppn + j);
+				}
+				inval_flush(f, &iv);
+				f->gu[gu_of(f, ppn)].valid += k;
+				run_units += k;
+				i += k - 1;
+				continue;
+			}
+			if (ppn == NONE && err)
+				break;
+		}
 		uint32_t old = ppn_old[i], lpn = f->p2l[old] - 1;
 		uint32_t ppn = ftl_frontier_take(f, f->gc_fr, t, &err, cause, NULL);
 		if (ppn == NONE)
-			return err;
+			break;
 		ftl_invalidate(f, old);
 		map_set(f, lpn, ppn);
 	}
-	return FTL_OK;
+	ftl_count_prog(f, cause, run_units);
+	return err;
 }
 
 static int check_range(const struct ftl *f, uint64_t off, uint64_t len)
@@ -169,19 +193,20 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	if (f->st.read_only)
 		return FTL_E_WORN;
 	background_gc(f, now);
-	uint32_t fid = stream % f->cfg.host_streams;
-	uint64_t first = off / us, last = (off + len - 1) / us;
+	uint32_t fid = f->cfg.host_streams == 1 ? 0 : stream % f->cfg.host_streams;
+	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
+	const bool head_part = unit_rem(f, off) != 0, tail_part = unit_rem(f, off + len) != 0;
 	f->st.host_write_cmds++;
 	/* whole units, up to but not including a partly written last one */
-	uint64_t whole_end = (off + len) % us ? last : last + 1, run_units = 0;
+	uint64_t whole_end = tail_part ? last : last + 1, run_units = 0;
 	for (uint64_t lpn = first; lpn <= last; lpn++) {
 		uint64_t t = now, ready = now;
-		if (f->upp > 1 && lpn < whole_end && (lpn != first || !(off % us))) {
+		if (f->upp > 1 && lpn < whole_end && (lpn != first || !head_part)) {
 			/* a run of whole units into the open page: one reservation for all */
 			uint64_t want = whole_end - lpn;
 			uint32_t n, ppn = ftl_frontier_take_run(f, fid, now,
 			                                        want < f->upp ? (uint32_t)want : f->upp,
-			                                        &n, &err, &ready);
+			                                        &n, &err, PROG_HOST, &ready);
 			if (n) {
 				run_units += n;
 				map_run(f, (uint32_t)lpn, ppn, n);
@@ -189,14 +214,16 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 				lpn += n - 1;
 				continue;
 			}
-			if (ppn == NONE && err) {
+			if (ppn != NONE) /* opened the block (foreground GC) but one unit is left: */
+				done = max64(done, ready); /* that unit waits for the GC as well */
+			else if (err) {
 				ftl_count_prog(f, PROG_HOST, run_units);
 				f->st.host_write_bytes += lpn == first ? 0 : (lpn * us - off);
 				ftl_stats_tick(f);
 				return err;
 			}
 		}
-		if ((lpn == first && off % us) || (lpn == last && (off + len) % us))
+		if ((lpn == first && head_part) || (lpn == last && tail_part))
 			t = rmw_read(f, (uint32_t)lpn, now);
 		uint32_t ppn = ftl_frontier_take(f, fid, t, &err, PROG_HOST, &ready);
 		if (ppn == NONE) {
@@ -230,12 +257,58 @@ static inline uint64_t time_read(struct ftl *f, uint32_t gblk, uint32_t units, u
 	return max64(done, t);
 }
 
+/* Stage 2 of the batch's prefetch: the old copy's valid-bitmap word and GC-unit record. */
+static inline void prefetch_old(const struct ftl *f, const struct ftl_wreq *w)
+{
+	if (check_range(f, w->off, w->len))
+		return;
+	uint32_t m = f->l2p[unit_of(f, w->off)];
+	if (m) {
+		prefetch_w(&f->valid[(m - 1) >> 6]);
+		prefetch_w(&f->gu[gu_of(f, m - 1)]);
+	}
+}
+
+int ftl_write_batch(struct ftl *f, const struct ftl_wreq *w, size_t n, uint64_t *done_ns,
+		    size_t *ndone)
+{
+	const size_t k = FTL_BATCH_AHEAD;
+	int rc = FTL_OK;
+	uint64_t prev = 0;
+	size_t i;
+	if (n && w[0].now_ns == FTL_NOW_PREV) {
+		if (ndone)
+			*ndone = 0;
+		return FTL_E_INVAL;
+	}
+	for (i = 0; i < n && i < 2 * k; i++)
+		ftl_prefetch(f, w[i].off, w[i].len);
+	for (i = 0; i < n && i < k; i++)
+		prefetch_old(f, &w[i]);
+	for (i = 0; i < n; i++) {
+		if (i + 2 * k < n)
+			ftl_prefetch(f, w[i + 2 * k].off, w[i + 2 * k].len);
+		if (i + k < n)
+			prefetch_old(f, &w[i + k]);
+		uint64_t now = w[i].now_ns == FTL_NOW_PREV ? prev : w[i].now_ns;
+		rc = ftl_write(f, w[i].off, w[i].len, w[i].stream, now, &prev);
+		if (rc)
+			break;
+		if (done_ns)
+			done_ns[i] = prev;
+	}
+	if (ndone)
+		*ndone = i;
+	return rc;
+}
+
 /*
  * Units that sit in the same physical page cost one tR: consecutive units of the range that
- * map to one page on NAND form a run, read with one ftl_time_read() (inlined here, on local
- * copies of the fields it reads). A unit that is unmapped or still in the write buffer costs no
- * NAND read and ends the run. Only a new page needs its block's write pointer and the timing
- * model; units of the current run cost a load and a compare. KV replays read terabytes here.
+ * map to one page on NAND form a run, read with one time_read(). A unit that is unmapped or
+ * still in the write buffer costs no NAND read and ends the run. Only a new page needs its
+ * block's write pointer and the timing model; units of the current run cost a load and a
+ * compare, and a whole page written in order is taken in one step. KV replays read terabytes
+ * here.
  */
 int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *done_ns)
 {
@@ -243,7 +316,7 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	uint64_t us = f->cfg.unit_size, done = now;
 	if (rc)
 		return rc;
-	uint64_t first = off / us, last = (off + len - 1) / us;
+	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
 	const uint32_t *l2p = f->l2p;
 	const struct blk *blk = f->blk;
 	const uint32_t ppb = f->ppb, upp = f->upp;
@@ -342,7 +415,7 @@ bool ftl_is_mapped(const struct ftl *f, uint64_t off, uint64_t len)
 {
 	if (check_range(f, off, len))
 		return false;
-	for (uint64_t lpn = off / f->cfg.unit_size; lpn <= (off + len - 1) / f->cfg.unit_size; lpn++)
+	for (uint64_t lpn = unit_of(f, off); lpn <= unit_of(f, off + len - 1); lpn++)
 		if (!f->l2p[lpn])
 			return false;
 	return true;
@@ -353,10 +426,10 @@ void ftl_prefetch(const struct ftl *f, uint64_t off, uint64_t len)
 	if (check_range(f, off, len))
 		return;
 	/* the first four lines (64 units): the hardware prefetcher follows a run from there */
-	uint64_t first = off / f->cfg.unit_size, last = (off + len - 1) / f->cfg.unit_size;
+	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
 	const char *p = (const char *)&f->l2p[first], *end = (const char *)&f->l2p[last];
 	for (int i = 0; i < 4 && p <= end; i++, p += 64)
-		__builtin_prefetch(p);
+		prefetch_w(p);
 }
 
 double ftl_unit_valid(const struct ftl *f, uint64_t off)

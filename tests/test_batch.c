@@ -1,0 +1,287 @@
+/*
+ * test_batch.c - ftl_write_batch() gives bit for bit what ftl_write() in a loop gives: the same
+ * completion times, counters, JSON report and whole saved state (the snapshot holds every table
+ * and scalar), through GC, static wear leveling and the batch boundaries, on every GC mode and
+ * stream layout, with issue times given or chained (FTL_NOW_PREV); a failing write stops the
+ * batch where the loop would stop. Also the
+ * multiply-for-divide helper of the hot paths (udiv32, ftl_int.h) against the divide.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#define TEST_SEED 0x5eed0fba7c4ull
+#include "testutil.h"
+#include "ftl_int.h"
+
+static struct ftl_config small(void)
+{
+	struct ftl_config c;
+	ftl_config_default(&c);
+	c.channels = 2;
+	c.luns_per_channel = 2;
+	c.planes_per_lun = 2;
+	c.blocks_per_plane = 64;
+	c.pages_per_block = 12; /* not a power of two: the multiply path of udiv32 */
+	c.page_size = 16384;
+	c.unit_size = 4096;
+	c.spare_factor = 0.25;
+	c.op_percent = -1;
+	c.host_streams = 2;
+	return c;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *fp = fopen(path, "rb");
+	assert_non_null(fp);
+	fseek(fp, 0, SEEK_END);
+	long sz = ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	char *b = malloc(sz > 0 ? (size_t)sz : 1);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, (size_t)sz, fp), (size_t)sz);
+	fclose(fp);
+	*n = (size_t)sz;
+	return b;
+}
+
+/* Everything observable of a and b is the same: stats, JSON, the saved state, ftl_check. */
+static void assert_same(struct ftl *a, struct ftl *b, const char *dir)
+{
+	check_ok(a);
+	check_ok(b);
+	struct ftl_stats sa, sb;
+	ftl_get_stats(a, &sa);
+	ftl_get_stats(b, &sb);
+	assert_int_equal(sa.host_write_bytes, sb.host_write_bytes);
+	assert_int_equal(sa.nand_write_bytes, sb.nand_write_bytes);
+	assert_int_equal(sa.gc_prog_bytes, sb.gc_prog_bytes);
+	assert_int_equal(sa.erases, sb.erases);
+	assert_int_equal(sa.clock_ns, sb.clock_ns);
+	char *ja = NULL, *jb = NULL;
+	size_t la = 0, lb = 0;
+	FILE *fa = open_memstream(&ja, &la), *fb = open_memstream(&jb, &lb);
+	assert_non_null(fa);
+	assert_non_null(fb);
+	assert_int_equal(ftl_json(a, 1e12, fa), 0);
+	assert_int_equal(ftl_json(b, 1e12, fb), 0);
+	fclose(fa);
+	fclose(fb);
+	assert_string_equal(ja, jb);
+	free(ja);
+	free(jb);
+	char pa[512], pb[512], err[256];
+	snprintf(pa, sizeof(pa), "%s/a.snap", dir);
+	snprintf(pb, sizeof(pb), "%s/b.snap", dir);
+	if (ftl_snapshot_save(a, pa, err, sizeof(err)) || ftl_snapshot_save(b, pb, err, sizeof(err)))
+		fail_msg("snapshot: %s", err);
+	size_t na, nb;
+	char *ba = slurp(pa, &na), *bb = slurp(pb, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(ba, bb, na);
+	free(ba);
+	free(bb);
+	unlink(pa);
+	unlink(pb);
+}
+
+/*
+ * Random writes (mostly single 4 KiB units, hot/cold, some partial-unit and multi-unit ones,
+ * two streams, advancing issue times) in batches of 1..300, with TRIMs between batches, to
+ * drive a through several device writes of GC. a gets them one ftl_write() at a time.
+ */
+static void run_both(struct ftl_config c, uint64_t writes, const char *dir)
+{
+	struct ftl *a = mk(&c), *b = mk(&c);
+	const struct ftl_geometry *g = ftl_get_geometry(a);
+	uint64_t sectors = g->user_bytes / 512, units = g->user_bytes / 4096, now = 0;
+	struct ftl_wreq w[300];
+	uint64_t da[300], db[300];
+	for (uint64_t done = 0; done < writes;) {
+		size_t n = 1 + rnd() % 300;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t r = rnd(), off, len;
+			int kind = r % 100;
+			uint64_t span = (r >> 8) & 1 ? units / 8 : units;
+			if (kind < 85) { /* one whole unit */
+				off = rnd() % span * 4096;
+				len = 4096;
+			} else if (kind < 95) { /* several units, maybe crossing pages */
+				off = rnd() % span * 4096;
+				len = (1 + rnd() % 40) * 4096;
+			} else { /* sector-granular: read-modify-write at the ends */
+				off = rnd() % sectors * 512;
+				len = (1 + rnd() % 24) * 512;
+			}
+			if (off + len > g->user_bytes)
+				len = g->user_bytes - off;
+			now += rnd() % 3000;
+			/* a third of them closed-loop: issued when the write before completes */
+			bool chained = i > 0 && rnd() % 3 == 0;
+			w[i] = (struct ftl_wreq){.off = off, .len = len,
+			                         .now_ns = chained ? FTL_NOW_PREV : now,
+			                         .stream = (unsigned)(r >> 20) % 3};
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint64_t t = w[i].now_ns == FTL_NOW_PREV ? da[i - 1] : w[i].now_ns;
+			assert_int_equal(ftl_write(a, w[i].off, w[i].len, w[i].stream, t, &da[i]),
+			                 FTL_OK);
+			if (da[i] > now)
+				now = da[i];
+		}
+		size_t nd = 0;
+		assert_int_equal(ftl_write_batch(b, w, n, db, &nd), FTL_OK);
+		assert_int_equal(nd, n);
+		assert_memory_equal(da, db, n * sizeof(da[0]));
+		if (rnd() % 4 == 0) { /* a TRIM between batches, on both */
+			uint64_t off = rnd() % units * 4096, len = (1 + rnd() % 64) * 4096;
+			if (off + len > g->user_bytes)
+				len = g->user_bytes - off;
+			assert_int_equal(ftl_trim(a, off, len, now, NULL), FTL_OK);
+			assert_int_equal(ftl_trim(b, off, len, now, NULL), FTL_OK);
+		}
+		done += n;
+	}
+	struct ftl_stats st;
+	ftl_get_stats(b, &st);
+	assert_true(st.gc_victims > 0); /* the comparison went through GC */
+	assert_true(st.host_write_bytes > 2 * g->user_bytes);
+	assert_same(a, b, dir);
+	ftl_destroy(a);
+	ftl_destroy(b);
+}
+
+static char dir[64];
+
+static void test_batch_superblock_separate(void **state)
+{
+	(void)state;
+	run_both(small(), 120000, dir);
+}
+
+static void test_batch_block_shared(void **state)
+{
+	(void)state;
+	struct ftl_config c = small();
+	c.gc_unit = FTL_GC_BLOCK;
+	c.gc_stream = FTL_GC_SHARED;
+	run_both(c, 120000, dir);
+}
+
+static void test_batch_policies_wl(void **state)
+{
+	(void)state;
+	enum ftl_gc_policy pols[] = {FTL_GC_FIFO, FTL_GC_COST_BENEFIT, FTL_GC_DCHOICE};
+	for (int i = 0; i < 3; i++) {
+		struct ftl_config c = small();
+		c.gc_policy = pols[i];
+		c.gc_unit = i == 1 ? FTL_GC_BLOCK : FTL_GC_SUPERBLOCK;
+		c.wl_threshold = 4; /* static wear leveling moves too */
+		c.gc_bg_free_pct = 20; /* and background GC in the think time */
+		run_both(c, 60000, dir);
+	}
+}
+
+/* One unit per page: the run path is off, the batch still matches. */
+static void test_batch_unit_is_page(void **state)
+{
+	(void)state;
+	struct ftl_config c = small();
+	c.page_size = 4096;
+	run_both(c, 60000, dir);
+}
+
+/* A bad write in the middle: the batch stops there with its status, like the loop. */
+static void test_batch_stops_at_failure(void **state)
+{
+	(void)state;
+	struct ftl_config c = small();
+	struct ftl *a = mk(&c), *b = mk(&c);
+	const struct ftl_geometry *g = ftl_get_geometry(a);
+	struct ftl_wreq w[40];
+	for (int i = 0; i < 40; i++)
+		w[i] = (struct ftl_wreq){.off = (uint64_t)i * 8192, .len = 4096, .now_ns = 0};
+	w[17].off = g->user_bytes; /* past the end */
+	w[18].len = 100;           /* not sector-aligned */
+	for (int i = 0; i < 17; i++)
+		assert_int_equal(ftl_write(a, w[i].off, w[i].len, 0, 0, NULL), FTL_OK);
+	size_t nd = 99;
+	assert_int_equal(ftl_write_batch(b, w, 40, NULL, &nd), FTL_E_RANGE);
+	assert_int_equal(nd, 17);
+	assert_false(ftl_is_mapped(b, 17 * 8192, 4096));
+	assert_true(ftl_is_mapped(b, 16 * 8192, 4096));
+	assert_int_equal(ftl_write_batch(b, w + 18, 1, NULL, &nd), FTL_E_INVAL);
+	assert_int_equal(nd, 0);
+	assert_int_equal(ftl_write_batch(b, w, 0, NULL, &nd), FTL_OK); /* empty: nothing */
+	assert_int_equal(nd, 0);
+	struct ftl_wreq first_prev = {.off = 0, .len = 4096, .now_ns = FTL_NOW_PREV};
+	assert_int_equal(ftl_write_batch(b, &first_prev, 1, NULL, &nd), FTL_E_INVAL);
+	assert_int_equal(nd, 0); /* the first write has no write before it to wait for */
+	assert_same(a, b, dir);
+	/* the prefetch hint takes anything, changes nothing */
+	ftl_prefetch(b, g->user_bytes, 4096);
+	ftl_prefetch(b, 0, 0);
+	ftl_prefetch(b, 1, 4096);
+	ftl_prefetch(b, 0, g->user_bytes);
+	assert_same(a, b, dir);
+	ftl_destroy(a);
+	ftl_destroy(b);
+}
+
+/* udiv32 is the divide for every 32-bit dividend: edges and random values, many divisors. */
+static void test_udiv32(void **state)
+{
+	(void)state;
+	uint32_t ds[] = {3, 5, 6, 7, 12, 1152, 4608, 294912, 1179648, 641, 0x7fffffff,
+	                 0x80000001u, 0xfffffffeu, 0xffffffffu};
+	for (size_t i = 0; i < sizeof(ds) / sizeof(ds[0]); i++) {
+		uint32_t d = ds[i];
+		uint64_t c = udiv32_c(d);
+		assert_int_equal(udiv32_shift(d), -1);
+		uint32_t edge[] = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, UINT32_MAX,
+		                   UINT32_MAX - 1, UINT32_MAX / d * d, UINT32_MAX / d * d - 1};
+		for (size_t k = 0; k < sizeof(edge) / sizeof(edge[0]); k++)
+			assert_int_equal(udiv32(edge[k], -1, c), edge[k] / d);
+		for (int k = 0; k < 200000; k++) {
+			uint32_t n = (uint32_t)rnd();
+			assert_int_equal(udiv32(n, -1, c), n / d);
+		}
+	}
+	for (int s = 0; s < 32; s++) { /* powers of two are shifts */
+		assert_int_equal(udiv32_shift(1u << s), s);
+		assert_int_equal(udiv32(0xdeadbeefu, s, 0), 0xdeadbeefu >> s);
+	}
+	for (int k = 0; k < 200000; k++) { /* random divisors */
+		uint32_t d = (uint32_t)rnd() >> (rnd() % 31), n = (uint32_t)rnd();
+		if (d < 2)
+			continue;
+		int sh = udiv32_shift(d);
+		assert_int_equal(udiv32(n, sh, sh < 0 ? udiv32_c(d) : 0), n / d);
+	}
+}
+
+int main(void)
+{
+	strcpy(dir, "/tmp/fg-batch-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_udiv32),
+		cmocka_unit_test(test_batch_stops_at_failure),
+		cmocka_unit_test(test_batch_superblock_separate),
+		cmocka_unit_test(test_batch_block_shared),
+		cmocka_unit_test(test_batch_policies_wl),
+		cmocka_unit_test(test_batch_unit_is_page),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rmdir(dir);
+	return rc;
+}
