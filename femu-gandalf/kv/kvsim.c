@@ -375,6 +375,9 @@ static int region_init(struct kvsim *s, char *err, size_t errlen)
 		return fg_err(err, errlen,
 		              "--region %llu: a linear state (%llu bytes) must fit 4 times in a region",
 		              (unsigned long long)r, (unsigned long long)big);
+	if (s->cfg.session_streams)
+		return fg_err(err, errlen, "--alloc region: --streams session is not supported (a "
+		                           "region is written on one stream)");
 	if (!(s->cfg.readmit >= 0 && s->cfg.readmit <= KV_REGION_READMIT_MAX))
 		return fg_err(err, errlen, "--readmit %g: must be in [0, %g]", s->cfg.readmit,
 		              KV_REGION_READMIT_MAX);
@@ -631,6 +634,20 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 		obj_free(s, o);
 }
 
+unsigned kv_stream(const struct kv_config *c, int kind, uint64_t session)
+{
+	unsigned k = c->streams_by_kind ? (unsigned)kind : 0, nk = c->streams_by_kind ? 2 : 1;
+	if (!c->session_streams || session == KV_NO_SESSION)
+		return k;
+	uint64_t h = session * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing, as u64map */
+	return (unsigned)((h >> 32) % c->session_streams) * nk + k;
+}
+
+unsigned kv_streams(const struct kv_config *c)
+{
+	return (c->streams_by_kind ? 2 : 1) * (c->session_streams ? c->session_streams : 1);
+}
+
 double kv_obj_unit_valid(const struct kvsim *s, uint32_t o)
 {
 	if (!s->ftl || !s->obj[o].in_ssd)
@@ -702,7 +719,7 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 	s->st.ssd_writes[x->kind]++;
 	x->ssd_hits = 0;
 	if (s->ftl) {
-		unsigned stream = s->cfg.streams_by_kind ? x->kind : 0;
+		unsigned stream = kv_stream(&s->cfg, x->kind, x->session);
 		int rc = ftl_write(s->ftl, x->lba, slot_size(x), stream, now_ns(s), NULL);
 		if (rc)
 			s->st.ftl_errors++;
