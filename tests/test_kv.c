@@ -1074,22 +1074,28 @@ static void test_region_errors(void **state)
 }
 
 /* Every policy on the random trace with the region allocator (dense and hybrid, TRIM on and
- * off, 0 and 0.5 re-admission), kvsim_check() after every request, on a drive: the FTL's host
- * bytes are the simulator's, and no I/O fails. */
+ * off, 0 and 0.5 re-admission, and an open region for each of 6 streams: kind+session:3),
+ * kvsim_check() after every request, on a drive: the FTL's host bytes are the simulator's, and no
+ * I/O fails. */
 static void test_region_random(void **state)
 {
 	(void)state;
 	static const uint64_t seeds[] = {12345, 4242};
 	for (int k = 0; k < 2; k++)
-		for (int v = 0; v < 8; v++) {
+		for (int v = 0; v < 12; v++) {
 			make_trace(seeds[k]);
 			for (int i = 0; kv_policies[i]; i++) {
 				struct ftl *f = drive(64);
 				struct kv_config c = cost_cfg(v & 1);
 				c.alloc = KV_ALLOC_REGION;
 				c.trim = !(v & 2);
-				c.readmit = v & 4 ? 0.5 : 0;
+				c.readmit = v & 4 || v >= 10 ? 0.5 : 0;
 				c.ssd_bytes = 8 * 65536; /* 8 regions of 16 slots */
+				if (v >= 8) { /* 6 streams (kind x 3 session groups): 12 regions */
+					c.streams_by_kind = true;
+					c.session_streams = 3;
+					c.ssd_bytes = 12 * 65536;
+				}
 				char err[512];
 				void *prepared = NULL;
 				const struct kv_policy *p = kv_policies[i];
@@ -1112,7 +1118,7 @@ static void test_region_random(void **state)
 				                 kvsim_stats(s)->ssd_write_bytes[0] +
 				                         kvsim_stats(s)->ssd_write_bytes[1]);
 				assert_int_equal(kvsim_stats(s)->ftl_errors, 0);
-				if (!(v & 4))
+				if (c.readmit == 0)
 					assert_int_equal(kvsim_stats(s)->readmits, 0);
 				if (ftl_check(f, err, sizeof(err)))
 					fail_msg("%s: %s", p->name, err);
