@@ -233,6 +233,9 @@ expect 2 "--region and --readmit need --alloc region" "kv --region without --all
 expect 2 "--readmit 0.9: must be in .0, 0.5." "kv --readmit out of range" -- "${KV[@]}" --alloc region --readmit 0.9
 expect 2 "--region 5000: must be a size > 0, a multiple of 4 KiB" "kv --region not 4 KiB-aligned" -- "${KV[@]}" --alloc region --region 5000
 expect 2 "--alloc region: the SSD tier" "kv --alloc region with too few regions" -- "${KV[@]}" --alloc region --region 1G --ssd 2G --device none
+expect 2 "--streams session:0: session:N needs N in 1..64" "kv --streams session:0" -- "${KV[@]}" --streams session:0
+expect 2 "--streams bogus: must be none, kind, session" "kv bad --streams" -- "${KV[@]}" --streams bogus
+expect 2 "too few for 4 streams" "kv --alloc region with more streams than regions" -- "${KV[@]}" --model llama-3.1-8b --alloc region --streams kind+session:2 --region 16M --ssd 96M --device none
 expect 0 '"regions_cleaned"' "kv --alloc region in the JSON" -- "${KV[@]}" --model llama-3.1-8b --policy gandalf --alloc region --json
 expect 0 '"alloc": "log"' "kv --alloc log in the JSON" -- "${KV[@]}" --policy lru --alloc log --json
 expect 2 "needs --ssd" "kv without device needs --ssd" -- kv --trace "$SRC/traces/multiturn-small.jsonl" --device none

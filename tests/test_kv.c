@@ -1341,22 +1341,28 @@ static void test_region_errors(void **state)
 }
 
 /* Every policy on the random trace with the region allocator (dense and hybrid, TRIM on and
- * off, 0 and 0.5 re-admission), kvsim_check() after every request, on a drive: the FTL's host
- * bytes are the simulator's, and no I/O fails. */
+ * off, 0 and 0.5 re-admission, and an open region for each of 6 streams: kind+session:3),
+ * kvsim_check() after every request, on a drive: the FTL's host bytes are the simulator's, and no
+ * I/O fails. */
 static void test_region_random(void **state)
 {
 	(void)state;
 	static const uint64_t seeds[] = {12345, 4242};
 	for (int k = 0; k < 2; k++)
-		for (int v = 0; v < 8; v++) {
+		for (int v = 0; v < 12; v++) {
 			make_trace(seeds[k]);
 			for (int i = 0; kv_policies[i]; i++) {
 				struct ftl *f = drive(64);
 				struct kv_config c = cost_cfg(v & 1);
 				c.alloc = KV_ALLOC_REGION;
 				c.trim = !(v & 2);
-				c.readmit = v & 4 ? 0.5 : 0;
+				c.readmit = v & 4 || v >= 10 ? 0.5 : 0;
 				c.ssd_bytes = 8 * 65536; /* 8 regions of 16 slots */
+				if (v >= 8) { /* 6 streams (kind x 3 session groups): 12 regions */
+					c.streams_by_kind = true;
+					c.session_streams = 3;
+					c.ssd_bytes = 12 * 65536;
+				}
 				char err[512];
 				void *prepared = NULL;
 				const struct kv_policy *p = kv_policies[i];
@@ -1379,7 +1385,7 @@ static void test_region_random(void **state)
 				                 kvsim_stats(s)->ssd_write_bytes[0] +
 				                         kvsim_stats(s)->ssd_write_bytes[1]);
 				assert_int_equal(kvsim_stats(s)->ftl_errors, 0);
-				if (!(v & 4))
+				if (c.readmit == 0)
 					assert_int_equal(kvsim_stats(s)->readmits, 0);
 				if (ftl_check(f, err, sizeof(err)))
 					fail_msg("%s: %s", p->name, err);
@@ -1452,6 +1458,60 @@ static void test_gandalf_wear(void **state)
 	}
 }
 
+/* --streams session:N: the stream of an object follows its session, hashed into N groups (times
+ * 2 with kind: the kind is the low bit); an object without a session, or N = 0, keeps the kind
+ * stream (or 0). Every stream is below kv_streams(). 16 sessions in 4 groups use all 4, and a
+ * run with them on a drive with that many host streams is clean. */
+static void test_session_streams(void **state)
+{
+	(void)state;
+	struct kv_config c = cost_cfg(true);
+	assert_int_equal(kv_streams(&c), 1);
+	assert_int_equal(kv_stream(&c, OBJ_LINEAR, 7), 0);
+	c.streams_by_kind = true;
+	assert_int_equal(kv_streams(&c), 2);
+	assert_int_equal(kv_stream(&c, OBJ_LINEAR, 7), 1);
+	c.session_streams = 4;
+	assert_int_equal(kv_streams(&c), 8);
+	assert_int_equal(kv_stream(&c, OBJ_LINEAR, KV_NO_SESSION), 1);
+	assert_int_equal(kv_stream(&c, OBJ_FULL, KV_NO_SESSION), 0);
+	bool used[4] = {false};
+	for (uint64_t sess = 0; sess < 16; sess++) {
+		unsigned a = kv_stream(&c, OBJ_FULL, sess), b = kv_stream(&c, OBJ_LINEAR, sess);
+		assert_true(a < 8 && b == a + 1 && a % 2 == 0);
+		used[a / 2] = true;
+	}
+	assert_true(used[0] && used[1] && used[2] && used[3]);
+	c.streams_by_kind = false;
+	assert_int_equal(kv_streams(&c), 4);
+	assert_true(kv_stream(&c, OBJ_LINEAR, 3) < 4);
+	/* on a drive with 4 host streams (one plane, so each stream holds an open block) */
+	struct ftl_config fc;
+	char err[256];
+	ftl_config_default(&fc);
+	fc.channels = fc.luns_per_channel = fc.planes_per_lun = 1;
+	fc.blocks_per_plane = 128;
+	fc.pages_per_block = 16;
+	fc.page_size = fc.unit_size = 4096;
+	fc.spare_factor = 0.25;
+	fc.op_percent = -1;
+	fc.host_streams = 4;
+	struct ftl *f = ftl_create(&fc, err, sizeof(err));
+	assert_non_null(f);
+	c.ssd_bytes = 64 * 4096;
+	make_trace(4242);
+	struct kvsim *s = kvsim_new(&c, kv_policy_find("gandalf"), "", NULL, f, err, sizeof(err));
+	assert_non_null(s);
+	run_trace(s);
+	struct ftl_stats fs;
+	ftl_get_stats(f, &fs);
+	assert_int_equal(fs.host_write_bytes, s->st.ssd_write_bytes[0] + s->st.ssd_write_bytes[1]);
+	assert_int_equal(s->st.ftl_errors, 0);
+	assert_int_equal(ftl_check(f, err, sizeof(err)), 0);
+	done(s);
+	ftl_destroy(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1488,6 +1548,7 @@ int main(void)
 		cmocka_unit_test(test_region_errors),
 		cmocka_unit_test(test_region_random),
 		cmocka_unit_test(test_gandalf_wear),
+		cmocka_unit_test(test_session_streams),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -156,7 +156,9 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	         "0.25, at most 0.5)",
 	         "F"},
 	        {"streams", 0, 0, G_OPTION_ARG_STRING, &c->streams,
-	         "placement hints: none (default) | kind (linear vs full)", "S"},
+	         "placement hints: none (default) | kind (linear vs full) | session[:N] (N "
+	         "session groups, default 8) | kind+session[:N]",
+	         "S"},
 	        {"loop", 0, 0, G_OPTION_ARG_INT, &c->loops,
 	         "replay the trace N times (toward steady state)", "N"},
 	        {"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &c->target_years,
@@ -242,8 +244,26 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 		        KV_REGION_READMIT_MAX);
 		return -1;
 	}
-	if (strcmp(c->streams, "none") && strcmp(c->streams, "kind")) {
-		fprintf(stderr, "femu-gandalf: --streams %s: must be none or kind\n", c->streams);
+	unsigned long nsess = 0;
+	const char *sp = c->streams;
+	bool bykind = !strcmp(sp, "kind") || !strncmp(sp, "kind+session", 12);
+	if (!strncmp(sp, "kind+", 5) && strcmp(sp, "kind"))
+		sp += 5;
+	if (!strncmp(sp, "session", 7)) {
+		char *end = NULL;
+		nsess = sp[7] == ':' ? strtoul(sp + 8, &end, 10) : 8;
+		if ((sp[7] && sp[7] != ':') || (sp[7] == ':' && (end == sp + 8 || *end)) ||
+		    nsess < 1 || nsess > 64) {
+			fprintf(stderr,
+			        "femu-gandalf: --streams %s: session:N needs N in 1..64\n",
+			        c->streams);
+			return -1;
+		}
+	} else if (strcmp(c->streams, "none") && strcmp(c->streams, "kind")) {
+		fprintf(stderr,
+		        "femu-gandalf: --streams %s: must be none, kind, session[:N] or "
+		        "kind+session[:N]\n",
+		        c->streams);
 		return -1;
 	}
 	if (c->loops < 1 || ro->cfg.ssd_gbps <= 0 || ro->cfg.pcie_gbps <= 0 ||
@@ -260,7 +280,8 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 	ro->cfg.dram_bytes = dram;
 	ro->cfg.ssd_bytes = ssd;
 	ro->cfg.trim = !strcmp(c->trim, "on");
-	ro->cfg.streams_by_kind = !strcmp(c->streams, "kind");
+	ro->cfg.streams_by_kind = bykind;
+	ro->cfg.session_streams = (uint32_t)nsess;
 	ro->cfg.alloc = !strcmp(c->alloc, "log")      ? KV_ALLOC_LOG
 	                : !strcmp(c->alloc, "region") ? KV_ALLOC_REGION
 	                                              : KV_ALLOC_SLOTS;

@@ -72,7 +72,8 @@ struct kvsim {
 	 * written into it (stale entries are skipped: the object moved or left); the free ones are
 	 * a stack, the sealed ones an unordered array (pos: an index in it) */
 	uint64_t rbytes;
-	uint32_t nreg, nrfree, nsealed, nopen;
+	uint32_t nreg, nrfree, nsealed, nopen; /* nopen: streams, each with an open region */
+	uint32_t nreserve; /* free regions held back for re-admissions: min(nopen, 2) */
 	struct kv_region {
 		uint64_t fill, live, seq; /* bytes appended, bytes of live objects, seal order */
 		struct kv_rent {
@@ -84,7 +85,7 @@ struct kvsim {
 		uint8_t state; /* REG_FREE, REG_OPEN, REG_SEALED */
 	} * reg;
 	uint32_t *rfree, *sealed;
-	uint32_t ropen[2];   /* the open region of each stream (KV_NONE: none) */
+	uint32_t *ropen;     /* the open region of each stream (KV_NONE: none) */
 	uint32_t rclean;     /* the region being cleaned (KV_NONE): its objects are not TRIMmed one
 	                        by one, the whole region is at the end */
 	uint64_t rseq, rng[4];

@@ -322,7 +322,7 @@ enum { REG_FREE = 0, REG_OPEN = 1, REG_SEALED = 2 };
 
 static unsigned obj_stream(const struct kvsim *s, const struct kv_obj *x)
 {
-	return s->cfg.streams_by_kind ? x->kind : 0;
+	return kv_stream(&s->cfg, x->kind, x->session);
 }
 
 static uint32_t lba_region(const struct kvsim *s, uint64_t lba)
@@ -344,6 +344,7 @@ static void region_release(struct kvsim *s)
 	free(s->reg);
 	free(s->rfree);
 	free(s->sealed);
+	free(s->ropen);
 	free(s->mark);
 	free(s->cand);
 }
@@ -379,6 +380,11 @@ static int region_init(struct kvsim *s, char *err, size_t errlen)
 		return fg_err(err, errlen, "--readmit %g: must be in [0, %g]", s->cfg.readmit,
 		              KV_REGION_READMIT_MAX);
 	uint64_t n = s->cfg.ssd_bytes / r;
+	if (n >= KV_REGION_MIN && n < kv_streams(&s->cfg) + 3)
+		return fg_err(err, errlen,
+		              "--alloc region: the SSD tier holds %llu regions of %llu bytes, too few "
+		              "for %u streams (an open region each, and 3 more)",
+		              (unsigned long long)n, (unsigned long long)r, kv_streams(&s->cfg));
 	if (n < KV_REGION_MIN || n > UINT32_MAX / 2)
 		return fg_err(err, errlen,
 		              "--alloc region: the SSD tier (%llu bytes) holds %llu regions of %llu "
@@ -395,8 +401,14 @@ static int region_init(struct kvsim *s, char *err, size_t errlen)
 	for (uint32_t i = 0; i < s->nreg; i++)
 		s->rfree[i] = s->nreg - 1 - i; /* region 0 is taken first */
 	s->nrfree = s->nreg;
-	s->nopen = s->cfg.streams_by_kind ? 2 : 1;
-	s->ropen[0] = s->ropen[1] = s->rclean = KV_NONE;
+	s->nopen = kv_streams(&s->cfg);
+	s->nreserve = s->nopen < 2 ? s->nopen : 2;
+	s->ropen = malloc(s->nopen * sizeof(*s->ropen));
+	if (!s->ropen)
+		return fg_err(err, errlen, "out of memory");
+	for (uint32_t k = 0; k < s->nopen; k++)
+		s->ropen[k] = KV_NONE;
+	s->rclean = KV_NONE;
 	ftl_seed(s->rng, 12);
 	return 0;
 }
@@ -598,8 +610,10 @@ static bool region_alloc(struct kvsim *s, uint32_t o)
 			return false;
 		if (s->markcap > had) /* a new mark is no step's */
 			memset(s->mark + had, 0, (s->markcap - had) * sizeof(*s->mark));
-		/* keep one free region per stream for the re-admissions of a cleaning */
-		for (uint32_t n = 0; s->nrfree < s->nopen + 1 && s->nsealed && n < 4 * s->nreg; n++)
+		/* keep free regions (one per stream, at most 2) for the re-admissions of a
+		 * cleaning; one that finds none is evicted instead */
+		for (uint32_t n = 0; s->nrfree < s->nreserve + 1 && s->nsealed && n < 4 * s->nreg;
+		     n++)
 			region_clean(s);
 		if (s->obj[o].key != key || !s->obj[o].in_dram)
 			return false; /* an ancestor was cleaned out: it left with it */
@@ -631,6 +645,20 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 		obj_free(s, o);
 }
 
+unsigned kv_stream(const struct kv_config *c, int kind, uint64_t session)
+{
+	unsigned k = c->streams_by_kind ? (unsigned)kind : 0, nk = c->streams_by_kind ? 2 : 1;
+	if (!c->session_streams || session == KV_NO_SESSION)
+		return k;
+	uint64_t h = session * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing, as u64map */
+	return (unsigned)((h >> 32) % c->session_streams) * nk + k;
+}
+
+unsigned kv_streams(const struct kv_config *c)
+{
+	return (c->streams_by_kind ? 2 : 1) * (c->session_streams ? c->session_streams : 1);
+}
+
 double kv_obj_unit_valid(const struct kvsim *s, uint32_t o)
 {
 	if (!s->ftl || !s->obj[o].in_ssd)
@@ -654,7 +682,7 @@ uint64_t kv_ssd_shortfall(const struct kvsim *s, uint32_t o)
 	/* regions: once no region is free beyond the reserve, every write is paid for by a
 	 * cleaning, which evicts something of that size */
 	if (s->cfg.alloc == KV_ALLOC_REGION)
-		return s->nrfree > s->nopen + 1 ? 0 : sz;
+		return s->nrfree > s->nreserve + 1 ? 0 : sz;
 	/* slots: room when a slot of the class is free or the bump pointer can cut one; otherwise
 	 * one resident of the class must go (bytes then fit: a class's slots are all one size) */
 	return s->nfree[x->kind] || s->bump + sz <= s->cfg.ssd_bytes ? 0 : sz;
@@ -702,7 +730,7 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 	s->st.ssd_writes[x->kind]++;
 	x->ssd_hits = 0;
 	if (s->ftl) {
-		unsigned stream = s->cfg.streams_by_kind ? x->kind : 0;
+		unsigned stream = kv_stream(&s->cfg, x->kind, x->session);
 		int rc = ftl_write(s->ftl, x->lba, slot_size(x), stream, now_ns(s), NULL);
 		if (rc)
 			s->st.ftl_errors++;

@@ -72,6 +72,10 @@ struct kv_config {
 	uint64_t dram_bytes, ssd_bytes;
 	double ssd_gbps, pcie_gbps, prefill_tokens_per_s;
 	bool trim, streams_by_kind;
+	/* --streams session:N: an SSD object's write stream also follows its session (hashed
+	 * into N groups, times 2 with kind), so that a session's data, which dies together, fills
+	 * its own erase units (FDP-style placement hints); 0: off */
+	uint32_t session_streams;
 	bool use_ftl_timing;
 	double gpu_usd_per_hour, ssd_usd; /* prices; ssd_usd is for the SSD tier's drive */
 	double ssd_usd_per_tb;            /* drive price per TB of user capacity */
@@ -82,6 +86,10 @@ struct kv_config {
 	uint64_t region_bytes;
 	double readmit;
 };
+/* The FTL stream of an object of this kind and session under c's --streams (0 without hints);
+ * the drive needs kv_streams(c) host streams. */
+unsigned kv_stream(const struct kv_config *c, int kind, uint64_t session);
+unsigned kv_streams(const struct kv_config *c);
 /* The kv command's defaults: bandwidths, prefill rate, prices (docs/kv.md). */
 void kv_config_default(struct kv_config *c);
 

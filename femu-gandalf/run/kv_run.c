@@ -45,8 +45,8 @@ static struct ftl *kv_drive(const struct kv_run_opts *o, struct kv_config *cfg, 
 	struct ftl_config fc = *o->drive;
 
 	/* the SSD tier and the drive use both streams when placement hints are on */
-	if (cfg->streams_by_kind && fc.host_streams < 2)
-		fc.host_streams = 2;
+	if (fc.host_streams < kv_streams(cfg))
+		fc.host_streams = kv_streams(cfg);
 	struct ftl *f = ftl_create(&fc, e, sizeof(e));
 	if (!f) {
 		snprintf(err, errlen, "--device %s: %s", o->device, e);
@@ -216,7 +216,14 @@ static void json_counts(const struct kv_result *r, struct json_out *j)
 	                     : c->alloc == KV_ALLOC_REGION ? "region"
 	                                                   : "slots");
 	jout_bool(j, "trim", c->trim);
-	jout_str(j, "streams", c->streams_by_kind ? "kind" : "none");
+	if (c->session_streams) { /* (only then: the other outputs are as they were) */
+		char sv[64];
+		snprintf(sv, sizeof(sv), "%ssession:%u", c->streams_by_kind ? "kind+" : "",
+		         c->session_streams);
+		jout_str(j, "streams", sv);
+	} else {
+		jout_str(j, "streams", c->streams_by_kind ? "kind" : "none");
+	}
 	jout_u64(j, "requests", st->requests);
 	jout_num(j, "miss_ratio", "%.6f", kv_result_miss_ratio(r));
 	jout_num(j, "token_miss_ratio", "%.6f", share(st->missed_tokens, st->prefix_tokens));
