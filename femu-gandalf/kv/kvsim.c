@@ -552,7 +552,8 @@ static void region_clean(struct kvsim *s)
 		s->cand[s->ncand] = (struct kv_cand){prio, x->key, o, (uint32_t)s->ncand};
 		s->ncand++;
 	}
-	qsort(s->cand, s->ncand, sizeof(*s->cand), cand_cmp);
+	if (s->ncand) /* (qsort of no array: UB on a NULL base) */
+		qsort(s->cand, s->ncand, sizeof(*s->cand), cand_cmp);
 	/* the keepers, most valuable first, each with the SSD-only ancestors in this region that
 	 * its chain needs (evicting one would take it along), within the cap; a walk up stops at
 	 * an object already walked in this step, whose ancestors are kept or safe */
