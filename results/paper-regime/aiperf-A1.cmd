@@ -1,0 +1,1 @@
+build/exp/fg-frozen2 kv --trace build/exp/aiperf-eq.jsonl --model paper-kimi-k3 --dram 1292097945 --ssd 12920979450 --device none --policy P --sweep [--param V]
