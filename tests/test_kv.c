@@ -788,6 +788,9 @@ static void test_param_tables(void **state)
 	assert_true(pv[0] == 1 && pv[1] == 4); /* lambda default, move_candidates given */
 	assert_int_equal(kv_params_parse(g, "move_candidates=65", pv, err, sizeof(err)), -1);
 	assert_string_equal(err, "--param move_candidates=65: must be in [1..64]");
+	assert_int_equal(kv_params_parse(g, "state_move=0.5", pv, err, sizeof(err)), -1);
+	assert_string_equal(err, "--param state_move=0.5: integer parameters take whole numbers");
+	assert_int_equal(kv_params_parse(g, "state_move=0,state_reuse=1", pv, err, sizeof(err)), 0);
 	assert_int_equal(kv_params_parse(kv_policy_find("dynamo"), "decay=0", pv, err, sizeof(err)),
 	                 -1);
 	assert_string_equal(err, "--param decay=0: must be in (0..inf)");

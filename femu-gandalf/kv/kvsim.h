@@ -128,12 +128,13 @@ struct kvsim;
 /*
  * A policy parameter, declared once in the policy's file: the CLI's --param validation, --sweep
  * and `kv --help` read the table. A value must lie in [min, max] (min itself excluded when
- * min_open); sweep[0..nsweep) is the --sweep grid (none: the parameter stays at its default).
+ * min_open), and be whole when integer; sweep[0..nsweep) is the --sweep grid (none: the
+ * parameter stays at its default).
  */
 struct kv_param {
 	const char *name;
 	double def, min, max;
-	bool min_open;
+	bool min_open, integer;
 	const double *sweep;
 	int nsweep;
 	const char *help;

@@ -702,9 +702,9 @@ static const struct kv_param gandalf_params[] = {
         [TARGET_YEARS] =
                 {"target_years", 0, 0, INFINITY,
                  .help = "SSD write budget to last this long (0: none; also --target-years)"},
-        [STATE_MOVE] = {"state_move", STATE_MOVE_ALWAYS, 0, 1,
+        [STATE_MOVE] = {"state_move", STATE_MOVE_ALWAYS, 0, 1, .integer = true,
                         .help = "0: a state moves only when root-side (the paper); 1: always"},
-        [STATE_REUSE] = {"state_reuse", STATE_REUSE_LEARNED, 0, 2,
+        [STATE_REUSE] = {"state_reuse", STATE_REUSE_LEARNED, 0, 2, .integer = true,
                          .help = "a state's reuse: 0 the paper's r=1 then 0; 1 p(w) then 0; 2 "
                                  "p(w) then p(w) x learned p_again"},
         [WEAR] = {"wear", 0, 0, 64,
@@ -723,9 +723,6 @@ static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
 	g->target_years = kv_param(s, TARGET_YEARS);
 	g->state_move = (int)kv_param(s, STATE_MOVE);
 	g->state_reuse = (int)kv_param(s, STATE_REUSE);
-	if (g->state_move != kv_param(s, STATE_MOVE) || g->state_reuse != kv_param(s, STATE_REUSE))
-		return free(g), snprintf(err, errlen, "state_move and state_reuse take whole numbers"),
-		       -1;
 	g->wear = kv_param(s, WEAR);
 	g->gpu_per_token = kv_gpu_usd_per_token(kv_cfg(s));
 	g->fee = kv_wear_usd_per_byte(kv_cfg(s));

@@ -139,6 +139,11 @@ int kv_params_parse(const struct kv_policy *p, const char *params, double *pv, c
 			         isinf(k->max) ? ")" : "]");
 			return -1;
 		}
+		if (k->integer && v != floor(v)) {
+			snprintf(err, errlen, "--param %s=%s: integer parameters take whole numbers", key,
+			         val);
+			return -1;
+		}
 		pv[k - p->params] = v;
 		s += len + (e ? 1 : 0);
 	}
