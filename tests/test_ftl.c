@@ -233,6 +233,133 @@ static void test_timing(void **state)
 	ftl_destroy(f);
 }
 
+/*
+ * Planes, suspend and the host link, by hand (timing.c). One LUN of four planes, 16 KiB pages
+ * of four 4 KiB units over an 800 MB/s channel: a page moves in 20480 ns, a unit in 5120 ns.
+ * Pages stripe over the planes: units 0-3 are plane 0's page 0, units 4-7 plane 1's, ...,
+ * units 16-19 plane 0's page 1.
+ */
+static struct ftl *four_planes(bool multiplane, double t_suspend_us, uint32_t suspend_max,
+                               double host_mbps)
+{
+	struct ftl_config c;
+	ftl_config_default(&c);
+	c.planes_per_lun = 4;
+	c.blocks_per_plane = 64;
+	c.pages_per_block = 16;
+	c.page_size = 16384;
+	c.unit_size = 4096;
+	c.spare_factor = 0.25;
+	c.op_percent = -1;
+	c.t_read_us = 50;
+	c.t_prog_us = 600;
+	c.t_erase_us = 3000;
+	c.channel_mbps = 800;
+	c.write_buffer_pages = 64;
+	c.host_streams = 1;
+	c.multiplane = multiplane;
+	c.t_suspend_us = t_suspend_us;
+	c.suspend_max = suspend_max;
+	c.host_mbps = host_mbps;
+	return mk(&c);
+}
+
+static void test_timing_planes(void **state)
+{
+	(void)state;
+	const uint64_t xp = 20480, xu = 5120, tr = 50000, tp = 600000;
+	for (int mp = 0; mp <= 1; mp++) {
+		struct ftl *f = four_planes(mp, 0, 0, 0);
+		uint64_t done, t;
+		/* four pages at t=0, one per plane: the transfers queue on the channel; with
+		 * multiplane each plane programs as soon as its page is in, otherwise one at a time */
+		for (int i = 0; i < 16; i++)
+			assert_int_equal(ftl_write(f, i * 4096, 4096, 0, 0, NULL), FTL_OK);
+		uint64_t last_prog = mp ? 4 * xp + tp : 4 * (xp + tp);
+		/* a read issued meanwhile waits until every plane is done programming */
+		assert_int_equal(ftl_read(f, 0, 4096, 100000, &done), FTL_OK);
+		assert_int_equal(done, last_prog + tr + xu);
+		/* four reads at once, one per plane: sensed together with multiplane, in turn without;
+		 * their units then share the channel */
+		t = 10000000;
+		for (int i = 0; i < 4; i++) {
+			assert_int_equal(ftl_read(f, i * 16384, 4096, t, &done), FTL_OK);
+			assert_int_equal(done, mp ? t + tr + (i + 1) * xu : t + (i + 1) * tr + xu);
+		}
+		ftl_destroy(f);
+	}
+}
+
+static void test_timing_suspend(void **state)
+{
+	(void)state;
+	const uint64_t xp = 20480, xu = 5120, tr = 50000, tp = 600000, ts = 20000;
+	struct ftl *f = four_planes(true, 20, 2, 0);
+	uint64_t done, t0 = 0;
+	for (int i = 0; i < 20; i++) /* units 16-19 fill plane 0's second page */
+		assert_int_equal(ftl_write(f, i * 4096, 4096, 0, 0, NULL), FTL_OK);
+	/* plane 0's second page: in over the channel after the first four, programmed after the
+	 * first page's program */
+	uint64_t p0 = xp + tp;
+	/* a host read on plane 1 while the LUN programs: suspend (ts), sense, transfer */
+	t0 = 100000;
+	assert_int_equal(ftl_read(f, 4 * 4096, 4096, t0, &done), FTL_OK);
+	assert_int_equal(done, t0 + ts + tr + xu);
+	/* a second read during that suspension queues behind its sense, at no suspend cost */
+	assert_int_equal(ftl_read(f, 8 * 4096, 4096, t0 + 10000, &done), FTL_OK);
+	assert_int_equal(done, t0 + ts + 2 * tr + xu);
+	/* every busy plane is late by ts + 2 tR; plane 0's first program was suspended twice,
+	 * its limit: a third read waits until every program is done */
+	struct ftl_stats st;
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.read_suspends, 2);
+	uint64_t late = ts + 2 * tr;
+	/* the LUN's last program: plane 0's second page, after its first, both late */
+	uint64_t lun_done = p0 + late + tp;
+	assert_int_equal(ftl_read(f, 12 * 4096, 4096, t0 + 300000, &done), FTL_OK);
+	assert_int_equal(done, lun_done + tr + xu);
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.read_suspends, 2);
+	ftl_destroy(f);
+}
+
+static void test_timing_link(void **state)
+{
+	(void)state;
+	/* a 1000 MB/s link: 4096 B cross it in 4096 ns */
+	struct ftl *f = four_planes(true, 0, 0, 1000);
+	uint64_t done;
+	/* a write is acknowledged once its data is over the link (a buffer slot is free) */
+	assert_int_equal(ftl_write(f, 0, 4096, 0, 1000, &done), FTL_OK);
+	assert_int_equal(done, 1000 + 4096);
+	/* two writes issued together share the link */
+	assert_int_equal(ftl_write(f, 4096, 4096, 0, 1000, &done), FTL_OK);
+	assert_int_equal(done, 1000 + 2 * 4096);
+	for (int i = 2; i < 16; i++)
+		assert_int_equal(ftl_write(f, i * 4096, 4096, 0, 100000, NULL), FTL_OK);
+	/* a read of one unit: sense, channel, then the unit over the link */
+	uint64_t t = 10000000;
+	assert_int_equal(ftl_read(f, 0, 4096, t, &done), FTL_OK);
+	assert_int_equal(done, t + 50000 + 5120 + 4096);
+	/* 64 KiB from four planes: sensed together, four pages over the channel (the last ends at
+	 * tR + 4 x 20480); the link streams behind and ends one unit after that */
+	t = 20000000;
+	assert_int_equal(ftl_read(f, 0, 65536, t, &done), FTL_OK);
+	assert_int_equal(done, t + 50000 + 4 * 20480 + 4096);
+	/* the same read issued again at once: its planes sense behind the first's (tR later) and
+	 * its pages queue on the channel behind the first's */
+	assert_int_equal(ftl_read(f, 0, 65536, t, &done), FTL_OK);
+	assert_int_equal(done, t + 50000 + 8 * 20480 + 4096);
+	ftl_destroy(f);
+	/* a 100 MB/s link is the slower part: 64 KiB take 655360 ns on it */
+	f = four_planes(true, 0, 0, 100);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(ftl_write(f, i * 4096, 4096, 0, 0, NULL), FTL_OK);
+	assert_int_equal(ftl_read(f, 0, 65536, t, &done), FTL_OK);
+	assert_int_equal(done, t + 655360);
+	ftl_destroy(f);
+}
+
 /* GC and erases occupy the LUN: with GC active, host writes are slower than without. */
 static void test_gc_delays_host(void **state)
 {
@@ -460,6 +587,9 @@ int main(void)
 		cmocka_unit_test(test_bad_io),
 		cmocka_unit_test(test_map_trim_partial),
 		cmocka_unit_test(test_timing),
+		cmocka_unit_test(test_timing_planes),
+		cmocka_unit_test(test_timing_suspend),
+		cmocka_unit_test(test_timing_link),
 		cmocka_unit_test(test_gc_delays_host),
 		cmocka_unit_test(test_min_spare_never_full),
 		cmocka_unit_test(test_random_superblock_separate),

@@ -52,6 +52,10 @@ static const struct key keys[] = {
 	{"t_prog_us", K_DBL, O(t_prog_us), 0, 1e6, NULL, "NAND page program latency tPROG (us)"},
 	{"t_erase_us", K_DBL, O(t_erase_us), 0, 1e7, NULL, "NAND block erase latency tBERS (us)"},
 	{"channel_mbps", K_DBL, O(channel_mbps), 0, 1e6, NULL, "channel bandwidth (MB/s, 1 MB = 1e6 B; 0 = no transfer cost)"},
+	{"multiplane", K_BOOL, O(multiplane), 0, 0, NULL, "planes of a LUN run reads, programs or erases together (multi-plane); off: a LUN's planes share one busy time"},
+	{"t_suspend_us", K_DBL, O(t_suspend_us), 0, 1e6, NULL, "program/erase suspend latency for a host read (us; 0 = reads wait for programs and erases)"},
+	{"suspend_max", K_U32, O(suspend_max), 0, 255, NULL, "suspensions of one program or erase at most"},
+	{"host_mbps", K_DBL, O(host_mbps), 0, 1e6, NULL, "host link bandwidth (MB/s, 1 MB = 1e6 B; 0 = no link model)"},
 	{"gc_unit", K_ENUM, O(gc_unit), 0, 0, gc_unit_names, "GC/erase unit: block|superblock"},
 	{"gc_stream", K_ENUM, O(gc_stream), 0, 0, gc_stream_names, "GC copies: separate frontier|shared with host (mixed per victim)|shared-burst (FEMU-like)"},
 	{"gc_policy", K_ENUM, O(gc_policy), 0, 0, gc_policy_names, "victim policy: greedy|fifo|cost-benefit|d-choice"},
@@ -91,6 +95,8 @@ void ftl_config_default(struct ftl_config *c)
 	c->t_prog_us = 200;
 	c->t_erase_us = 2000;
 	c->channel_mbps = 800;
+	c->multiplane = true;
+	c->suspend_max = 4;
 	c->gc_unit = FTL_GC_SUPERBLOCK;
 	c->gc_stream = FTL_GC_SEPARATE;
 	c->gc_policy = FTL_GC_GREEDY;

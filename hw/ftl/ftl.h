@@ -58,6 +58,10 @@ struct ftl_config {
 	double pe_variation; /* relative std-dev of per-block endurance */
 	double dwpd, warranty_years;
 	double t_read_us, t_prog_us, t_erase_us, channel_mbps;
+	bool multiplane;         /* planes of a LUN run operations of one kind together */
+	double t_suspend_us;     /* program/erase suspend latency for host reads; 0 = no suspend */
+	uint32_t suspend_max;    /* suspensions of one program or erase at most */
+	double host_mbps;        /* host link bandwidth (PCIe); 0 = no link model */
 	enum ftl_gc_unit gc_unit;
 	enum ftl_gc_stream gc_stream;
 	enum ftl_gc_policy gc_policy;
@@ -239,6 +243,7 @@ struct ftl_stats {
 	uint64_t nand_read_bytes, gc_read_bytes;
 	uint64_t erases, gc_victims, wl_victims, retired_blocks;
 	uint64_t fg_gc_victims, bg_gc_victims;
+	uint64_t read_suspends; /* host reads that suspended a program or erase */
 	uint64_t valid_units, free_gc_units, open_gc_units;
 	uint32_t erase_min, erase_max;
 	double erase_mean;

@@ -23,6 +23,7 @@
 
 enum gu_state { GU_FREE, GU_OPEN, GU_CLOSED, GU_RETIRED };
 enum prog_cause { PROG_HOST, PROG_GC, PROG_WL, PROG_PAD };
+enum op_kind { OP_NONE, OP_READ, OP_PROG, OP_ERASE }; /* what a LUN's planes are doing */
 
 struct gu {
 	uint32_t valid;      /* valid units */
@@ -72,7 +73,8 @@ struct ftl {
 	struct ftl_geometry g;
 	uint32_t ch, lpc, ppl; /* channels, luns per channel, planes per lun */
 	uint32_t upp, ppb, upb, upg, bpg;
-	uint64_t xfer_unit_ns, xfer_page_ns, t_read_ns, t_prog_ns, t_erase_ns;
+	uint64_t xfer_unit_ns, xfer_page_ns, t_read_ns, t_prog_ns, t_erase_ns, t_susp_ns;
+	uint64_t link_fp; /* host link: ns per byte, 32.32 fixed point; 0 = no link model */
 	uint32_t wl_threshold;
 	/* divisions on the hot path become shifts/masks when sizes are powers of two */
 	int upg_shift, upb_shift, upp_shift, ppb_shift, us_shift; /* us: unit_size (bytes) */
@@ -114,8 +116,15 @@ struct ftl {
 	uint64_t spare_units_floor; /* EOL when usable units fall to user + this */
 	uint64_t usable_units;      /* units in good blocks */
 
-	/* timing, virtual ns */
-	uint64_t *lun_busy, *ch_busy;
+	/* timing, virtual ns (timing.c) */
+	uint64_t *lun_busy;  /* every plane of the LUN is done */
+	uint64_t *lun_from;  /* the LUN switched to its current kind of operation */
+	uint64_t *lun_susp;  /* the reads of the LUN's suspension in progress are done */
+	uint8_t *lun_kind;   /* enum op_kind */
+	uint64_t *pl_busy;   /* the plane's last operation is done */
+	uint8_t *pl_susp;    /* suspensions of the plane's current operation */
+	uint64_t *ch_busy;
+	uint64_t host_busy;  /* the host link is free */
 	uint64_t *wbuf;        /* write buffer ring: time each slot frees */
 	uint32_t nwbuf, wbuf_head;
 	uint64_t clock;
@@ -163,6 +172,8 @@ bool ftl_worn_out(const struct ftl *f);
 uint64_t ftl_held_units(const struct ftl *f);
 
 /* timing.c (ftl_time_read is inline, below) */
+uint64_t ftl_time_suspend(struct ftl *f, uint32_t l, uint64_t t);
+uint64_t ftl_time_link(struct ftl *f, uint64_t bytes, uint64_t t);
 uint64_t ftl_time_program(struct ftl *f, uint32_t gblk, uint64_t now);
 uint64_t ftl_time_erase(struct ftl *f, uint32_t gblk, uint64_t now);
 uint64_t ftl_wbuf_wait(struct ftl *f, uint64_t now);
@@ -229,17 +240,49 @@ static inline uint32_t plane_of(const struct ftl *f, uint32_t gblk)
 }
 
 /*
- * Read units units of one page of gblk (timing.c's model): the LUN senses the page (tR), then
- * its channel moves the units. Inline: kv replays read terabytes, a call per page.
+ * When an operation of kind k on plane p of LUN l, ready at t, may start on the array
+ * (timing.c): with multiplane, at once beside operations of the same kind on other planes;
+ * otherwise when every plane of the LUN is done. array_end() records its end.
  */
-static inline uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now)
+static inline uint64_t array_start(struct ftl *f, uint32_t p, uint32_t l, uint8_t k, uint64_t t)
+{
+	if (f->cfg.multiplane && f->lun_kind[l] == k)
+		return max64(t, max64(f->pl_busy[p], f->lun_from[l]));
+	uint64_t s = max64(t, f->lun_busy[l]);
+	if (f->lun_kind[l] != k) {
+		f->lun_kind[l] = k;
+		f->lun_from[l] = s;
+	}
+	return s;
+}
+static inline void array_end(struct ftl *f, uint32_t p, uint32_t l, uint64_t end)
+{
+	f->pl_busy[p] = end;
+	f->pl_susp[p] = 0;
+	if (end > f->lun_busy[l])
+		f->lun_busy[l] = end;
+}
+
+/*
+ * Read units units of one page of gblk (timing.c's model): the plane senses the page (tR), a
+ * host read suspending a program or erase when it may, then its channel moves the units.
+ * Returns when they are in the controller. The caller moves f->clock. Inline: kv replays read
+ * terabytes, a call per page.
+ */
+static inline uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now,
+				     bool host)
 {
 	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p], c = f->plane_ch[p];
-	uint64_t s = max64(now, f->lun_busy[l]) + f->t_read_ns;
-	f->lun_busy[l] = s;
+	uint64_t s;
+	if (host && f->t_susp_ns && f->lun_kind[l] != OP_READ && f->lun_busy[l] > now &&
+	    (s = ftl_time_suspend(f, l, now)) != UINT64_MAX) {
+		s += f->t_read_ns;
+	} else {
+		s = array_start(f, p, l, OP_READ, now) + f->t_read_ns;
+		array_end(f, p, l, s);
+	}
 	uint64_t x = max64(s, f->ch_busy[c]) + units * f->xfer_unit_ns;
 	f->ch_busy[c] = x;
-	f->clock = max64(f->clock, x);
 	return x;
 }
 static inline bool bit_get(const uint64_t *bm, uint64_t i)

@@ -102,7 +102,8 @@ static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n
 int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cause, uint64_t now)
 {
 	uint32_t gblk = blk_of(f, ppn_old[0]);
-	uint64_t t = ftl_time_read(f, gblk, n, now);
+	uint64_t t = ftl_time_read(f, gblk, n, now, false);
+	f->clock = max64(f->clock, t);
 	uint64_t bytes = (uint64_t)n * f->cfg.unit_size;
 	f->st.gc_read_bytes += bytes;
 	f->st.nand_read_bytes += bytes;
@@ -180,7 +181,7 @@ static uint64_t rmw_read(struct ftl *f, uint32_t lpn, uint64_t now)
 	if (pg - gblk * f->ppb >= f->blk[gblk].wp)
 		return now; /* still in the write buffer */
 	f->st.nand_read_bytes += f->cfg.unit_size;
-	return ftl_time_read(f, gblk, 1, now);
+	return ftl_time_read(f, gblk, 1, now, true);
 }
 
 int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64_t now,
@@ -193,6 +194,8 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	if (f->st.read_only)
 		return FTL_E_WORN;
 	background_gc(f, now);
+	if (f->link_fp) /* the data crosses the host link before the controller can place it */
+		done = now = ftl_time_link(f, len, now);
 	uint32_t fid = f->cfg.host_streams == 1 ? 0 : stream % f->cfg.host_streams;
 	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
 	const bool head_part = unit_rem(f, off) != 0, tail_part = unit_rem(f, off + len) != 0;
@@ -245,16 +248,11 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	return FTL_OK;
 }
 
-/* ftl_time_read() without the clock update (ftl_read does it once); returns max(done, end) */
+/* ftl_time_read() of a host read, folded into its completion time */
 static inline uint64_t time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now,
                                  uint64_t done)
 {
-	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p], c = f->plane_ch[p];
-	uint64_t t = max64(now, f->lun_busy[l]) + f->t_read_ns;
-	f->lun_busy[l] = t;
-	t = max64(t, f->ch_busy[c]) + units * f->xfer_unit_ns;
-	f->ch_busy[c] = t;
-	return max64(done, t);
+	return max64(done, ftl_time_read(f, gblk, units, now, true));
 }
 
 /* Stage 2 of the batch's prefetch: the old copy's valid-bitmap word and GC-unit record. */
@@ -361,6 +359,15 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 		run_page = page;
 		run_blk = gblk;
 		run_n = 1;
+	}
+	if (f->link_fp) {
+		/* the data streams over the host link as NAND delivers it: the link is busy for len,
+		 * and the last unit crosses it after the last NAND transfer */
+		uint64_t unit_ns = (uint64_t)(((unsigned __int128)us * f->link_fp) >> 32);
+		uint64_t tail = done + (len < us ? (uint64_t)(((unsigned __int128)len * f->link_fp) >> 32)
+		                                 : unit_ns);
+		done = max64(ftl_time_link(f, len, now), tail);
+		f->host_busy = done;
 	}
 	f->st.nand_read_bytes += read_units * us;
 	f->st.host_read_cmds++;

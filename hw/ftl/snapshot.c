@@ -24,7 +24,7 @@
 #include "parse.h"
 
 #define MAGIC "FGFTLSNP"
-#define VERSION 1u
+#define VERSION 2u /* 2: per-plane timing, suspend and host link state */
 
 struct hdr {
 	char magic[8];
@@ -70,7 +70,7 @@ static void put_sec(struct wr *w, const void *p, uint64_t n)
 #define SCALARS(X)                                                                          \
 	X(min_bucket) X(nclosed) X(fifo_head) X(fifo_n) X(close_seq) X(nfree) X(nopen)      \
 	X(nretired_gu) X(gc_futile) X(emin) X(emax) X(erase_sum) X(live_blocks)             \
-	X(initial_spare_units) X(usable_units) X(bg_min_reclaim) X(wbuf_head) X(clock) X(st) X(win_host)      \
+	X(initial_spare_units) X(usable_units) X(bg_min_reclaim) X(wbuf_head) X(clock) X(host_busy) X(st) X(win_host)      \
 	X(win_nand) X(win_erase) X(win_n) X(win_step) X(win_next) X(rng) X(wl_threshold)
 
 static void body(const struct ftl *f, struct wr *w, const char *cfgtext)
@@ -101,6 +101,11 @@ static void body(const struct ftl *f, struct wr *w, const char *cfgtext)
 	put_sec(w, &f->ehist_len, sizeof(f->ehist_len));
 	put_sec(w, f->ehist, (uint64_t)f->ehist_len * sizeof(uint64_t));
 	put_sec(w, f->lun_busy, (uint64_t)f->g.luns * sizeof(uint64_t));
+	put_sec(w, f->lun_from, (uint64_t)f->g.luns * sizeof(uint64_t));
+	put_sec(w, f->lun_susp, (uint64_t)f->g.luns * sizeof(uint64_t));
+	put_sec(w, f->lun_kind, f->g.luns);
+	put_sec(w, f->pl_busy, (uint64_t)f->g.planes * sizeof(uint64_t));
+	put_sec(w, f->pl_susp, f->g.planes);
 	put_sec(w, f->ch_busy, (uint64_t)f->ch * sizeof(uint64_t));
 	put_sec(w, f->wbuf, (uint64_t)f->nwbuf * sizeof(uint64_t));
 }
@@ -337,6 +342,11 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 		f->ehist_len = elen;
 	get_sec(&r, f->ehist, (uint64_t)elen * sizeof(uint64_t), "erase histogram");
 	get_sec(&r, f->lun_busy, (uint64_t)f->g.luns * sizeof(uint64_t), "lun timing");
+	get_sec(&r, f->lun_from, (uint64_t)f->g.luns * sizeof(uint64_t), "lun timing");
+	get_sec(&r, f->lun_susp, (uint64_t)f->g.luns * sizeof(uint64_t), "lun timing");
+	get_sec(&r, f->lun_kind, f->g.luns, "lun timing");
+	get_sec(&r, f->pl_busy, (uint64_t)f->g.planes * sizeof(uint64_t), "plane timing");
+	get_sec(&r, f->pl_susp, f->g.planes, "plane timing");
 	get_sec(&r, f->ch_busy, (uint64_t)f->ch * sizeof(uint64_t), "channel timing");
 	get_sec(&r, f->wbuf, (uint64_t)f->nwbuf * sizeof(uint64_t), "write buffer");
 	if (r.bad || r.left) {

@@ -228,6 +228,7 @@ void ftl_json_members(const struct ftl *f, double bytes_per_day, struct json_out
 	jout_u64(j, "gc_victims", st.gc_victims);
 	jout_u64(j, "wl_victims", st.wl_victims);
 	jout_u64(j, "retired_blocks", st.retired_blocks);
+	jout_u64(j, "read_suspends", st.read_suspends);
 	jout_u64(j, "rmw_units", st.rmw_units);
 	jout_u64(j, "trim_units", st.trim_units);
 	jout_u64(j, "trim_partial_units", st.trim_partial_units);

@@ -1,50 +1,108 @@
 /*
- * timing.c - NAND timing in virtual nanoseconds: per-LUN and per-channel busy-until times.
+ * timing.c - NAND timing in virtual nanoseconds: per-plane, per-LUN, per-channel and host-link
+ * busy-until times (docs/ftl.md, "Timing").
  *
- * An operation starts when its LUN (and, for a transfer, its channel) is free and the host has
- * issued it, and pushes those busy-until times forward:
- *   read     LUN busy tR, then the channel moves the units read:   done = start + tR + xfer
- *   program  the channel moves the page in, then the LUN programs: done = start + xfer + tPROG
- *   erase    LUN busy tBERS
- * Planes of one LUN share its busy time (no multi-plane overlap: a conservative choice).
+ * An operation starts when its plane (and, for a transfer, its channel) is free and the host
+ * has issued it, and pushes those busy-until times forward:
+ *   read     the plane senses the page (tR), then the channel moves the units read
+ *   program  the channel moves the page into the plane's cache register while the plane's
+ *            current program runs, then the plane programs it
+ *   erase    the plane erases the block (tBERS)
  * GC and wear-leveling traffic use the same resources, so they delay host I/O.
+ *
+ * Planes (multiplane=on). The planes of a LUN share its word-line drivers and charge pumps, so
+ * they run operations of one kind together (multi-plane read, program, erase) but never a read
+ * beside a program. So an operation of the kind the LUN is running starts as soon as its own
+ * plane is free (and not before the LUN switched to that kind); an operation of another kind
+ * waits until every plane of the LUN is done. A sustained program stream then runs at
+ * planes x page / tPROG per LUN, as a real multi-plane die does. Not modelled: the start
+ * alignment real multi-plane commands need (a plane starts when its own data is in; with
+ * pages striped channel-fastest the planes of a LUN are fed one page time apart, so the gap
+ * is at most (planes - 1) page transfers, 2% of tPROG on the enterprise presets), and the
+ * same-page-offset restriction of older NAND (random reads use independent plane reads,
+ * which current 3D TLC has). multiplane=off is the old model: a LUN's planes share one busy
+ * time (FEMU's bbssd does this).
+ *
+ * Suspend (t_suspend_us > 0). A host read that finds its LUN programming or erasing suspends
+ * the operation: it starts t_suspend after issue (later reads queue behind a suspension in
+ * progress at no further cost), and every plane of the LUN resumes after the read, late by
+ * the time the suspension took. An operation is suspended at most suspend_max times; then
+ * reads wait for it, as firmware does to guarantee program progress. GC and wear-leveling
+ * reads never suspend. The delay lands on the LUN's busy times; a completion already handed
+ * out (a write-buffer slot's free time) is not moved back, so under heavy mixed load buffer
+ * slots free up to one suspension early.
  *
  * Host writes are acknowledged once their page has a slot in the controller's write buffer
  * (write_buffer_pages slots, as drives with power-loss protection do). A slot frees when its
  * page's program completes, so a sustained write stream runs at the NAND program bandwidth.
+ * With host_mbps > 0 every command's data also crosses one host link (PCIe) of that
+ * bandwidth: reads after their NAND transfer, writes before their buffer slot.
  */
 #include "ftl_int.h"
 
-static inline uint32_t lun_of(const struct ftl *f, uint32_t gblk)
+/*
+ * A host read on plane p of LUN l, issued at t, while the LUN programs or erases: the start of
+ * its sense under suspension, or UINT64_MAX when it may not suspend (then it waits).
+ */
+uint64_t ftl_time_suspend(struct ftl *f, uint32_t l, uint64_t t)
 {
-	return f->plane_lun[plane_of(f, gblk)];
+	const uint32_t ppl = f->ppl, first = l; /* planes of LUN l: l, l + luns, l + 2 luns, ... */
+	uint64_t s, ext;
+	for (uint32_t i = 0, q = first; i < ppl; i++, q += f->g.luns)
+		if (f->pl_busy[q] > t && f->pl_susp[q] >= f->cfg.suspend_max)
+			return UINT64_MAX;
+	if (t < f->lun_susp[l]) {
+		s = f->lun_susp[l]; /* a suspension is in progress: queue behind its reads */
+		ext = f->t_read_ns;
+	} else {
+		s = t + f->t_susp_ns;
+		ext = f->t_susp_ns + f->t_read_ns;
+	}
+	f->lun_susp[l] = s + f->t_read_ns;
+	for (uint32_t i = 0, q = first; i < ppl; i++, q += f->g.luns)
+		if (f->pl_busy[q] > t) {
+			f->pl_busy[q] += ext;
+			f->pl_susp[q]++;
+		}
+	f->lun_busy[l] += ext;
+	f->st.read_suspends++;
+	return s;
 }
-
-static inline uint32_t ch_of(const struct ftl *f, uint32_t gblk)
-{
-	return f->plane_ch[plane_of(f, gblk)];
-}
-
-/* ftl_time_read() is in ftl_int.h (inline) */
 
 uint64_t ftl_time_program(struct ftl *f, uint32_t gblk, uint64_t now)
 {
-	uint32_t l = lun_of(f, gblk), c = ch_of(f, gblk);
-	uint64_t s = max64(now, max64(f->lun_busy[l], f->ch_busy[c]));
-	f->ch_busy[c] = s + f->xfer_page_ns;
-	uint64_t d = s + f->xfer_page_ns + f->t_prog_ns;
-	f->lun_busy[l] = d;
+	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p], c = f->plane_ch[p];
+	uint64_t d;
+	/*
+	 * multiplane: the page moves into the plane's cache register as soon as the plane's current
+	 * program has started (cache program), so the transfer overlaps that program and does not
+	 * hold the channel until the plane frees. multiplane=off (FEMU-like): once the LUN is done.
+	 */
+	uint64_t reg = f->cfg.multiplane ? (f->pl_busy[p] > f->t_prog_ns ? f->pl_busy[p] - f->t_prog_ns : 0)
+	                                 : f->lun_busy[l];
+	uint64_t x = max64(now, max64(reg, f->ch_busy[c])) + f->xfer_page_ns;
+	f->ch_busy[c] = x;
+	d = array_start(f, p, l, OP_PROG, x) + f->t_prog_ns;
+	array_end(f, p, l, d);
 	f->clock = max64(f->clock, d);
 	return d;
 }
 
 uint64_t ftl_time_erase(struct ftl *f, uint32_t gblk, uint64_t now)
 {
-	uint32_t l = lun_of(f, gblk);
-	uint64_t d = max64(now, f->lun_busy[l]) + f->t_erase_ns;
-	f->lun_busy[l] = d;
+	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p];
+	uint64_t d;
+	d = array_start(f, p, l, OP_ERASE, now) + f->t_erase_ns;
+	array_end(f, p, l, d);
 	f->clock = max64(f->clock, d);
 	return d;
+}
+
+uint64_t ftl_time_link(struct ftl *f, uint64_t bytes, uint64_t t)
+{
+	uint64_t s = max64(t, f->host_busy) + (uint64_t)(((unsigned __int128)bytes * f->link_fp) >> 32);
+	f->host_busy = s;
+	return s;
 }
 
 /* A host page needs a buffer slot: it gets the oldest one once that slot's program is done. */
