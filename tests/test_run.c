@@ -361,6 +361,123 @@ static void expect_error(struct ssd_run_opts *o, int rc, const char *want)
 		fail_msg("want %d \"%s\", got %d \"%s\"", rc, want, got, err);
 }
 
+/* ---- the queued host (perf.c) ---- */
+
+/* tiny: one plane, tR 40 us, a 4 KiB unit over an 800 MB/s channel in 5120 ns */
+#define TINY_READ_NS (40000 + 5120)
+
+static void perf_opts(struct ssd_run_opts *o, const struct ftl_config *cfg, enum perf_rw rw,
+                      uint32_t depth, double rate)
+{
+	opts_tiny(o, cfg);
+	o->precondition = true;
+	o->perf.rw = rw;
+	o->perf.read_pct = rw == PERF_RANDREAD || rw == PERF_READ ? 100 : 0;
+	o->perf.iodepth = depth;
+	o->perf.rate_iops = rate;
+	o->perf.ramp_s = 0.05;
+	o->perf.runtime_s = 0.1;
+}
+
+static void test_perf_qd1_read(void **state)
+{
+	(void)state;
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+
+	/* closed loop at depth 1: every read is one sense and one transfer, back to back */
+	perf_opts(&o, &tiny, PERF_RANDREAD, 1, 0);
+	run_ok(&o, &rep);
+	assert_true(rep.perf_done);
+	uint64_t n = rep.perf.ios;
+	assert_true(n == 100000000 / TINY_READ_NS || n == 100000000 / TINY_READ_NS + 1);
+	assert_true(fabs(rep.perf.lat_us.mean - TINY_READ_NS / 1e3) < 1e-9);
+	assert_true(fabs(rep.perf.lat_us.max - TINY_READ_NS / 1e3) < 1e-9);
+	assert_true(fabs(rep.perf.lat_us.p99 / (TINY_READ_NS / 1e3) - 1) < 0.016);
+	assert_int_equal(rep.perf.reads, n);
+	assert_int_equal(rep.perf.host_write_bytes, 0);
+	ssd_report_free(&rep);
+
+	/* open loop at 10,000 IOPS: a read every 100 us on a drive that serves one in 45.12 us,
+	 * so none waits: rate x runtime reads, each at the bare latency */
+	perf_opts(&o, &tiny, PERF_RANDREAD, 64, 10000);
+	run_ok(&o, &rep);
+	assert_true(rep.perf.ios == 1000 || rep.perf.ios == 1001);
+	assert_true(fabs(rep.perf.lat_us.max - TINY_READ_NS / 1e3) < 1e-9);
+	ssd_report_free(&rep);
+}
+
+/* Depth against planes: four planes sense in parallel with multiplane, one at a time without. */
+static void test_perf_planes(void **state)
+{
+	(void)state;
+	struct ftl_config c = tiny;
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+
+	c.planes_per_lun = 4;
+	c.blocks_per_plane = 64;
+	for (int mp = 0; mp <= 1; mp++) {
+		c.multiplane = mp;
+		perf_opts(&o, &c, PERF_RANDREAD, 128, 0);
+		run_ok(&o, &rep);
+		/* the planes are the bound (the channel could move 195K units/s): 4 / 40 us or
+		 * 1 / 40 us; random offsets leave a plane idle now and then at depth 128 only
+		 * rarely */
+		double bound = (mp ? 4 : 1) / 40e-6;
+		if (rep.perf.iops > bound * 1.001 || rep.perf.iops < bound * 0.97)
+			fail_msg("multiplane=%d: %.0f IOPS, bound %.0f", mp, rep.perf.iops, bound);
+		ssd_report_free(&rep);
+	}
+	/* a sequential 16 KiB write stream at depth 32: the four planes program together, four
+	 * 4 KiB pages per 200 us tPROG (each page's transfer overlaps the plane's program before) */
+	c.multiplane = true;
+	perf_opts(&o, &c, PERF_WRITE, 32, 0);
+	o.precondition = false;
+	o.bs = 16384;
+	run_ok(&o, &rep);
+	double mbps = 4 * 4096 / 200e-6 / 1e6;
+	if (fabs(rep.perf.mbps / mbps - 1) > 0.03)
+		fail_msg("sequential write %.1f MB/s, want %.1f", rep.perf.mbps, mbps);
+	ssd_report_free(&rep);
+}
+
+static void test_perf_errors(void **state)
+{
+	(void)state;
+	struct ssd_run_opts o;
+	enum perf_rw rw;
+	uint32_t pct;
+	char err[256];
+
+	/* reads of a drive that was never written would cost no NAND time */
+	perf_opts(&o, &tiny, PERF_RANDREAD, 1, 0);
+	o.precondition = false;
+	expect_error(&o, SSD_RUN_E_INPUT, "were never written, and reading them costs no NAND time");
+	perf_opts(&o, &tiny, PERF_RANDREAD, 0, 0);
+	expect_error(&o, SSD_RUN_E_INPUT, "--iodepth 0: must be 1..65536");
+	perf_opts(&o, &tiny, PERF_WRITE, 1, -5);
+	expect_error(&o, SSD_RUN_E_INPUT, "--rate -5");
+	perf_opts(&o, &tiny, PERF_WRITE, 1, 0);
+	o.perf.runtime_s = 0;
+	expect_error(&o, SSD_RUN_E_INPUT, "--runtime must be in (0, 1e6]");
+	perf_opts(&o, &tiny, PERF_WRITE, 1, 0);
+	o.accelerate = 10;
+	expect_error(&o, SSD_RUN_E_INPUT, "--rw cannot be combined with --accelerate");
+	assert_int_equal(perf_rw_parse("randrw:30", &rw, &pct, err, sizeof(err)), 0);
+	assert_int_equal(rw, PERF_RANDRW);
+	assert_int_equal(pct, 30);
+	assert_int_equal(perf_rw_parse("randrw", &rw, &pct, err, sizeof(err)), 0);
+	assert_int_equal(pct, 70);
+	assert_int_equal(perf_rw_parse("randread", &rw, &pct, err, sizeof(err)), 0);
+	assert_int_equal(pct, 100);
+	assert_int_equal(perf_rw_parse("randrw:150", &rw, &pct, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "must be 0..100"));
+	assert_int_equal(perf_rw_parse("write:5", &rw, &pct, err, sizeof(err)), -1);
+	assert_int_equal(perf_rw_parse("trim", &rw, &pct, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--rw trim: must be read, write"));
+}
+
 static void test_bad_options(void **state)
 {
 	struct ssd_run_opts o;
@@ -839,6 +956,9 @@ int main(void)
 	        cmocka_unit_test(test_accelerated_vs_extrapolated),
 	        cmocka_unit_test(test_dwpd),
 	        cmocka_unit_test(test_bad_options),
+	        cmocka_unit_test(test_perf_qd1_read),
+	        cmocka_unit_test(test_perf_planes),
+	        cmocka_unit_test(test_perf_errors),
 	        cmocka_unit_test(test_snapshot_continues),
 	        cmocka_unit_test(test_report_json),
 	        cmocka_unit_test(test_blk_host_bytes),

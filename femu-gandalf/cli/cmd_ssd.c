@@ -19,11 +19,11 @@
 
 /* The flags as GOption fills them; turned into a struct ssd_run_opts by ssd_opts_from_flags(). */
 struct ssd_flags {
-	char *preset, *workload, *bs, *gc, *save, *load, *steady_rule;
+	char *preset, *workload, *bs, *gc, *save, *load, *steady_rule, *rw;
 	char **sets;
 	gboolean precondition, steady, json, check;
-	double writes, round, dwpd, accel;
-	gint max_rounds;
+	double writes, round, dwpd, accel, rate, runtime, ramp;
+	gint max_rounds, iodepth;
 	gint64 seed;
 };
 
@@ -34,7 +34,10 @@ static const char ssd_description[] =
         "  femu-gandalf ssd --preset ent-tlc-1t --set blocks_per_plane=64 --precondition --steady\n"
         "  femu-gandalf ssd --preset tiny --workload zoned:80/20:20/80 --writes 5 --json\n"
         "  femu-gandalf ssd --preset tiny --workload jesd219 --bs jesd219 --precondition --steady\n"
-        "  femu-gandalf ssd --preset tiny --precondition --accelerate 30 --json\n";
+        "  femu-gandalf ssd --preset tiny --precondition --accelerate 30 --json\n"
+        "  femu-gandalf ssd --preset ent-tlc-1t --precondition --rw randread --iodepth 256\n"
+        "  femu-gandalf ssd --preset ent-tlc-1t --set blocks_per_plane=64 --precondition --steady \\\n"
+        "      --rw randwrite --iodepth 32 --ramp 0.5 --runtime 2\n";
 
 /* One option a line reads better than clang-format's wrapping. */
 /* clang-format off */
@@ -57,6 +60,11 @@ static GOptionContext *ssd_option_context(struct ssd_flags *fl)
 		{"seed", 0, 0, G_OPTION_ARG_INT64, &fl->seed, "workload seed (default 1)", "S"},
 		{"load-snapshot", 0, 0, G_OPTION_ARG_FILENAME, &fl->load, "start from a saved FTL state (instead of --preset)", "PATH"},
 		{"save-snapshot", 0, 0, G_OPTION_ARG_FILENAME, &fl->save, "save the FTL state at the end", "PATH"},
+		{"rw", 0, 0, G_OPTION_ARG_STRING, &fl->rw, "then measure I/O as fio does: read | write | randread | randwrite | randrw[:READ%] (bs = --bs, offsets = --workload)", "MODE"},
+		{"iodepth", 0, 0, G_OPTION_ARG_INT, &fl->iodepth, "I/Os outstanding in the --rw phase (default 1)", "N"},
+		{"rate", 0, 0, G_OPTION_ARG_DOUBLE, &fl->rate, "open loop: issue --rw I/Os at this rate, IOPS (default 0: closed loop)", "IOPS"},
+		{"runtime", 0, 0, G_OPTION_ARG_DOUBLE, &fl->runtime, "virtual seconds the --rw phase measures (default 1)", "S"},
+		{"ramp", 0, 0, G_OPTION_ARG_DOUBLE, &fl->ramp, "virtual seconds of --rw I/O before measuring (default 0)", "S"},
 		{"check", 0, 0, G_OPTION_ARG_NONE, &fl->check, "verify every FTL invariant at the end (exit 3 if broken)", NULL},
 		{"json", 'j', 0, G_OPTION_ARG_NONE, &fl->json, "print one JSON object", NULL},
 		{NULL},
@@ -112,6 +120,18 @@ static int ssd_opts_from_flags(const struct ssd_flags *fl, struct ssd_run_opts *
 	o->check = fl->check;
 	o->load_snapshot = fl->load;
 	o->save_snapshot = fl->save;
+	if (fl->rw && perf_rw_parse(fl->rw, &o->perf.rw, &o->perf.read_pct, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		return -1;
+	}
+	if (!fl->rw && (fl->iodepth != 1 || fl->rate || fl->runtime != 1 || fl->ramp)) {
+		fprintf(stderr, "femu-gandalf: --iodepth, --rate, --runtime and --ramp need --rw\n");
+		return -1;
+	}
+	o->perf.iodepth = fl->iodepth < 0 ? 0 : (uint32_t)fl->iodepth;
+	o->perf.rate_iops = fl->rate;
+	o->perf.runtime_s = fl->runtime;
+	o->perf.ramp_s = fl->ramp;
 	if (ssd_run_opts_check(o, err, sizeof(err))) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		return -1;
@@ -164,6 +184,25 @@ static void print_report_text(const struct ssd_report *rep)
 			printf("  tight 3%%/0.5%%  NOT steady within %d rounds%s\n", s->rounds,
 			       tight ? "" : " (--steady-rule tight waits for it)");
 	}
+	if (rep->perf_done) {
+		const struct perf_report *p = &rep->perf;
+		printf("perf         %s", perf_rw_name(p->rw));
+		if (p->rw == PERF_RANDRW)
+			printf(":%u", p->read_pct);
+		printf(", bs %llu, iodepth %u, ", (unsigned long long)p->bs, p->iodepth);
+		if (p->rate_iops > 0)
+			printf("open loop at %.0f IOPS, ", p->rate_iops);
+		printf("%.3g s measured: %.0f IOPS, %.1f MB/s", p->seconds, p->iops, p->mbps);
+		if (p->host_write_bytes)
+			printf(", WAF %.3f", p->waf);
+		printf("\n  latency us   mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f",
+		       p->lat_us.mean, p->lat_us.p50, p->lat_us.p90, p->lat_us.p99, p->lat_us.p999,
+		       p->lat_us.max);
+		if (p->read_suspends)
+			printf("  (%llu reads suspended a program or erase)",
+			       (unsigned long long)p->read_suspends);
+		printf("\n");
+	}
 	fg_report_text(rep->ftl, rep->bytes_per_day, !rep->accelerated);
 	if (rep->accelerated)
 		printf("  erase count    %10.1f days (%.2f years)  accelerated aging x%g to end of "
@@ -171,7 +210,7 @@ static void print_report_text(const struct ssd_report *rep)
 		       "(extrapolated: %.1f days)\n",
 		       rep->accel.eol_days, rep->accel.eol_days / 365, rep->accel.factor,
 		       rep->accel.extrapolated_days);
-	if (!rep->steady_requested && !rep->precondition && !rep->accelerated)
+	if (!rep->steady_requested && !rep->precondition && !rep->accelerated && !rep->perf_done)
 		printf("note: a fresh drive is not in steady state; use --precondition and "
 		       "--steady\n");
 }
@@ -191,6 +230,7 @@ static void free_flags(struct ssd_flags *fl)
 	g_free(fl->workload);
 	g_free(fl->bs);
 	g_free(fl->steady_rule);
+	g_free(fl->rw);
 	g_free(fl->gc);
 	g_free(fl->save);
 	g_free(fl->load);
@@ -248,6 +288,8 @@ int cmd_ssd(int argc, char **argv)
 	        .dwpd = -1,
 	        .max_rounds = 200,
 	        .seed = 1,
+	        .iodepth = 1,
+	        .runtime = 1,
 	};
 	GOptionContext *ctx = ssd_option_context(&fl);
 	struct ssd_run_opts o;

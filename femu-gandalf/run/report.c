@@ -59,6 +59,8 @@ void ssd_report_json(const struct ssd_report *rep, struct json_out *j)
 		steady_json(&rep->steady, j);
 	if (rep->accelerated)
 		accel_json(&rep->accel, j);
+	if (rep->perf_done)
+		perf_report_json(&rep->perf, j);
 	ftl_json_members(rep->ftl, rep->bytes_per_day, j);
 	jout_end(j);
 }

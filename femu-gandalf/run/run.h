@@ -87,6 +87,43 @@ typedef void (*ssd_run_progress_fn)(void *arg, uint64_t done_bytes, uint64_t tot
                                     double waf_window);
 
 /*
+ * A host with a queue (perf.c): iodepth I/Os of bs bytes outstanding, closed loop or at an open
+ * rate, measured after a ramp over runtime_s virtual seconds, as fio measures a drive.
+ */
+enum perf_rw { PERF_NONE, PERF_READ, PERF_WRITE, PERF_RANDREAD, PERF_RANDWRITE, PERF_RANDRW };
+struct perf_opts {
+	enum perf_rw rw;    /* PERF_NONE: no such phase */
+	uint32_t read_pct;  /* share of reads: 100 for read/randread, 0 for writes, randrw's own */
+	uint64_t bs;        /* I/O size (the run's --bs) */
+	uint32_t iodepth;   /* >= 1 */
+	double rate_iops;   /* 0: closed loop; > 0: issue at this rate, at most iodepth outstanding */
+	double ramp_s;      /* virtual seconds issued but not measured */
+	double runtime_s;   /* virtual seconds measured, > 0 */
+	uint64_t seed;      /* read/write choice of randrw */
+};
+struct perf_report {
+	enum perf_rw rw;
+	uint32_t read_pct, iodepth;
+	uint64_t bs;
+	double rate_iops, seconds;
+	uint64_t ios, reads, bytes, host_write_bytes, read_suspends;
+	double iops, mbps, waf; /* waf: of the phase's own writes (NaN without writes) */
+	struct {
+		double mean, p50, p90, p99, p999, p9999, max;
+	} lat_us;
+};
+struct workload;
+/* "read" | "write" | "randread" | "randwrite" | "randrw[:READ%]" (default 70% reads). */
+int perf_rw_parse(const char *s, enum perf_rw *rw, uint32_t *read_pct, char *err, size_t errlen);
+const char *perf_rw_name(enum perf_rw rw);
+/* Run the phase on f from virtual time *now (set to the last completion); random offsets come
+ * from wl (in bs blocks). SSD_RUN_OK, or SSD_RUN_E_INPUT (reads of a drive not fully written)
+ * or SSD_RUN_E_FAIL (an I/O failed: full, worn out) with one line in err. */
+int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint64_t *now,
+             struct perf_report *rep, char *err, size_t errlen);
+void perf_report_json(const struct perf_report *p, struct json_out *j);
+
+/*
  * One `ssd` experiment. Sizes of writes are in multiples of the user capacity. Fill with
  * ssd_run_opts_default(), then set cfg (or load_snapshot) and what differs.
  */
@@ -108,6 +145,8 @@ struct ssd_run_opts {
 	double dwpd;       /* host write rate for the lifetimes; < 0: the drive's rating, else 1 */
 	double accelerate; /* 0: off; F >= 1: P/E limits / F, run to end of life, bytes x F */
 	bool check;        /* ftl_check() at the end */
+	struct perf_opts perf; /* rw != PERF_NONE: a queued I/O phase after the writes (bs = the
+	                          run's bs); then the writes phase runs only if writes is given */
 	ssd_run_progress_fn progress;
 	void *progress_arg;
 };
@@ -143,6 +182,8 @@ struct ssd_report {
 	struct run_steady steady; /* the rounds, when steady_requested */
 	bool accelerated;
 	struct ssd_accel_report accel;
+	bool perf_done;
+	struct perf_report perf;
 	struct ftl_stats stats;
 	struct ftl_lifetime lifetime;
 };

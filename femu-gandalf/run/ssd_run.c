@@ -52,6 +52,8 @@ void ssd_run_opts_default(struct ssd_run_opts *o)
 	o->max_rounds = 200;
 	o->writes = -1;
 	o->dwpd = -1;
+	o->perf.iodepth = 1;
+	o->perf.runtime_s = 1;
 }
 
 int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen)
@@ -77,6 +79,27 @@ int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen)
 	if (!(o->round > 0 && o->round <= 100) || o->max_rounds < 5) {
 		snprintf(err, errlen, "--round must be in (0, 100] and --max-rounds >= 5");
 		return SSD_RUN_E_INPUT;
+	}
+	if (o->perf.rw != PERF_NONE) {
+		const struct perf_opts *p = &o->perf;
+		if (o->accelerate || o->bs_mix) {
+			snprintf(err, errlen, "--rw cannot be combined with %s",
+			         o->accelerate ? "--accelerate" : "--bs jesd219 (one I/O size per phase)");
+			return SSD_RUN_E_INPUT;
+		}
+		if (p->iodepth < 1 || p->iodepth > 65536) {
+			snprintf(err, errlen, "--iodepth %u: must be 1..65536", p->iodepth);
+			return SSD_RUN_E_INPUT;
+		}
+		if (!(p->runtime_s > 0 && p->runtime_s <= 1e6) || !(p->ramp_s >= 0 && p->ramp_s <= 1e6)) {
+			snprintf(err, errlen, "--runtime must be in (0, 1e6] and --ramp in [0, 1e6] (virtual seconds)");
+			return SSD_RUN_E_INPUT;
+		}
+		if (!(p->rate_iops >= 0 && p->rate_iops <= 1e9)) {
+			snprintf(err, errlen, "--rate %g: must be 0 (closed loop) or a rate in IOPS up to 1e9",
+			         p->rate_iops);
+			return SSD_RUN_E_INPUT;
+		}
 	}
 	if (o->accelerate && !(o->accelerate >= 1)) {
 		snprintf(err, errlen, "--accelerate %g: must be >= 1", o->accelerate);
@@ -264,15 +287,16 @@ static int run_phases(struct runner *r, struct ssd_report *rep)
 	double writes = o->writes < 0 ? 1 : o->writes;
 	int io = FTL_OK;
 
+	bool write_phase_runs = !o->steady && (o->perf.rw == PERF_NONE || o->writes >= 0);
 	r->total_bytes = (uint64_t)((o->precondition ? 2 : 0) * (double)r->user +
-	                            (o->steady ? 0 : writes * (double)r->user));
+	                            (write_phase_runs ? writes * (double)r->user : 0));
 	if (o->precondition)
 		io = write_phase(r, 2 * r->user, PRECONDITION_BS, false);
 	if (io == FTL_OK && o->steady)
 		io = steady_rounds(r, rep, steady_cap);
 	if (o->accelerate && io == FTL_OK)
 		io = age_to_eol(r, rep, accel_cap);
-	else if (io == FTL_OK && !o->steady)
+	else if (io == FTL_OK && !o->steady && (o->perf.rw == PERF_NONE || o->writes >= 0))
 		io = write_phase(r, (uint64_t)(writes * (double)r->user), 0, false);
 	return io;
 }
@@ -346,7 +370,16 @@ int ssd_run(const struct ssd_run_opts *o, struct ssd_report *rep, char *err, siz
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
-	return finish(&r, rep, run_phases(&r, rep), err, errlen);
+	int io = run_phases(&r, rep);
+	if (io == FTL_OK && o->perf.rw != PERF_NONE) {
+		struct perf_opts po = o->perf;
+		po.bs = o->bs;
+		po.seed = o->seed;
+		if ((rc = perf_run(r.f, &po, &r.wl, &r.now, &rep->perf, err, errlen)))
+			return rc;
+		rep->perf_done = true;
+	}
+	return finish(&r, rep, io, err, errlen);
 }
 
 void ssd_report_free(struct ssd_report *rep)
