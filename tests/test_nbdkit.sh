@@ -202,7 +202,7 @@ mbps=$(sed -n 's/^channel_mbps=//p' "$TINY")
 t_prog=$(sed -n 's/^t_prog_us=//p' "$TINY")
 wbuf=$(sed -n 's/^write_buffer_pages=//p' "$TINY")
 model=$($PY -c "print($t_read + 4096 / $mbps)")          # us: tR + 4 KiB over the channel
-prog=$($PY -c "print($t_prog + 4096 / $mbps)")           # us per page program, one LUN
+prog=$t_prog   # us per page program, one LUN: each page's transfer overlaps the program before it (cache program)
 STATS=$T/off.json
 start off preset=tiny latency=off stats="$STATS" || exit 1
 off=$($PY "$CLIENT" latency "$SOCK") || bad "latency=off client"

@@ -107,6 +107,7 @@ struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
 	f->t_prog_ns = (uint64_t)(cfg->t_prog_us * 1000.0 + 0.5);
 	f->t_erase_ns = (uint64_t)(cfg->t_erase_us * 1000.0 + 0.5);
 	f->t_susp_ns = (uint64_t)(cfg->t_suspend_us * 1000.0 + 0.5);
+	f->t_cmd_ns = (uint64_t)(cfg->t_cmd_us * 1000.0 + 0.5);
 	if (cfg->t_suspend_us > 0 && !f->t_susp_ns)
 		f->t_susp_ns = 1; /* a suspend that costs nothing still is one */
 	if (cfg->host_mbps > 0)
@@ -145,11 +146,13 @@ struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
 	f->lun_kind = calloc(f->g.luns, 1);
 	f->pl_busy = calloc(f->g.planes, sizeof(uint64_t));
 	f->pl_susp = calloc(f->g.planes, 1);
+	if (f->bpg > 1)
+		f->gc_rd = calloc((size_t)f->bpg * f->ppb, sizeof(uint64_t));
 	f->ch_busy = calloc(f->ch, sizeof(uint64_t));
 	f->nwbuf = cfg->write_buffer_pages ? cfg->write_buffer_pages : 2 * f->g.luns;
 	f->wbuf = calloc(f->nwbuf, sizeof(uint64_t));
 	if (!f->plane_lun || !f->plane_ch || !f->l2p || !f->p2l || !f->valid || !f->blk || !f->gu || !f->lun_busy || !f->ch_busy ||
-	    !f->lun_from || !f->lun_susp || !f->lun_kind || !f->pl_busy || !f->pl_susp ||
+	    !f->lun_from || !f->lun_susp || !f->lun_kind || !f->pl_busy || !f->pl_susp || (f->bpg > 1 && !f->gc_rd) ||
 	    !f->wbuf || ftl_alloc_init(f) || ftl_wear_init(f)) {
 		snprintf(err, errlen, "out of memory for a %llu-unit device",
 			 (unsigned long long)f->g.phys_units);
@@ -195,6 +198,7 @@ void ftl_destroy(struct ftl *f)
 	free(f->lun_kind);
 	free(f->pl_busy);
 	free(f->pl_susp);
+	free(f->gc_rd);
 	free(f->ch_busy);
 	free(f->wbuf);
 	free(f->plane_lun);

@@ -62,6 +62,7 @@ struct ftl_config {
 	double t_suspend_us;     /* program/erase suspend latency for host reads; 0 = no suspend */
 	uint32_t suspend_max;    /* suspensions of one program or erase at most */
 	double host_mbps;        /* host link bandwidth (PCIe); 0 = no link model */
+	double t_cmd_us;         /* controller time per host read or write command (not a resource) */
 	enum ftl_gc_unit gc_unit;
 	enum ftl_gc_stream gc_stream;
 	enum ftl_gc_policy gc_policy;

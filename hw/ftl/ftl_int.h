@@ -73,7 +73,7 @@ struct ftl {
 	struct ftl_geometry g;
 	uint32_t ch, lpc, ppl; /* channels, luns per channel, planes per lun */
 	uint32_t upp, ppb, upb, upg, bpg;
-	uint64_t xfer_unit_ns, xfer_page_ns, t_read_ns, t_prog_ns, t_erase_ns, t_susp_ns;
+	uint64_t xfer_unit_ns, xfer_page_ns, t_read_ns, t_prog_ns, t_erase_ns, t_susp_ns, t_cmd_ns;
 	uint64_t link_fp; /* host link: ns per byte, 32.32 fixed point; 0 = no link model */
 	uint32_t wl_threshold;
 	/* divisions on the hot path become shifts/masks when sizes are powers of two */
@@ -125,6 +125,7 @@ struct ftl {
 	uint8_t *pl_susp;    /* suspensions of the plane's current operation */
 	uint64_t *ch_busy;
 	uint64_t host_busy;  /* the host link is free */
+	uint64_t *gc_rd;     /* superblock GC: when each page of the victim is read (gc.c) */
 	uint64_t *wbuf;        /* write buffer ring: time each slot frees */
 	uint32_t nwbuf, wbuf_head;
 	uint64_t clock;

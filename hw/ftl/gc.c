@@ -95,9 +95,43 @@ uint32_t ftl_gc_victim(struct ftl *f)
  * frontier, page by page. Returns 0, or an FTL_E_* status if the frontier could not get space
  * (then g keeps the units not yet moved, and the state is still consistent).
  */
+/* The valid units of the upp units from ppn (upp <= 64), as a count. */
+static inline uint32_t page_valid(const struct ftl *f, uint64_t ppn)
+{
+	uint64_t w = ppn >> 6, sh = ppn & 63, bits = f->valid[w] >> sh;
+	if (sh + f->upp > 64)
+		bits |= f->valid[w + 1] << (64 - sh);
+	if (f->upp < 64)
+		bits &= (1ull << f->upp) - 1;
+	return (uint32_t)__builtin_popcountll(bits);
+}
+
+/*
+ * Timing of a superblock victim's reads, before any copy is programmed: its pages are read in
+ * stripe order (page 0 of every member, then page 1, ...), as a controller reads a superblock
+ * across all its dies at once, and each page's done time is kept for ftl_move_run(). Read in
+ * the mapping order below instead (one member block after another), a victim's reads would
+ * queue on one plane at a time, each waiting for the copies programmed on its LUN, and GC
+ * would run at a fraction of the drive's bandwidth. Only times depend on this order: which
+ * units move where does not.
+ */
+static void time_victim_reads(struct ftl *f, uint32_t g, uint64_t now)
+{
+	for (uint32_t p = 0; p < f->ppb; p++)
+		for (uint32_t i = 0; i < f->bpg; i++) {
+			uint32_t b = g * f->bpg + i, n;
+			if (f->blk[b].bad || p >= f->blk[b].wp)
+				continue;
+			if ((n = page_valid(f, (uint64_t)b * f->upb + (uint64_t)p * f->upp)))
+				f->gc_rd[(uint64_t)i * f->ppb + p] = ftl_time_read(f, b, n, now, false);
+		}
+}
+
 static int relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 {
 	const uint64_t base = (uint64_t)g * f->upg, end = base + f->upg;
+	if (f->gc_rd)
+		time_victim_reads(f, g, now);
 	uint32_t run[64], n = 0; /* valid units of one NAND page (units_per_page <= 64 assumed below) */
 	uint64_t run_page = UINT64_MAX;
 	/* scan the bitmap a word at a time: victims are mostly invalid */

@@ -102,7 +102,12 @@ static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n
 int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cause, uint64_t now)
 {
 	uint32_t gblk = blk_of(f, ppn_old[0]);
-	uint64_t t = ftl_time_read(f, gblk, n, now, false);
+	uint64_t t;
+	if (f->gc_rd) /* timed with the rest of the victim (gc.c) */
+		t = f->gc_rd[(uint64_t)(gblk - gu_of(f, ppn_old[0]) * f->bpg) * f->ppb +
+		             (page_of(f, ppn_old[0]) - gblk * f->ppb)];
+	else
+		t = ftl_time_read(f, gblk, n, now, false);
 	f->clock = max64(f->clock, t);
 	uint64_t bytes = (uint64_t)n * f->cfg.unit_size;
 	f->st.gc_read_bytes += bytes;
@@ -241,6 +246,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	}
 	ftl_count_prog(f, PROG_HOST, run_units);
 	f->st.host_write_bytes += len;
+	done += f->t_cmd_ns;
 	f->clock = max64(f->clock, done);
 	ftl_stats_tick(f);
 	if (done_ns)
@@ -372,6 +378,7 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	f->st.nand_read_bytes += read_units * us;
 	f->st.host_read_cmds++;
 	f->st.host_read_bytes += len;
+	done += f->t_cmd_ns;
 	f->clock = max64(f->clock, done);
 	if (done_ns)
 		*done_ns = done;

@@ -36,7 +36,9 @@
  * (write_buffer_pages slots, as drives with power-loss protection do). A slot frees when its
  * page's program completes, so a sustained write stream runs at the NAND program bandwidth.
  * With host_mbps > 0 every command's data also crosses one host link (PCIe) of that
- * bandwidth: reads after their NAND transfer, writes before their buffer slot.
+ * bandwidth: reads after their NAND transfer, writes before their buffer slot. t_cmd_us is
+ * the controller's own time per host read or write (command processing, mapping lookup, DMA
+ * set-up), added to its completion; it holds no resource, as a controller pipelines commands.
  */
 #include "ftl_int.h"
 
