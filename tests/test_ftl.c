@@ -242,15 +242,9 @@ static void test_timing(void **state)
 static struct ftl *four_planes(bool multiplane, double t_suspend_us, uint32_t suspend_max,
                                double host_mbps)
 {
-	struct ftl_config c;
-	ftl_config_default(&c);
+	struct ftl_config c = small();
+	c.channels = c.luns_per_channel = 1;
 	c.planes_per_lun = 4;
-	c.blocks_per_plane = 64;
-	c.pages_per_block = 16;
-	c.page_size = 16384;
-	c.unit_size = 4096;
-	c.spare_factor = 0.25;
-	c.op_percent = -1;
 	c.t_read_us = 50;
 	c.t_prog_us = 600;
 	c.t_erase_us = 3000;

@@ -240,6 +240,12 @@ static inline uint32_t plane_of(const struct ftl *f, uint32_t gblk)
 	return f->planes_pow2 ? gblk & (f->g.planes - 1) : gblk % f->g.planes;
 }
 
+/* Time for bytes to cross the host link (host_mbps): bytes x ns per byte in 32.32 fixed point. */
+static inline uint64_t link_ns(const struct ftl *f, uint64_t bytes)
+{
+	return (uint64_t)(((unsigned __int128)bytes * f->link_fp) >> 32);
+}
+
 /*
  * When an operation of kind k on plane p of LUN l, ready at t, may start on the array
  * (timing.c): with multiplane, at once beside operations of the same kind on other planes;

@@ -90,11 +90,6 @@ uint32_t ftl_gc_victim(struct ftl *f)
 	return NONE;
 }
 
-/*
- * Move every valid unit of GC unit g (already taken out of the closed sets) to the GC
- * frontier, page by page. Returns 0, or an FTL_E_* status if the frontier could not get space
- * (then g keeps the units not yet moved, and the state is still consistent).
- */
 /* The valid units of the upp units from ppn (upp <= 64), as a count. */
 static inline uint32_t page_valid(const struct ftl *f, uint64_t ppn)
 {
@@ -109,7 +104,8 @@ static inline uint32_t page_valid(const struct ftl *f, uint64_t ppn)
 /*
  * Timing of a superblock victim's reads, before any copy is programmed: its pages are read in
  * stripe order (page 0 of every member, then page 1, ...), as a controller reads a superblock
- * across all its dies at once, and each page's done time is kept for ftl_move_run(). Read in
+ * across all its dies at once, and each page's done time is kept for ftl_move_run() at
+ * gc_rd[member * pages_per_block + page]. Read in
  * the mapping order below instead (one member block after another), a victim's reads would
  * queue on one plane at a time, each waiting for the copies programmed on its LUN, and GC
  * would run at a fraction of the drive's bandwidth. Only times depend on this order: which
@@ -127,6 +123,11 @@ static void time_victim_reads(struct ftl *f, uint32_t g, uint64_t now)
 		}
 }
 
+/*
+ * Move every valid unit of GC unit g (already taken out of the closed sets) to the GC
+ * frontier, page by page. Returns 0, or an FTL_E_* status if the frontier could not get space
+ * (then g keeps the units not yet moved, and the state is still consistent).
+ */
 static int relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 {
 	const uint64_t base = (uint64_t)g * f->upg, end = base + f->upg;

@@ -104,8 +104,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 	uint32_t gblk = blk_of(f, ppn_old[0]);
 	uint64_t t;
 	if (f->gc_rd) /* timed with the rest of the victim (gc.c) */
-		t = f->gc_rd[(uint64_t)(gblk - gu_of(f, ppn_old[0]) * f->bpg) * f->ppb +
-		             (page_of(f, ppn_old[0]) - gblk * f->ppb)];
+		t = f->gc_rd[page_of(f, ppn_old[0]) - (uint64_t)gu_of(f, ppn_old[0]) * f->bpg * f->ppb];
 	else
 		t = ftl_time_read(f, gblk, n, now, false);
 	f->clock = max64(f->clock, t);
@@ -369,9 +368,7 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	if (f->link_fp) {
 		/* the data streams over the host link as NAND delivers it: the link is busy for len,
 		 * and the last unit crosses it after the last NAND transfer */
-		uint64_t unit_ns = (uint64_t)(((unsigned __int128)us * f->link_fp) >> 32);
-		uint64_t tail = done + (len < us ? (uint64_t)(((unsigned __int128)len * f->link_fp) >> 32)
-		                                 : unit_ns);
+		uint64_t tail = done + link_ns(f, len < us ? len : us);
 		done = max64(ftl_time_link(f, len, now), tail);
 		f->host_busy = done;
 	}

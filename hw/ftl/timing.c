@@ -102,7 +102,7 @@ uint64_t ftl_time_erase(struct ftl *f, uint32_t gblk, uint64_t now)
 
 uint64_t ftl_time_link(struct ftl *f, uint64_t bytes, uint64_t t)
 {
-	uint64_t s = max64(t, f->host_busy) + (uint64_t)(((unsigned __int128)bytes * f->link_fp) >> 32);
+	uint64_t s = max64(t, f->host_busy) + link_ns(f, bytes);
 	f->host_busy = s;
 	return s;
 }
