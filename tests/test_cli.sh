@@ -55,6 +55,10 @@ expect 2 "--writes" "negative writes" -- ssd --preset tiny --writes -3
 expect 2 "unexpected argument" "stray argument" -- ssd --preset tiny extra
 expect 2 "Unknown option" "unknown option" -- ssd --preset tiny --frobnicate
 expect 2 "preset is required" "missing preset" -- ssd
+expect 2 "\-\-rw trim: must be read, write" "bad --rw" -- ssd --preset tiny --rw trim
+expect 2 "\-\-iodepth, \-\-rate, \-\-runtime and \-\-ramp need \-\-rw" "--iodepth without --rw" -- ssd --preset tiny --iodepth 8
+expect 2 "\-\-iodepth 0: must be 1..65536" "zero --iodepth" -- ssd --preset tiny --rw write --iodepth 0
+expect 2 "were never written, and reading them costs no NAND time; add \-\-precondition" "--rw randread on an empty drive" -- ssd --preset tiny --rw randread
 expect 2 "spare_factor=0.01: only" "impossible spare" -- ssd --preset tiny --set spare_factor=0.01
 printf '[ssd]\nchannels=1\nblocks_per_plane=64\n' >"$T/nospare.ini"
 expect 2 "set op_percent or spare_factor" "preset without spare" -- ssd --preset "$T/nospare.ini"
@@ -95,6 +99,22 @@ assert 1.5 < d["waf"] < 6, d["waf"]
 assert abs(d["effective_spare_factor"] - 0.2) / 0.2 < 0.15
 assert d["smart"]["data_units_written"] == -(-d["host_write_bytes"] // 512000)
 PY
+
+# the queued host through the CLI: QD1 reads on tiny are one sense (40 us) and one 4 KiB
+# transfer (5.12 us) each, so the mean is exact and the text report says the same
+"$FG" ssd --preset tiny --precondition --rw randread --iodepth 1 --ramp 0.05 --runtime 0.1 --json \
+	>"$T/perf.json" 2>"$T/err" || fail "ssd --rw --json: $(cat "$T/err")"
+python3 - "$T/perf.json" <<'PY' && pass "ssd --rw --json: perf object, QD1 latency exact" || fail "ssd --rw --json"
+import json, sys
+p = json.load(open(sys.argv[1]))["perf"]
+assert p["rw"] == "randread" and p["iodepth"] == 1 and p["bs"] == 4096, p
+assert p["lat_us"]["mean"] == 45.12 and p["lat_us"]["max"] == 45.12, p["lat_us"]
+assert p["ios"] in (2216, 2217) and p["read_pct"] == 100, p
+PY
+"$FG" ssd --preset tiny --precondition --rw randread --iodepth 1 --ramp 0.05 --runtime 0.1 >"$T/perf.txt" 2>"$T/err" &&
+	grep -Eq "^perf         randread, bs 4096, iodepth 1, 0.1 s measured: 22(16|17)0 IOPS" "$T/perf.txt" &&
+	grep -q "mean 45.1  p50 45.1  p90 45.1  p99 45.1  p99.9 45.1  max 45.1" "$T/perf.txt" && pass "ssd --rw text report" ||
+	fail "ssd --rw text report: $(cat "$T/perf.txt" "$T/err")"
 
 # snapshots through the CLI: the second run continues the first one's wear
 "$FG" ssd --preset tiny --writes 3 --json --save-snapshot "$T/a.snap" >"$T/1.json" 2>"$T/err" || fail "save: $(cat "$T/err")"

@@ -393,7 +393,8 @@ static void test_perf_qd1_read(void **state)
 	assert_true(n == 100000000 / TINY_READ_NS || n == 100000000 / TINY_READ_NS + 1);
 	assert_true(fabs(rep.perf.lat_us.mean - TINY_READ_NS / 1e3) < 1e-9);
 	assert_true(fabs(rep.perf.lat_us.max - TINY_READ_NS / 1e3) < 1e-9);
-	assert_true(fabs(rep.perf.lat_us.p99 / (TINY_READ_NS / 1e3) - 1) < 0.016);
+	/* every latency is the same, so every percentile is it (kept within [min, max]) */
+	assert_true(fabs(rep.perf.lat_us.p99 - TINY_READ_NS / 1e3) < 1e-9);
 	assert_int_equal(rep.perf.reads, n);
 	assert_int_equal(rep.perf.host_write_bytes, 0);
 	ssd_report_free(&rep);

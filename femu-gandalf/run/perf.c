@@ -11,7 +11,8 @@
  *
  * The first ramp seconds are not measured (fio's ramp_time); the next runtime seconds are. IOPS
  * and MB/s are the I/Os issued in that window over its length; latencies are kept in a
- * log-linear histogram (64 sub-buckets per power of two: a percentile is within 1.6%).
+ * log-linear histogram (64 sub-buckets per power of two: a percentile is within 1.6%, and never
+ * outside the smallest and largest latency seen).
  */
 #include <math.h>
 #include <stdio.h>
@@ -85,15 +86,18 @@ static double bucket_mid(unsigned b)
 	return lo + ldexp(1, shift) / 2;
 }
 
-static double percentile(const uint64_t *h, uint64_t n, double q)
+/* the q-quantile of n latencies: its bucket's middle, kept within the exact [lo, hi] seen */
+static double percentile(const uint64_t *h, uint64_t n, double q, uint64_t lo, uint64_t hi)
 {
 	uint64_t want = (uint64_t)ceil(q * (double)n), seen = 0;
 	if (!want)
 		want = 1;
 	for (unsigned b = 0; b < NBUCKETS; b++) {
 		seen += h[b];
-		if (seen >= want)
-			return bucket_mid(b);
+		if (seen >= want) {
+			double m = bucket_mid(b);
+			return m < (double)lo ? (double)lo : m > (double)hi ? (double)hi : m;
+		}
 	}
 	return NAN;
 }
@@ -174,7 +178,7 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 	               m1 = m0 + (uint64_t)(o->runtime_s * 1e9);
 	const double gap = o->rate_iops > 0 ? 1e9 / o->rate_iops : 0;
 	double sched = (double)t0;
-	uint64_t t = t0, last = t0, lat_sum = 0, lat_max = 0;
+	uint64_t t = t0, last = t0, lat_sum = 0, lat_max = 0, lat_min = UINT64_MAX;
 	for (;;) {
 		/* the next issue time */
 		if (gap > 0) {
@@ -213,6 +217,7 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 			hist[bucket_of(lat)]++;
 			lat_sum += lat;
 			lat_max = max_u64(lat_max, lat);
+			lat_min = lat < lat_min ? lat : lat_min;
 			rep->ios++;
 			rep->bytes += bs;
 			if (rd)
@@ -228,11 +233,11 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 	rep->mbps = (double)rep->bytes / o->runtime_s / 1e6;
 	if (rep->ios) {
 		rep->lat_us.mean = (double)lat_sum / (double)rep->ios / 1e3;
-		rep->lat_us.p50 = percentile(hist, rep->ios, 0.50) / 1e3;
-		rep->lat_us.p90 = percentile(hist, rep->ios, 0.90) / 1e3;
-		rep->lat_us.p99 = percentile(hist, rep->ios, 0.99) / 1e3;
-		rep->lat_us.p999 = percentile(hist, rep->ios, 0.999) / 1e3;
-		rep->lat_us.p9999 = percentile(hist, rep->ios, 0.9999) / 1e3;
+		rep->lat_us.p50 = percentile(hist, rep->ios, 0.50, lat_min, lat_max) / 1e3;
+		rep->lat_us.p90 = percentile(hist, rep->ios, 0.90, lat_min, lat_max) / 1e3;
+		rep->lat_us.p99 = percentile(hist, rep->ios, 0.99, lat_min, lat_max) / 1e3;
+		rep->lat_us.p999 = percentile(hist, rep->ios, 0.999, lat_min, lat_max) / 1e3;
+		rep->lat_us.p9999 = percentile(hist, rep->ios, 0.9999, lat_min, lat_max) / 1e3;
 		rep->lat_us.max = (double)lat_max / 1e3;
 	}
 	rep->host_write_bytes = b.host_write_bytes - a.host_write_bytes;
