@@ -104,9 +104,20 @@ struct kvsim {
 	struct kv_stats st;
 	uint32_t *idx; /* object index of each prefix block of the current request */
 	uint64_t idxcap;
+	/* slot geometry: round_up(header + size, align[kind]); amask[kind] = align - 1 when a
+	 * power of two, else 0 (divide) */
+	uint64_t shdr, salign[2], amask[2];
+	uint64_t ffirst[2]; /* slot_fifo: the free list of a kind is freeslot[k][ffirst..+nfree) */
+	const struct kv_io_sink *sink;
+	bool sink_failed;
 };
 
-uint64_t kv_slot_bytes(const struct kv_obj *x); /* SSD bytes the object occupies (4 KiB slots) */
+/* SSD bytes the object occupies: round_up(header + size, the kind's alignment) */
+static inline uint64_t kv_slot_bytes(const struct kvsim *s, const struct kv_obj *x)
+{
+	uint64_t n = s->shdr + x->size, m = s->amask[x->kind];
+	return m ? (n + m) & ~m : (n + s->salign[x->kind] - 1) / s->salign[x->kind] * s->salign[x->kind];
+}
 uint32_t kv_lookup(const struct kvsim *s, uint64_t key);
 
 #endif

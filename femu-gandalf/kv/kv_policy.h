@@ -36,7 +36,7 @@ static inline uint64_t kv_obj_size(const struct kvsim *s, uint32_t o) /* bytes (
 }
 static inline uint64_t kv_obj_slot_bytes(const struct kvsim *s, uint32_t o) /* bytes on SSD */
 {
-	return kv_slot_bytes(&s->obj[o]);
+	return kv_slot_bytes(s, &s->obj[o]);
 }
 static inline bool kv_obj_in_dram(const struct kvsim *s, uint32_t o)
 {

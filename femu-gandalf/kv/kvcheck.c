@@ -14,7 +14,7 @@
 #include "err.h"
 #include "kv_int.h"
 
-#define slot_size kv_slot_bytes
+#define slot_size(x) kv_slot_bytes(s, x)
 
 static int cmp_extent(const void *a, const void *b)
 {

@@ -213,11 +213,7 @@ static void obj_free(struct kvsim *s, uint32_t o)
 
 /* ---- the SSD tier ---- */
 
-uint64_t kv_slot_bytes(const struct kv_obj *x)
-{
-	return (x->size + KV_SLOT_BYTES - 1) / KV_SLOT_BYTES * KV_SLOT_BYTES;
-}
-#define slot_size kv_slot_bytes
+#define slot_size(x) kv_slot_bytes(s, x)
 
 /* Trace time in ns for the FTL. Past 1.8e10 s (570 years) the ns no longer fit a uint64_t
  * (1.8e19): such a time (a malformed trace) is pinned to UINT64_MAX / 2 instead of wrapping. */
@@ -229,11 +225,30 @@ static uint64_t now_ns(const struct kvsim *s)
 	                    : 0;
 }
 
+/* Tell the store (if any) about one I/O of x. A failure stops the run at the request's end. */
+static void sink_io(struct kvsim *s, char op, const struct kv_obj *x)
+{
+	if (!s->sink || s->sink_failed)
+		return;
+	struct kv_io e = {.op = op,
+	                  .kind = x->kind,
+	                  .key = x->key,
+	                  .session = x->session,
+	                  .lba = x->lba,
+	                  .slot_bytes = slot_size(x),
+	                  .size = x->size};
+	if (s->sink->io(s->sink->arg, &e))
+		s->sink_failed = true;
+}
+
 static bool slot_alloc(struct kvsim *s, struct kv_obj *x)
 {
 	int k = x->kind;
 	if (s->nfree[k]) {
-		x->lba = s->freeslot[k][--s->nfree[k]];
+		/* LIFO: the newest free slot (LMCache); FIFO: the oldest (KVBM) */
+		x->lba = s->cfg.slot_fifo ? s->freeslot[k][s->ffirst[k]++]
+		                          : s->freeslot[k][s->ffirst[k] + s->nfree[k] - 1];
+		s->nfree[k]--;
 		return true;
 	}
 	uint64_t sz = slot_size(x);
@@ -247,9 +262,14 @@ static bool slot_alloc(struct kvsim *s, struct kv_obj *x)
 static void slot_free(struct kvsim *s, struct kv_obj *x)
 {
 	int k = x->kind;
-	if (vec_reserve(s->freeslot[k], s->freecap[k], s->nfree[k] + 1))
+	if (s->ffirst[k] && s->ffirst[k] + s->nfree[k] == s->freecap[k]) {
+		memmove(s->freeslot[k], s->freeslot[k] + s->ffirst[k],
+		        s->nfree[k] * sizeof(*s->freeslot[k]));
+		s->ffirst[k] = 0;
+	}
+	if (vec_reserve(s->freeslot[k], s->freecap[k], s->ffirst[k] + s->nfree[k] + 1))
 		return; /* the slot leaks; the allocator stays correct */
-	s->freeslot[k][s->nfree[k]++] = x->lba;
+	s->freeslot[k][s->ffirst[k] + s->nfree[k]++] = x->lba;
 }
 
 static int ring_push(struct kvsim *s, uint64_t pos, uint32_t o)
@@ -521,6 +541,13 @@ static bool region_readmit(struct kvsim *s, uint32_t o)
 		if (ftl_write(s->ftl, x->lba, sz, obj_stream(s, x), now_ns(s), NULL))
 			s->st.ftl_errors++;
 	}
+	if (s->sink) {
+		uint64_t lba = x->lba;
+		x->lba = old;
+		sink_io(s, KV_IO_READ, x);
+		x->lba = lba;
+		sink_io(s, KV_IO_WRITE, x);
+	}
 	return true;
 }
 
@@ -632,6 +659,7 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 	s->ssd_used -= slot_size(x);
 	s->st.ssd_evictions++;
 	count_written_hit(s, x);
+	sink_io(s, KV_IO_TRIM, x);
 	bool whole = false; /* its region is being cleaned: TRIMmed whole at the end */
 	if (s->cfg.alloc == KV_ALLOC_REGION) {
 		s->reg[lba_region(s, x->lba)].live -= slot_size(x);
@@ -730,6 +758,7 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 	s->st.ssd_write_bytes[x->kind] += slot_size(x);
 	s->st.ssd_writes[x->kind]++;
 	x->ssd_hits = 0;
+	sink_io(s, KV_IO_WRITE, x);
 	if (s->ftl) {
 		unsigned stream = kv_stream(&s->cfg, x->kind, x->session);
 		int rc = ftl_write(s->ftl, x->lba, slot_size(x), stream, now_ns(s), NULL);
@@ -882,7 +911,8 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
                       uint64_t size, uint64_t session, uint32_t recompute_tokens,
                       uint32_t end_tokens)
 {
-	if (size > s->cfg.dram_bytes) {
+	const bool no_dram = !s->cfg.dram_bytes; /* write-through only: pass through to SSD */
+	if (size > s->cfg.dram_bytes && !no_dram) {
 		s->st.not_admitted++;
 		return KV_NONE;
 	}
@@ -890,12 +920,13 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 		s->st.refused++;
 		return KV_NONE;
 	}
-	make_room(s, size);
+	if (!no_dram)
+		make_room(s, size);
 	/* a state hangs off the chunk at its boundary, a chunk off the previous chunk; a block that
 	 * repeats its predecessor's id (a malformed trace) is a root */
 	uint64_t pk = kv_parent_key(key, parent_key);
 	uint32_t p = pk == KV_NO_PARENT || pk == key ? KV_NONE : kv_lookup(s, pk);
-	if (s->dram_used + size > s->cfg.dram_bytes ||
+	if ((s->dram_used + size > s->cfg.dram_bytes && !no_dram) ||
 	    (pk != KV_NO_PARENT && pk != key && p == KV_NONE)) {
 		s->st.not_admitted++; /* no room, or making room took its parent */
 		return KV_NONE;
@@ -919,6 +950,10 @@ static uint32_t admit(struct kvsim *s, uint64_t key, uint64_t parent_key, uint8_
 		s->pol->admitted(s, o);
 	if (s->pol->write_through)
 		kv_write_ssd(s, o);
+	if (no_dram) { /* it leaves DRAM at once: on SSD if the write went in, else gone */
+		kv_drop_dram(s, o);
+		return alive(s, o, key) ? o : KV_NONE;
+	}
 	return o;
 }
 
@@ -978,6 +1013,7 @@ static inline void serve_obj(struct kvsim *s, uint32_t o, struct hit_load *h)
 		h->ssd_bytes += x->size;
 		x->ssd_hits++;
 		s->st.ssd_read_bytes += slot_size(x);
+		sink_io(s, KV_IO_READ, x);
 		if (s->ftl) {
 			uint64_t done;
 			if (ftl_read(s->ftl, x->lba, slot_size(x), now_ns(s), &done))
@@ -1110,6 +1146,10 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	}
 	struct hit_load h;
 	serve_hit(s, rq, b, hybrid, &h);
+	if (s->sink && s->sink->probe) /* the cached chunks past the usable state, unused */
+		for (uint32_t i = b; i < r; i++)
+			if (s->obj[s->idx[i]].in_ssd)
+				sink_io(s, KV_IO_PROBE, &s->obj[s->idx[i]]);
 	if (account(s, rq, b, &h)) {
 		s->cur_rq = NULL;
 		return fg_err(err, errlen, "out of memory");
@@ -1125,7 +1165,16 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	recency(s, rq, n, b, bnd);
 	s->req++;
 	s->cur_rq = NULL;
+	if (s->sink && !s->sink_failed && s->sink->end && s->sink->end(s->sink->arg, rq))
+		s->sink_failed = true;
+	if (s->sink_failed)
+		return fg_err(err, errlen, "the store failed");
 	return 0;
+}
+
+void kvsim_set_sink(struct kvsim *s, const struct kv_io_sink *k)
+{
+	s->sink = k;
 }
 
 static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p,
@@ -1139,8 +1188,17 @@ static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct k
 	s->free_head = s->dhead = s->dtail = KV_NONE;
 	s->shead[0] = s->shead[1] = s->stail[0] = s->stail[1] = KV_NONE;
 	s->prepared = prepared;
-	if (!c->dram_bytes)
-		return fg_err(err, errlen, "--dram 0: the DRAM tier must hold something");
+	if (!c->dram_bytes && !p->write_through)
+		return fg_err(err, errlen,
+		              "--dram 0: only a write-through policy runs without a DRAM tier "
+		              "(policy %s keeps objects in DRAM)",
+		              p->name);
+	s->shdr = c->slot_header;
+	for (int k = 0; k < 2; k++) {
+		uint64_t a = c->slot_align[k] ? c->slot_align[k] : KV_SLOT_BYTES;
+		s->salign[k] = a;
+		s->amask[k] = (a & (a - 1)) ? 0 : a - 1;
+	}
 	if (!c->ssd_bytes)
 		return fg_err(err, errlen, "--ssd 0: the SSD tier must hold something");
 	if (kv_params_parse(p, params, s->pv, err, errlen))

@@ -85,7 +85,34 @@ struct kv_config {
 	 * the largest object; 64 MiB without a device) and the re-admission cap (share of a region) */
 	uint64_t region_bytes;
 	double readmit;
+	/* slot geometry (docs/store.md): an object's slot is round_up(slot_header + size,
+	 * slot_align[kind]) bytes (0: 4 KiB), and freed slots are reused oldest first with
+	 * slot_fifo (KVBM's free list) instead of newest first (LMCache's). Defaults: 0, 4 KiB,
+	 * LIFO - the simulator's own 4 KiB slots. */
+	uint64_t slot_header, slot_align[2];
+	bool slot_fifo;
 };
+/*
+ * The SSD tier's I/O as events, for a store that makes it real (femu-gandalf/store): every write,
+ * read and TRIM the simulator makes of an SSD object, in its order, with the object's identity.
+ * KV_IO_PROBE is a read of a cached chunk the request did not use (past its last usable state):
+ * the simulator sends it only with probe set, and counts it nowhere (docs/lift.md: it shows a
+ * capture the whole cached prefix). end() closes each request that reached kvsim_request().
+ */
+enum kv_io_op { KV_IO_READ = 'R', KV_IO_WRITE = 'W', KV_IO_TRIM = 'D', KV_IO_PROBE = 'P' };
+struct kv_io {
+	char op;
+	uint8_t kind;
+	uint64_t key, session;
+	uint64_t lba, slot_bytes, size; /* the slot (bytes, the tier's own addresses), object bytes */
+};
+struct kv_io_sink {
+	int (*io)(void *arg, const struct kv_io *e); /* nonzero: the run stops with the store's error */
+	int (*end)(void *arg, const struct kv_request *rq);
+	void *arg;
+	bool probe;
+};
+
 /* The FTL stream of an object of this kind and session under c's --streams (0 without hints);
  * the drive needs kv_streams(c) host streams. */
 unsigned kv_stream(const struct kv_config *c, int kind, uint64_t session);
@@ -233,7 +260,10 @@ uint64_t kvsim_region_bytes(const struct kvsim *s);
 void kvsim_finish(struct kvsim *s);
 /* The policy's figures (struct kv_policy.figures), at most KV_MAX_FIGURES; 0 when it has none. */
 int kvsim_policy_figures(const struct kvsim *s, struct kv_figure *f);
-/* Process one request. Returns 0, or -1 on an internal error (message in err). */
+/* Send the SSD tier's I/O to k (NULL: none) from now on. k must outlive the simulator. */
+void kvsim_set_sink(struct kvsim *s, const struct kv_io_sink *k);
+/* Process one request. Returns 0, or -1 on an internal error (message in err), or when the sink
+ * failed (its message is the caller's: err says "the store failed"). */
 int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_t errlen);
 /* Check the invariants: capacities, tier lists, map, child counts. 0 or -1 with err. */
 int kvsim_check(const struct kvsim *s, char *err, size_t errlen);
