@@ -41,6 +41,8 @@ int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets,
 bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv);
 /* The same, expecting exactly npos positional arguments (named `what` in the error). */
 bool fg_parse_opts_args(GOptionContext *ctx, int *argc, char ***argv, int npos, const char *what);
+/* --timing afap | trace | xN -> speed factor (0 = as fast as possible); false if malformed. */
+bool fg_parse_timing(const char *s, double *speed);
 
 /* Progress on stderr, only when stderr is a terminal; at most ~4 updates a second. */
 struct progress {

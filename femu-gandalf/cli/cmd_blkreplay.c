@@ -94,20 +94,6 @@ static void src_close(void *arg)
 	s->t = NULL;
 }
 
-/* --timing afap | trace | xN -> speed factor (0 = as fast as possible). */
-static bool parse_timing(const char *s, double *speed)
-{
-	char *end;
-	if (!strcmp(s, "afap"))
-		return *speed = 0, true;
-	if (!strcmp(s, "trace"))
-		return *speed = 1, true;
-	if (s[0] != 'x')
-		return false;
-	*speed = strtod(s + 1, &end);
-	return end != s + 1 && !*end && *speed > 0 && isfinite(*speed);
-}
-
 /* What a --target replay measured (wall-clock rates: the device's, not the model's). */
 static int print_target(const char *path, const char *target, const struct aio_target_stats *st,
                         bool json)
@@ -295,7 +281,7 @@ static int run_target(const char *path, const struct br_opts *o, const struct tr
 {
 	double speed;
 
-	if (!parse_timing(o->timing, &speed)) {
+	if (!fg_parse_timing(o->timing, &speed)) {
 		fprintf(stderr, "femu-gandalf: --timing %s: must be afap, trace or xN (N > 0)\n",
 		        o->timing);
 		return EXIT_USAGE;

@@ -16,11 +16,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "kvsim.h"
 #include "preset.h"
 #include "run.h"
+#include "aiotarget.h"
+#include "store.h"
 
 int cmd_models(int argc, char **argv)
 {
@@ -89,12 +92,20 @@ static void add_alias(const struct kv_policy *pol, const char *name, double v, c
 		         v);
 }
 
+static const char kv_device_def[] = "ent-tlc-1t", kv_trim_def[] = "on";
+#define AIO_TARGET_DEFAULT_IODEPTH_CLI 32
+
 /* The flags, as GOption fills them, and what the command keeps across runs. */
 struct kv_cli {
 	char *trace, *model, *dram, *ssd, *policy, *device, *trim, *streams, *alloc, *region;
 	char **sets, **params;
 	gboolean json, sweep, csv;
 	gint loops;
+	/* the store (--target): a real device or file in a backend's layout */
+	char *target, *layout, *meta, *record, *timing;
+	gboolean capture, force;
+	gint iodepth;
+	struct store_opts so;
 	double target_years;
 	struct trace_cli tc;
 	struct trace_opts to;
@@ -109,8 +120,11 @@ static void kv_cli_default(struct kv_cli *c, struct kv_run_opts *ro)
 	c->model = "qwen3-next-80b-a3b";
 	c->dram = "100G";
 	c->policy = "gandalf";
-	c->device = "ent-tlc-1t";
-	c->trim = "on";
+	c->device = (char *)kv_device_def;
+	c->trim = (char *)kv_trim_def;
+	c->layout = "lmcache-rawblock";
+	c->timing = "afap";
+	c->iodepth = AIO_TARGET_DEFAULT_IODEPTH_CLI;
 	c->streams = "none";
 	c->alloc = "slots";
 	c->loops = 1;
@@ -175,6 +189,25 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	        {"ssd-price", 0, 0, G_OPTION_ARG_DOUBLE, &cfg->ssd_usd_per_tb,
 	         "SSD price, $ per TB of user capacity (default 100)", "USD"},
 	        {"json", 'j', 0, G_OPTION_ARG_NONE, &c->json, "print one JSON object", NULL},
+	        {"target", 0, 0, G_OPTION_ARG_FILENAME, &c->target,
+	         "run as a store: the SSD tier's I/O goes to this block device or file (libaio, "
+	         "O_DIRECT; docs/store.md)",
+	         "PATH"},
+	        {"layout", 0, 0, G_OPTION_ARG_STRING, &c->layout,
+	         "--target: lmcache-rawblock (default) | kvbm", "L"},
+	        {"meta", 0, 0, G_OPTION_ARG_STRING, &c->meta,
+	         "--target, lmcache-rawblock: metadata region bytes (default 128M)", "SIZE"},
+	        {"record", 0, 0, G_OPTION_ARG_FILENAME, &c->record,
+	         "--target: write every I/O as a blk-csv trace, stamped with trace time", "FILE"},
+	        {"capture", 0, 0, G_OPTION_ARG_NONE, &c->capture,
+	         "--target: the capture mode for lift (write-through, --dram 0; docs/lift.md)",
+	         NULL},
+	        {"iodepth", 0, 0, G_OPTION_ARG_INT, &c->iodepth,
+	         "--target: I/Os in flight (default 32)", "N"},
+	        {"timing", 0, 0, G_OPTION_ARG_STRING, &c->timing,
+	         "--target: afap (default) | trace (the trace's spacing) | xN (N x faster)", "T"},
+	        {"force", 0, 0, G_OPTION_ARG_NONE, &c->force,
+	         "--target: allow a mounted device or one with a filesystem signature", NULL},
 	        {NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("- a KV-cache tier (DRAM + emulated SSD) under a placement policy");
@@ -202,6 +235,68 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	return ctx;
 }
 
+/* The store's flags (--target and what needs it). 0, or -1 after printing the error. */
+static int kv_store_flags(struct kv_cli *c, const struct kv_run_opts *ro, unsigned long long dram)
+{
+	struct store_opts *so = &c->so;
+	const char *needs = c->meta ? "--meta" : c->record ? "--record" : c->capture ? "--capture"
+	                                                                            : NULL;
+	if (!c->target) {
+		if (needs) {
+			fprintf(stderr, "femu-gandalf: %s needs --target\n", needs);
+			return -1;
+		}
+		return 0;
+	}
+	memset(so, 0, sizeof(*so));
+	so->target = c->target;
+	if (store_layout_parse(c->layout, &so->layout)) {
+		fprintf(stderr, "femu-gandalf: --layout %s: must be lmcache-rawblock or kvbm\n",
+		        c->layout);
+		return -1;
+	}
+	unsigned long long meta = 0;
+	if (c->meta && (!fg_parse_size(c->meta, &meta) || !meta)) {
+		fprintf(stderr, "femu-gandalf: --meta %s: must be a size > 0 (e.g. 128M)\n", c->meta);
+		return -1;
+	}
+	so->meta_bytes = meta;
+	if (!fg_parse_timing(c->timing, &so->speed)) {
+		fprintf(stderr, "femu-gandalf: --timing %s: must be afap, trace or xN (N > 0)\n",
+		        c->timing);
+		return -1;
+	}
+	if (c->iodepth < 1 || c->iodepth > AIO_TARGET_MAX_IODEPTH) {
+		fprintf(stderr, "femu-gandalf: --iodepth %d: must be in 1..%d\n", c->iodepth,
+		        AIO_TARGET_MAX_IODEPTH);
+		return -1;
+	}
+	so->iodepth = (unsigned)c->iodepth;
+	so->force = c->force;
+	so->record = c->record;
+	so->capture = c->capture;
+	/* neither backend discards a freed slot: the store does only when asked (--trim on) */
+	so->trim = c->trim != kv_trim_def && ro->cfg.trim;
+	if (c->sweep || !strcmp(c->policy, "all") || c->loops != 1) {
+		fprintf(stderr, "femu-gandalf: --target runs one policy once: drop --sweep, --policy "
+		                "all and --loop\n");
+		return -1;
+	}
+	if (c->device != kv_device_def && strcmp(c->device, "none")) {
+		fprintf(stderr, "femu-gandalf: --target is the drive: drop --device %s (or run the "
+		                "target on an emulated drive: scripts/boot-vm)\n",
+		        c->device);
+		return -1;
+	}
+	c->device = "none";
+	if (c->capture && (strcmp(c->policy, "write-through") || dram)) {
+		fprintf(stderr, "femu-gandalf: --capture needs --policy write-through --dram 0 "
+		                "(docs/lift.md: every reuse must be a read)\n");
+		return -1;
+	}
+	return 0;
+}
+
 /* The flags that need nothing loaded, then the model and the tier's config. 0, or -1 after
  * printing the error. */
 static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
@@ -212,8 +307,9 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 		fprintf(stderr, "femu-gandalf: --trace is required (try --help)\n");
 		return -1;
 	}
-	if (!fg_parse_size(c->dram, &dram) || !dram) {
-		fprintf(stderr, "femu-gandalf: --dram %s: must be a size > 0 (e.g. 100G)\n",
+	if (!fg_parse_size(c->dram, &dram)) {
+		fprintf(stderr, "femu-gandalf: --dram %s: must be a size (e.g. 100G, or 0 with a "
+		                "write-through policy)\n",
 		        c->dram);
 		return -1;
 	}
@@ -286,7 +382,7 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 	                : !strcmp(c->alloc, "region") ? KV_ALLOC_REGION
 	                                              : KV_ALLOC_SLOTS;
 	ro->cfg.region_bytes = region;
-	return 0;
+	return kv_store_flags(c, ro, dram);
 }
 
 /* Which policies (*one, or NULL for all), the --param values, and the trace. 0, or -1 after
@@ -357,6 +453,51 @@ static void kv_progress(void *arg, int pass, const struct kv_stats *st)
 	progress_update(pg, 0, 0, extra);
 }
 
+/* The store's figures: a "store" object in kv --json. */
+static void store_json(const void *arg, struct json_out *j)
+{
+	const struct store_stats *s = arg;
+	jout_object(j, "store", JOUT_BLOCK);
+	jout_u64(j, "data_base_bytes", s->base);
+	jout_u64(j, "tier_bytes", s->tier_bytes);
+	jout_u64(j, "puts", s->puts);
+	jout_u64(j, "gets", s->gets);
+	jout_u64(j, "verified", s->verified);
+	jout_u64(j, "probes", s->probes);
+	jout_u64(j, "trims", s->trims);
+	jout_u64(j, "fences", s->fences);
+	jout_u64(j, "checkpoints", s->checkpoints);
+	jout_u64(j, "checkpoints_skipped", s->checkpoints_skipped);
+	jout_u64(j, "object_write_bytes", s->object_write_bytes);
+	jout_u64(j, "object_read_bytes", s->object_read_bytes);
+	jout_u64(j, "meta_write_bytes", s->meta_write_bytes);
+	jout_u64(j, "reordered", s->reordered);
+	jout_u64(j, "ios", s->ios);
+	jout_u64(j, "write_bytes", s->write_bytes);
+	jout_u64(j, "read_bytes", s->read_bytes);
+	jout_u64(j, "discard_bytes", s->discard_bytes);
+	jout_u64(j, "flushes", s->flushes);
+	jout_num(j, "seconds", "%.3f", s->seconds);
+	jout_num(j, "lat_mean_us", "%.2f", s->lat_mean_us);
+	jout_num(j, "lat_p99_us", "%.2f", s->lat_p99_us);
+	jout_end(j);
+}
+
+static void store_text(const struct kv_cli *c, const struct store_stats *s)
+{
+	char b1[32], b2[32], b3[32];
+	printf("store      : %s on %s: %llu puts, %llu gets and %llu probes verified, %llu trims, "
+	       "%llu checkpoints (%llu skipped), %llu fences\n",
+	       c->layout, c->target, (unsigned long long)s->puts, (unsigned long long)s->gets,
+	       (unsigned long long)s->probes, (unsigned long long)s->trims,
+	       (unsigned long long)s->checkpoints, (unsigned long long)s->checkpoints_skipped,
+	       (unsigned long long)s->fences);
+	printf("store I/O  : %s written (%s metadata), %s read, %llu I/Os in %.2f s, mean %.1f us\n",
+	       fg_human((double)s->write_bytes, b1), fg_human((double)s->meta_write_bytes, b2),
+	       fg_human((double)s->read_bytes, b3), (unsigned long long)s->ios, s->seconds,
+	       s->lat_mean_us);
+}
+
 /* Point j of pol (its grid's with --sweep, else the --param values): run it and print it.
  * 0, or an exit code after printing the error. */
 static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_policy *pol,
@@ -380,11 +521,38 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 			return EXIT_USAGE;
 		ro->drive = &fc;
 	}
+	struct store *st = NULL;
+	struct store_stats ss;
+	if (c->target) {
+		c->so.chunk_bytes = (uint64_t)c->kt.rq[0].block_tokens *
+		                    ro->cfg.model.full_kv_bytes_per_token;
+		c->so.progress = isatty(2);
+		c->so.total_hint = 0;
+		if (!(st = store_open(&c->so, &ro->cfg, err, sizeof(err)))) {
+			fprintf(stderr, "femu-gandalf: %s\n", err);
+			return EXIT_USAGE;
+		}
+		ro->sink = store_sink(st);
+		ro->more_json = store_json;
+		ro->more_arg = &ss;
+	}
 	progress_init(&pg, pol->name);
 	ro->progress = kv_progress;
 	ro->progress_arg = &pg;
 	int rc = kv_run(ro, pol, pt, &res, err, sizeof(err));
 	progress_end(&pg);
+	if (st) {
+		char e2[1024];
+		if (rc && strstr(err, "the store failed"))
+			snprintf(err + strlen(err), sizeof(err) - strlen(err), ": %s",
+			         store_error(st));
+		if (store_close(st, e2, sizeof(e2)) && !rc) {
+			snprintf(err, sizeof(err), "%s", e2);
+			rc = SSD_RUN_E_FAIL;
+		}
+		store_stats(st, &ss);
+		store_free(st);
+	}
 	if (rc) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		kv_result_free(&res);
@@ -397,8 +565,11 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 		jout_init(&j, stdout);
 		kv_result_json(&res, &j);
 		rc = fg_json_finish(&j);
-	} else
+	} else {
 		print_text(&res);
+		if (st)
+			store_text(c, &ss);
+	}
 	kv_result_free(&res);
 	return rc;
 }

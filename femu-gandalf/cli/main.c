@@ -143,6 +143,19 @@ bool fg_parse_opts_args(GOptionContext *ctx, int *argc, char ***argv, int npos, 
 	return true;
 }
 
+bool fg_parse_timing(const char *s, double *speed)
+{
+	char *end;
+	if (!strcmp(s, "afap"))
+		return *speed = 0, true;
+	if (!strcmp(s, "trace"))
+		return *speed = 1, true;
+	if (s[0] != 'x')
+		return false;
+	*speed = strtod(s + 1, &end);
+	return end != s + 1 && !*end && *speed > 0 && isfinite(*speed);
+}
+
 bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv)
 {
 	return fg_parse_opts_args(ctx, argc, argv, 0, NULL);

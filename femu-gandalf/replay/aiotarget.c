@@ -69,6 +69,7 @@ struct slot {
 	void *buf;
 	size_t cap;
 	uint64_t seq, lba, bytes, t_sub;
+	struct aio_ctx ctx;
 	char op;
 	bool busy;
 };
@@ -101,6 +102,7 @@ struct aio_target {
 
 	uint64_t prog_t, prog_bytes, prog_ios;
 	int prog_len;
+	struct aio_target_data data; /* fill/check hooks, or all NULL */
 };
 
 static uint64_t mono_ns(void)
@@ -261,6 +263,14 @@ static void complete(struct aio_target *t, const struct io_event *e, uint64_t no
 			 s->op == 'W' ? "write" : "read", res, s->bytes);
 		return;
 	}
+	if (s->op == 'R' && t->data.check) {
+		char m[384];
+		struct blk_io io = {.op = 'R', .lba = s->lba, .bytes = s->bytes};
+		if (t->data.check(t->data.arg, s->buf, &io, &s->ctx, m, sizeof(m))) {
+			set_fail(t, s->seq, s->op, s->lba, s->bytes, "%s", m);
+			return;
+		}
+	}
 	t->ios++;
 	if (s->op == 'W')
 		t->wbytes += s->bytes;
@@ -325,11 +335,14 @@ static int wait_until(struct aio_target *t, uint64_t deadline)
 	}
 }
 
-static bool overlaps_write(const struct aio_target *t, uint64_t lba, uint64_t n)
+/* Is an in-flight I/O that an I/O of op at [lba, lba + n) must wait for? A write waits for every
+ * overlapping one, a read for the writes. */
+static bool overlaps(const struct aio_target *t, char op, uint64_t lba, uint64_t n)
 {
 	for (unsigned i = 0; i < t->depth; i++) {
 		const struct slot *s = &t->slots[i];
-		if (s->busy && s->op == 'W' && s->lba < lba + n && lba < s->lba + s->bytes / SECTOR)
+		if (s->busy && (op == 'W' || s->op == 'W') && s->lba < lba + n &&
+		    lba < s->lba + s->bytes / SECTOR)
 			return true;
 	}
 	return false;
@@ -371,17 +384,16 @@ static int sync_op(struct aio_target *t, const struct blk_io *io, uint64_t seq)
 	return 0;
 }
 
-static int async_op(struct aio_target *t, const struct blk_io *io, uint64_t seq, char *err,
-		    size_t len)
+static int async_op(struct aio_target *t, const struct blk_io *io, uint64_t seq,
+		    const struct aio_ctx *ctx, char *err, size_t len)
 {
 	char d[96];
 	while (!t->nfree)
 		if (reap(t, 1, NULL))
 			return -1;
-	if (io->op == 'W')
-		while (overlaps_write(t, io->lba, io->bytes / SECTOR))
-			if (reap(t, 1, NULL))
-				return -1;
+	while (overlaps(t, io->op, io->lba, io->bytes / SECTOR))
+		if (reap(t, 1, NULL))
+			return -1;
 	if (t->failed)
 		return -1;
 
@@ -408,8 +420,13 @@ static int async_op(struct aio_target *t, const struct blk_io *io, uint64_t seq,
 	s->lba = io->lba;
 	s->bytes = io->bytes;
 	s->op = io->op;
+	if (ctx)
+		s->ctx = *ctx;
 	if (io->op == 'W') {
-		aio_target_pattern(s->buf, io->lba, io->bytes, seq);
+		if (t->data.fill)
+			t->data.fill(t->data.arg, s->buf, io, &s->ctx);
+		else
+			aio_target_pattern(s->buf, io->lba, io->bytes, seq);
 		io_prep_pwrite(&s->cb, t->fd, s->buf, io->bytes, (long long)(io->lba * SECTOR));
 	} else {
 		io_prep_pread(&s->cb, t->fd, s->buf, io->bytes, (long long)(io->lba * SECTOR));
@@ -436,7 +453,18 @@ static int async_op(struct aio_target *t, const struct blk_io *io, uint64_t seq,
 	return poll_events(t);
 }
 
+void aio_target_set_data(struct aio_target *t, const struct aio_target_data *d)
+{
+	t->data = *d;
+}
+
 int aio_target_submit(struct aio_target *t, const struct blk_io *io, char *err, size_t len)
+{
+	return aio_target_submit_ctx(t, io, NULL, err, len);
+}
+
+int aio_target_submit_ctx(struct aio_target *t, const struct blk_io *io, const struct aio_ctx *ctx,
+                          char *err, size_t len)
 {
 	uint64_t seq = ++t->nsub;
 	char d[96];
@@ -497,7 +525,7 @@ int aio_target_submit(struct aio_target *t, const struct blk_io *io, char *err, 
 	}
 
 	int r = (io->op == 'D' || io->op == 'F') ? sync_op(t, io, seq)
-						 : async_op(t, io, seq, err, len);
+						 : async_op(t, io, seq, ctx, err, len);
 	if (r && t->failed)
 		return report_fail(t, err, len);
 	progress(t);

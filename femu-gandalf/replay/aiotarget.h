@@ -7,8 +7,9 @@
  *
  * Written data is a deterministic, incompressible pattern (see aio_target_pattern()), so a replay
  * can be verified afterwards and drives that compress or deduplicate do not flatter the result.
- * Overlapping writes are applied in trace order, so the final content depends on the trace only,
- * not on the queue depth or on completion order.
+ * Overlapping I/O is ordered as in the trace (a write waits for the in-flight reads and writes it
+ * overlaps, a read for the writes), so the final content, and what each read returns, depend on
+ * the trace only, not on the queue depth or on completion order.
  */
 #ifndef FG_REPLAY_AIO_H
 #define FG_REPLAY_AIO_H
@@ -52,6 +53,26 @@ struct aio_target *aio_target_open(const char *path, const struct aio_target_opt
  * With speed > 0 the call sleeps until the I/O's time in the trace (scaled) has come.
  */
 int aio_target_submit(struct aio_target *t, const struct blk_io *io, char *err, size_t errlen);
+
+/*
+ * Caller data (optional, for a store): with hooks set, a write's data comes from fill() instead of
+ * aio_target_pattern(), and every completed read is handed to check(), which returns 0 or writes
+ * why the data is wrong into msg (the I/O then fails: the message, after the I/O's name, is the
+ * run's error). ctx is the caller's description of the I/O, copied at submit and handed back.
+ */
+struct aio_ctx {
+	uint64_t w[4];
+};
+struct aio_target_data {
+	void (*fill)(void *arg, void *buf, const struct blk_io *io, const struct aio_ctx *ctx);
+	int (*check)(void *arg, const void *buf, const struct blk_io *io, const struct aio_ctx *ctx,
+	             char *msg, size_t len);
+	void *arg;
+};
+void aio_target_set_data(struct aio_target *t, const struct aio_target_data *d);
+/* aio_target_submit() with the caller's ctx for fill() and check(). */
+int aio_target_submit_ctx(struct aio_target *t, const struct blk_io *io, const struct aio_ctx *ctx,
+                          char *err, size_t errlen);
 
 /* Wait for all in-flight I/O; -1 with the first failing I/O's message if any failed. */
 int aio_target_drain(struct aio_target *t, char *err, size_t errlen);

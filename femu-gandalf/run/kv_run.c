@@ -169,6 +169,10 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 		ftl_destroy(f);
 		return SSD_RUN_E_INPUT;
 	}
+	if (o->sink)
+		kvsim_set_sink(s, o->sink);
+	res->more_json = o->more_json;
+	res->more_arg = o->more_arg;
 	double t0 = wall_seconds();
 	int rc = kv_passes(o, s, err, errlen) ? SSD_RUN_E_FAIL : SSD_RUN_OK;
 	if (!rc) {
@@ -326,6 +330,8 @@ void kv_result_json(const struct kv_result *r, struct json_out *j)
 		jout_end(j);
 	}
 	jout_num(j, "wall_s", "%.3f", r->wall);
+	if (r->more_json)
+		r->more_json(r->more_arg, j);
 	jout_end(j);
 }
 

@@ -276,6 +276,10 @@ struct kv_run_opts {
 	kv_run_progress_fn progress;
 	void *progress_arg;
 	uint64_t peak_active; /* the trace's peak active KV for the model (kv_active_peak()); 0: unknown */
+	const struct kv_io_sink *sink; /* the SSD tier's I/O to a store (store/), or NULL */
+	/* more keys for kv_result_json()'s object (a store's figures), or NULL */
+	void (*more_json)(const void *arg, struct json_out *j);
+	const void *more_arg;
 };
 
 /* A fresh drive has not reached steady state before it has been written about twice over (SNIA
@@ -304,6 +308,8 @@ struct kv_result {
 	int nfig;
 	double wall;               /* wall-clock seconds of the passes */
 	uint64_t region_bytes;     /* --alloc region: the region size used */
+	void (*more_json)(const void *arg, struct json_out *j); /* opts.more_json */
+	const void *more_arg;
 };
 
 /* Run pol at params ("k=v,..." checked against its table) into res (overwritten; call

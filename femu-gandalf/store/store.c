@@ -1,0 +1,447 @@
+/*
+ * store.c - the KV tier simulator's SSD I/O made real, in a real backend's layout (store.h,
+ * docs/store.md).
+ *
+ * The simulator allocates slots (kvsim.c, slot allocator) with the geometry this file gives it:
+ * round_up(header + object, alignment) per kind, freed slots reused newest first (LMCache) or
+ * oldest first (KVBM). So a slot's address in the tier is the simulator's lba, and the device
+ * offset is the data region's base plus it. What this file adds is the I/O itself: the events of
+ * one request are buffered and submitted when it ends, stamped with its trace time, so the
+ * record (and aiotarget's pacing) carry the trace's clock.
+ *
+ * Versions: an object's version counts its writes (a key rewritten after an eviction is a new
+ * version), so its payload differs from the stale copy a lost write would leave behind, and
+ * the check can say which object and which version it found instead.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aiotarget.h"
+#include "err.h"
+#include "store.h"
+#include "u64map.h"
+#include "vec.h"
+
+#define SECTOR 512u
+#define PAYLOAD_MAGIC 0x46474b5650594c44ull /* "FGKVPYLD" */
+#define CTX_HEADER 0x100u                   /* ctx.w[2]: the I/O is a rawblock slot header */
+#define CTX_META 0x200u                     /* ctx.w[2]: a checkpoint */
+
+struct store {
+	struct store_opts o;
+	enum store_layout layout;
+	struct aio_target *t;
+	FILE *rec;
+	uint64_t base, tier, meta, copy_bytes; /* copy_bytes: a checkpoint copy's room */
+	double ckpt_s, last_ckpt;
+	bool dirty; /* the index changed since the last checkpoint */
+	uint64_t ckpt_seq, live, t_last_ns;
+	struct u64map ver; /* key -> its last written version */
+	struct kv_io *ev;  /* the current request's events */
+	uint64_t nev, evcap;
+	struct kv_io_sink sink;
+	struct store_stats st;
+	char err[1024];
+	bool failed;
+};
+
+int store_layout_parse(const char *name, enum store_layout *l)
+{
+	if (!strcmp(name, "lmcache-rawblock"))
+		*l = STORE_LMCACHE_RAWBLOCK;
+	else if (!strcmp(name, "kvbm"))
+		*l = STORE_KVBM;
+	else
+		return -1;
+	return 0;
+}
+
+const char *store_layout_name(enum store_layout l)
+{
+	return l == STORE_KVBM ? "kvbm" : "lmcache-rawblock";
+}
+
+/* ---- payloads ---- */
+
+static inline uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+void store_payload(void *buf, uint64_t key, uint64_t version, uint64_t off, uint64_t bytes)
+{
+	uint64_t *w = buf, seed = mix64(key ^ mix64(version));
+	for (uint64_t p = off; p < off + bytes; p += SECTOR, w += SECTOR / 8) {
+		uint64_t x = mix64(seed ^ p) | 1;
+		w[0] = PAYLOAD_MAGIC;
+		w[1] = key;
+		w[2] = version;
+		w[3] = p;
+		for (unsigned i = 4; i < SECTOR / 8; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			w[i] = x;
+		}
+	}
+}
+
+/* The rawblock slot header: LMCache's magic, identity and payload length (bytes 0..24), then
+ * ours: version, kind, slot offset; zeros to 4 KiB. */
+static void header(void *buf, const struct aio_ctx *c, uint64_t off)
+{
+	uint64_t *w = buf;
+	memset(buf, 0, STORE_HEADER_BYTES);
+	memcpy(buf, STORE_HDR_MAGIC, 8);
+	w[1] = c->w[0];
+	w[2] = c->w[3];
+	w[3] = c->w[1];
+	w[4] = c->w[2] & 0xff;
+	w[5] = off;
+}
+
+static const char *kind_name(uint64_t k)
+{
+	return k == OBJ_LINEAR ? "state" : "chunk";
+}
+
+static void fill(void *arg, void *buf, const struct blk_io *io, const struct aio_ctx *c)
+{
+	(void)arg;
+	if (c->w[2] & CTX_HEADER)
+		header(buf, c, io->lba * SECTOR);
+	else if (c->w[2] & CTX_META) { /* header block, then the index (not read back) */
+		uint64_t *w = buf;
+		memset(buf, 0, STORE_ALIGN);
+		memcpy(buf, STORE_IDX_MAGIC, 8);
+		w[1] = 1;       /* format version */
+		w[2] = c->w[1]; /* seq */
+		w[3] = c->w[3]; /* payload bytes */
+		store_payload((char *)buf + STORE_ALIGN, 0, c->w[1], 0, io->bytes - STORE_ALIGN);
+	} else
+		store_payload(buf, c->w[0], c->w[1], 0, io->bytes);
+}
+
+static int check(void *arg, const void *buf, const struct blk_io *io, const struct aio_ctx *c,
+                 char *msg, size_t len)
+{
+	(void)arg;
+	uint64_t key = c->w[0], ver = c->w[1], sec[SECTOR / 8];
+	const char *kind = kind_name(c->w[2] & 0xff);
+	for (uint64_t p = 0; p < io->bytes; p += SECTOR) {
+		const uint64_t *w = (const uint64_t *)((const char *)buf + p);
+		store_payload(sec, key, ver, p, SECTOR);
+		if (!memcmp(w, sec, SECTOR))
+			continue;
+		if (w[0] == PAYLOAD_MAGIC && (w[1] != key || w[2] != ver || w[3] != p))
+			return fg_err(msg, len,
+			              "%s %#" PRIx64 " v%" PRIu64 " at byte %" PRIu64
+			              ": found %s %#" PRIx64 " v%" PRIu64 " (its byte %" PRIu64 ")",
+			              kind, key, ver, io->lba * SECTOR + p,
+			              w[1] == key ? "an older copy of" : "object", w[1], w[2], w[3]);
+		return fg_err(msg, len,
+		              "%s %#" PRIx64 " v%" PRIu64 " at byte %" PRIu64 ": the data differs%s",
+		              kind, key, ver, io->lba * SECTOR + p,
+		              w[0] == PAYLOAD_MAGIC ? " (right stamp, wrong contents)" : "");
+	}
+	return 0;
+}
+
+/* ---- I/O ---- */
+
+static int submit(struct store *st, char op, uint64_t off, uint64_t bytes, uint64_t t_ns,
+                  const struct aio_ctx *c)
+{
+	struct blk_io io = {.t_ns = t_ns, .lba = off / SECTOR, .bytes = bytes, .op = op};
+	if (st->rec && fprintf(st->rec, "%" PRIu64 ",%c,%" PRIu64 ",%" PRIu64 "\n", t_ns, op,
+	                       io.lba, bytes) < 0) {
+		fg_err(st->err, sizeof(st->err), "%s: cannot write the record", st->o.record);
+		return -1;
+	}
+	if (aio_target_submit_ctx(st->t, &io, c, st->err, sizeof(st->err)))
+		return -1;
+	return 0;
+}
+
+/* One object's I/O. */
+static int object_io(struct store *st, const struct kv_io *e, uint64_t t_ns)
+{
+	uint64_t off = st->base + e->lba, hdr = st->layout == STORE_LMCACHE_RAWBLOCK
+	                                                ? STORE_HEADER_BYTES
+	                                                : 0;
+	struct aio_ctx c = {{e->key, 0, e->kind, e->size}};
+	uint64_t *v = u64map_upsert(&st->ver, e->key, 0);
+	if (!v)
+		return fg_err(st->err, sizeof(st->err), "out of memory");
+	switch (e->op) {
+	case KV_IO_WRITE:
+		c.w[1] = ++*v;
+		st->st.puts++;
+		st->st.object_write_bytes += e->slot_bytes;
+		st->live++;
+		st->dirty = true;
+		if (hdr) { /* LMCache: the header, then the payload, as two writes */
+			c.w[2] |= CTX_HEADER;
+			if (submit(st, 'W', off, hdr, t_ns, &c))
+				return -1;
+			c.w[2] &= ~(uint64_t)CTX_HEADER;
+		}
+		return submit(st, 'W', off + hdr, e->slot_bytes - hdr, t_ns, &c);
+	case KV_IO_READ:
+	case KV_IO_PROBE:
+		if (!*v)
+			return fg_err(st->err, sizeof(st->err),
+			              "internal: a read of %s %#" PRIx64 ", which was never written",
+			              kind_name(e->kind), e->key);
+		c.w[1] = *v;
+		if (e->op == KV_IO_PROBE)
+			st->st.probes++;
+		else
+			st->st.gets++;
+		st->st.verified++;
+		st->st.object_read_bytes += e->slot_bytes - hdr;
+		return submit(st, 'R', off + hdr, e->slot_bytes - hdr, t_ns, &c);
+	case KV_IO_TRIM:
+		st->live--;
+		st->dirty = true;
+		if (!st->o.trim)
+			return 0; /* LMCache frees the slot in memory only */
+		st->st.trims++;
+		return submit(st, 'D', off, e->slot_bytes, t_ns, &c);
+	}
+	return fg_err(st->err, sizeof(st->err), "internal: I/O op %c", e->op);
+}
+
+/* rawblock: write the index to the next copy (payload, then header, as LMCache does), if it
+ * changed. The payload's size follows the index (32 bytes an object); it is not read back. */
+static int checkpoint(struct store *st, uint64_t t_ns, bool force)
+{
+	if (st->layout != STORE_LMCACHE_RAWBLOCK || (!st->dirty && !force))
+		return 0;
+	uint64_t body = st->live * 32, bytes = (body + STORE_ALIGN - 1) / STORE_ALIGN * STORE_ALIGN;
+	st->dirty = false;
+	if (STORE_ALIGN + bytes > st->copy_bytes) {
+		st->st.checkpoints_skipped++;
+		return 0;
+	}
+	uint64_t seq = ++st->ckpt_seq, off = ((seq - 1) % 2) * st->copy_bytes;
+	struct aio_ctx c = {{0, seq, CTX_META, body}};
+	st->st.checkpoints++;
+	st->st.meta_write_bytes += STORE_ALIGN + bytes;
+	/* one write: LMCache submits the payload and then the header in one call; here they are
+	 * one I/O, header block first */
+	return submit(st, 'W', off, STORE_ALIGN + bytes, t_ns, &c);
+}
+
+static int sink_io(void *arg, const struct kv_io *e)
+{
+	struct store *st = arg;
+	if (vec_reserve(st->ev, st->evcap, st->nev + 1))
+		return fg_err(st->err, sizeof(st->err), "out of memory");
+	st->ev[st->nev++] = *e;
+	return 0;
+}
+
+/*
+ * Capture mode: a state's write goes right after its chunk's I/O (docs/lift.md), so that lift
+ * can tell which chunk a state hangs from. Only when the request evicted nothing: a TRIM between
+ * them could free the slot the state was given.
+ */
+static void walk_order(struct store *st)
+{
+	for (uint64_t i = 0; i < st->nev; i++)
+		if (st->ev[i].op == KV_IO_TRIM)
+			return;
+	for (uint64_t i = 0; i < st->nev; i++) {
+		if (st->ev[i].op != KV_IO_WRITE || st->ev[i].kind != OBJ_LINEAR)
+			continue;
+		uint64_t anchor = st->ev[i].key & ~KV_LINEAR_BIT, j = i;
+		while (j > 0 && !(st->ev[j - 1].kind == OBJ_FULL && st->ev[j - 1].key == anchor))
+			j--;
+		if (j == 0 && !(st->ev[0].kind == OBJ_FULL && st->ev[0].key == anchor))
+			continue; /* its chunk did no I/O here: leave it */
+		if (j == i)
+			continue;
+		struct kv_io s = st->ev[i];
+		memmove(st->ev + j + 1, st->ev + j, (i - j) * sizeof(*st->ev));
+		st->ev[j] = s;
+		st->st.reordered++;
+	}
+}
+
+static int sink_end(void *arg, const struct kv_request *rq)
+{
+	struct store *st = arg;
+	uint64_t t_ns = rq->t > 0 ? (uint64_t)(rq->t * 1e9) : 0;
+	st->t_last_ns = t_ns;
+	if (st->o.capture)
+		walk_order(st);
+	for (uint64_t i = 0; i < st->nev; i++)
+		if (object_io(st, &st->ev[i], t_ns))
+			return -1;
+	if (st->o.capture && st->nev) {
+		st->st.fences++;
+		if (submit(st, 'F', 0, 0, t_ns, NULL))
+			return -1;
+	}
+	st->nev = 0;
+	if (rq->t >= st->last_ckpt + st->ckpt_s) {
+		if (checkpoint(st, t_ns, false))
+			return -1;
+		st->last_ckpt = rq->t;
+	}
+	return 0;
+}
+
+/* ---- open / close ---- */
+
+struct store *store_open(const struct store_opts *o, struct kv_config *cfg, char *err,
+                         size_t errlen)
+{
+	struct store *st = calloc(1, sizeof(*st));
+	if (!st) {
+		fg_err(err, errlen, "out of memory");
+		return NULL;
+	}
+	st->o = *o;
+	st->layout = o->layout;
+	st->ckpt_s = o->checkpoint_s > 0 ? o->checkpoint_s : STORE_CHECKPOINT_S_DEF;
+	st->last_ckpt = 0;
+	if (u64map_init(&st->ver, 1024)) {
+		fg_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (cfg->alloc != KV_ALLOC_SLOTS) {
+		fg_err(err, errlen, "--target needs --alloc slots: both layouts are slot stores");
+		goto fail;
+	}
+	if (o->layout == STORE_LMCACHE_RAWBLOCK) {
+		st->meta = o->meta_bytes ? o->meta_bytes : STORE_META_DEF;
+		if (st->meta % (2 * STORE_ALIGN)) {
+			fg_err(err, errlen, "--meta %" PRIu64 ": must be a multiple of 8 KiB (two "
+			                    "4 KiB-aligned copies)", st->meta);
+			goto fail;
+		}
+		st->copy_bytes = st->meta / 2;
+		st->base = st->meta;
+		cfg->slot_header = STORE_HEADER_BYTES;
+		cfg->slot_align[0] = cfg->slot_align[1] = STORE_ALIGN;
+		cfg->slot_fifo = false;
+	} else {
+		if (o->meta_bytes) {
+			fg_err(err, errlen, "--meta: the kvbm layout has no metadata region");
+			goto fail;
+		}
+		if (!o->chunk_bytes) {
+			fg_err(err, errlen, "internal: kvbm needs the chunk size");
+			goto fail;
+		}
+		uint64_t stride = (o->chunk_bytes + STORE_ALIGN - 1) / STORE_ALIGN * STORE_ALIGN;
+		cfg->slot_header = 0;
+		cfg->slot_align[0] = cfg->slot_align[1] = stride;
+		cfg->slot_fifo = true;
+	}
+	struct aio_target_opts ao = {.iodepth = o->iodepth,
+	                             .speed = o->speed,
+	                             .force = o->force,
+	                             .progress = o->progress,
+	                             .total_hint = o->total_hint};
+	char e[1024];
+	st->t = aio_target_open(o->target, &ao, e, sizeof(e));
+	if (!st->t) {
+		fg_err(err, errlen, "--target %s", e);
+		goto fail;
+	}
+	struct aio_target_data d = {.fill = fill, .check = check, .arg = st};
+	aio_target_set_data(st->t, &d);
+	uint64_t size = aio_target_size(st->t);
+	if (size <= st->base) {
+		fg_err(err, errlen,
+		       "--target %s: %" PRIu64 " bytes leave no room after the %" PRIu64
+		       "-byte metadata region",
+		       o->target, size, st->base);
+		goto fail;
+	}
+	if (!cfg->ssd_bytes)
+		cfg->ssd_bytes = (size - st->base) / STORE_ALIGN * STORE_ALIGN;
+	if (st->base + cfg->ssd_bytes > size) {
+		fg_err(err, errlen,
+		       "--ssd %" PRIu64 ": the %s target holds %" PRIu64 " bytes after the %" PRIu64
+		       "-byte metadata region",
+		       cfg->ssd_bytes, o->target, size - st->base, st->base);
+		goto fail;
+	}
+	st->tier = cfg->ssd_bytes;
+	if (o->record && !(st->rec = fopen(o->record, "w"))) {
+		fg_err(err, errlen, "--record %s: cannot create it", o->record);
+		goto fail;
+	}
+	if (st->rec)
+		fputs("time_ns,op,lba,bytes\n", st->rec);
+	st->sink = (struct kv_io_sink){.io = sink_io, .end = sink_end, .arg = st, .probe = o->capture};
+	st->st.base = st->base;
+	st->st.tier_bytes = st->tier;
+	return st;
+fail:
+	store_free(st);
+	return NULL;
+}
+
+const struct kv_io_sink *store_sink(struct store *st)
+{
+	return &st->sink;
+}
+
+const char *store_error(const struct store *st)
+{
+	return st->err;
+}
+
+int store_close(struct store *st, char *err, size_t errlen)
+{
+	int rc = 0;
+	if (st->nev) /* a request that failed midway: its I/O was never submitted */
+		st->nev = 0;
+	if (checkpoint(st, st->t_last_ns, true) ||
+	    aio_target_drain(st->t, st->err, sizeof(st->err)))
+		rc = fg_err(err, errlen, "%s", st->err);
+	struct aio_target_stats a;
+	aio_target_stats(st->t, &a);
+	st->st.ios = a.ios;
+	st->st.read_bytes = a.read_bytes;
+	st->st.write_bytes = a.write_bytes;
+	st->st.discard_bytes = a.discard_bytes;
+	st->st.flushes = a.flushes;
+	st->st.seconds = a.seconds;
+	st->st.lat_mean_us = a.lat_mean_us;
+	st->st.lat_p99_us = a.lat_p99_us;
+	if (st->rec) {
+		if (fclose(st->rec) && !rc)
+			rc = fg_err(err, errlen, "--record %s: write failed", st->o.record);
+		st->rec = NULL;
+	}
+	return rc;
+}
+
+void store_stats(const struct store *st, struct store_stats *out)
+{
+	*out = st->st;
+}
+
+void store_free(struct store *st)
+{
+	if (!st)
+		return;
+	aio_target_close(st->t);
+	if (st->rec)
+		fclose(st->rec);
+	u64map_free(&st->ver);
+	free(st->ev);
+	free(st);
+}
