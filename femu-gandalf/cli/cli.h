@@ -20,6 +20,7 @@ int cmd_blkreplay(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_kv(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_lift(int argc, char **argv);
 
 /* Options every trace-reading command shares (--format, --skip-bad, --block-tokens, WEKA arrivals). */
 struct trace_cli {

@@ -55,6 +55,7 @@ static const struct {
 	{"bench", cmd_bench, "FTL speed and memory benchmarks (JSON)"},
 	{"kv", cmd_kv, "a KV-cache tier (DRAM + emulated SSD) under a placement policy"},
 	{"models", cmd_models, "list the model catalog"},
+	{"lift", cmd_lift, "a KV store's block trace back to KV requests (docs/lift.md)"},
 	{"blkreplay", cmd_blkreplay, "replay a block trace on an emulated SSD"},
 	{"synth", cmd_synth, "write a seeded synthetic KV-request trace (AIPerf JSONL)"},
 	{"trace", cmd_trace, "describe a block or KV-request trace (trace info)"},

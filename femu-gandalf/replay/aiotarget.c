@@ -509,7 +509,7 @@ int aio_target_submit_ctx(struct aio_target *t, const struct blk_io *io, const s
 			              d, off + io->bytes, t->path, t->size);
 		if (io->op != 'D' && io->bytes > AIO_TARGET_MAX_IO)
 			return fg_err(err, len, "%s: larger than the %llu MiB limit for one I/O", d,
-			              AIO_TARGET_MAX_IO >> 20);
+			              (unsigned long long)(AIO_TARGET_MAX_IO >> 20));
 	}
 
 	if (!t->started) {

@@ -1,0 +1,246 @@
+/*
+ * cmd_lift.c - `femu-gandalf lift CAPTURE`: a block trace of a KV store back to KV requests
+ * (store/lift.c, docs/lift.md). The requests go to --out (or stdout) as AIPerf JSONL; what was
+ * found and what could not be told goes to stderr, or with --json as one object on stdout
+ * (then --out is required). --against T measures the result against the original trace.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+#include "kvsim.h"
+#include "lift.h"
+#include "parse.h"
+
+static int parse_slots(const char *s, uint64_t slot[2])
+{
+	char a[64], *comma;
+	unsigned long long x = 0, y = 0;
+	snprintf(a, sizeof(a), "%s", s);
+	if ((comma = strchr(a, ',')))
+		*comma = 0;
+	if (!fg_parse_size(a, &x) || !x || (comma && (!fg_parse_size(comma + 1, &y) || !y)))
+		return -1;
+	slot[0] = x;
+	slot[1] = y;
+	return 0;
+}
+
+static void print_text(FILE *o, const char *out, const struct lift_result *r)
+{
+	fprintf(o, "lift: layout found: %s%" PRIu64 "-byte metadata region%s; slots %" PRIu64
+	           " bytes (chunks)",
+	        "", r->meta_bytes, r->meta_inferred ? " (inferred)" : "", r->slot[0]);
+	if (r->slot[1])
+		fprintf(o, " and %" PRIu64 " bytes (states)", r->slot[1]);
+	fprintf(o, "%s; %u tokens per block\n", r->slot_inferred ? " (inferred)" : "",
+	        r->block_tokens);
+	fprintf(o, "lift: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64 " checkpoints, %" PRIu64
+	           " discards, %" PRIu64 " flushes (%s)\n",
+	        r->reads, r->writes, r->checkpoints, r->discards, r->flushes,
+	        r->fenced ? "requests cut at the fences" : "no fences: requests cut at chain breaks");
+	fprintf(o, "lift: %" PRIu64 " requests in %" PRIu64 " sessions, %" PRIu64 " chunks, %" PRIu64
+	           " states -> %s; %" PRIu64 " requests end in a partial block (tokens estimated)\n",
+	        r->requests, r->sessions, r->chunks, r->states, out ? out : "stdout",
+	        r->tokens_estimated);
+	uint64_t w = r->unwritten_reads + r->chain_breaks + r->read_after_write + r->orphan_headers +
+	             r->other_ios;
+	if (w)
+		fprintf(o,
+		        "lift: warning: %" PRIu64 " reads of never-written slots, %" PRIu64
+		        " chain breaks, %" PRIu64 " reads after writes, %" PRIu64
+		        " headers without payload, %" PRIu64 " other I/Os; the first: %s\n",
+		        r->unwritten_reads, r->chain_breaks, r->read_after_write, r->orphan_headers,
+		        r->other_ios, r->first_warning);
+}
+
+static void print_json(const struct lift_result *r, const struct lift_compare *c,
+                       const char *layout)
+{
+	struct json_out j;
+	jout_init(&j, stdout);
+	jout_object(&j, NULL, JOUT_BLOCK);
+	jout_str(&j, "layout", layout);
+	jout_u64(&j, "meta_bytes", r->meta_bytes);
+	jout_bool(&j, "meta_inferred", r->meta_inferred);
+	jout_u64(&j, "slot_chunk_bytes", r->slot[0]);
+	jout_u64(&j, "slot_state_bytes", r->slot[1]);
+	jout_bool(&j, "slots_inferred", r->slot_inferred);
+	jout_u64(&j, "block_tokens", r->block_tokens);
+	jout_bool(&j, "fenced", r->fenced);
+	jout_u64(&j, "requests", r->requests);
+	jout_u64(&j, "sessions", r->sessions);
+	jout_u64(&j, "chunks", r->chunks);
+	jout_u64(&j, "states", r->states);
+	jout_u64(&j, "reads", r->reads);
+	jout_u64(&j, "writes", r->writes);
+	jout_u64(&j, "checkpoints", r->checkpoints);
+	jout_u64(&j, "discards", r->discards);
+	jout_u64(&j, "flushes", r->flushes);
+	jout_u64(&j, "tokens_estimated", r->tokens_estimated);
+	jout_object(&j, "warnings", JOUT_INLINE);
+	jout_u64(&j, "unwritten_reads", r->unwritten_reads);
+	jout_u64(&j, "chain_breaks", r->chain_breaks);
+	jout_u64(&j, "read_after_write", r->read_after_write);
+	jout_u64(&j, "orphan_headers", r->orphan_headers);
+	jout_u64(&j, "other_ios", r->other_ios);
+	jout_end(&j);
+	if (c) {
+		jout_object(&j, "against", JOUT_INLINE);
+		jout_u64(&j, "original", c->original);
+		jout_u64(&j, "invisible", c->invisible);
+		jout_u64(&j, "lifted", c->lifted);
+		jout_u64(&j, "exact", c->exact);
+		jout_u64(&j, "chain_wrong", c->chain_wrong);
+		jout_u64(&j, "session_wrong", c->session_wrong);
+		jout_u64(&j, "tokens_wrong", c->tokens_wrong);
+		jout_u64(&j, "time_wrong", c->time_wrong);
+		jout_num(&j, "token_error", "%.6f",
+		         c->tokens ? (double)c->token_abs_err / (double)c->tokens : 0);
+		jout_end(&j);
+	}
+	jout_end(&j);
+	fg_json_finish(&j);
+}
+
+int cmd_lift(int argc, char **argv)
+{
+	char *layout = "lmcache-rawblock", *meta = NULL, *slots = NULL, *model = NULL, *out = NULL,
+	     *against = NULL, err[2048];
+	gint btok = 0;
+	gboolean json = FALSE;
+	struct trace_cli tc = {0};
+	GOptionEntry opts[] = {
+	        {"layout", 0, 0, G_OPTION_ARG_STRING, &layout,
+	         "the store's layout: lmcache-rawblock (default) | kvbm", "L"},
+	        {"meta", 0, 0, G_OPTION_ARG_STRING, &meta,
+	         "lmcache-rawblock: the metadata region's bytes (default: inferred)", "BYTES"},
+	        {"slot", 0, 0, G_OPTION_ARG_STRING, &slots,
+	         "slot bytes of a chunk and of a state (default: inferred)", "CHUNK[,STATE]"},
+	        {"block-tokens", 0, 0, G_OPTION_ARG_INT, &btok, "tokens per block", "N"},
+	        {"model", 'm', 0, G_OPTION_ARG_FILENAME, &model,
+	         "the model the store ran (tokens per block = chunk bytes / its bytes per token)",
+	         "M"},
+	        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the requests here", "FILE"},
+	        {"against", 0, 0, G_OPTION_ARG_FILENAME, &against,
+	         "compare the result with the original KV-request trace", "T"},
+	        {"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print the summary as one JSON object",
+	         NULL},
+	        {"format", 0, 0, G_OPTION_ARG_STRING, &tc.format,
+	         "force the capture's format: blk-csv | biosnoop | blk-ftrace", "F"},
+	        {NULL},
+	};
+	GOptionContext *ctx =
+	        g_option_context_new("CAPTURE - a KV store's block trace back to KV requests");
+	g_option_context_add_main_entries(ctx, opts, NULL);
+	g_option_context_set_description(
+	        ctx, "The capture mode, and what a block trace cannot show: docs/lift.md.\n"
+	             "Example:\n"
+	             "  femu-gandalf kv --trace traces/agentic-small.jsonl --model test-hybrid-256 "
+	             "--policy write-through --dram 0 \\\n"
+	             "      --target store.img --capture --record capture.csv\n"
+	             "  femu-gandalf lift capture.csv --model test-hybrid-256 --out lifted.jsonl "
+	             "--against traces/agentic-small.jsonl\n");
+	int rc = EXIT_USAGE;
+	struct lift_opts lo = {0};
+	struct trace_opts to;
+	trace_opts_default(&to);
+	if (!fg_parse_opts_args(ctx, &argc, &argv, 1, "CAPTURE"))
+		goto done;
+	if (store_layout_parse(layout, &lo.layout)) {
+		fprintf(stderr, "femu-gandalf: --layout %s: must be lmcache-rawblock or kvbm\n", layout);
+		goto done;
+	}
+	unsigned long long m = 0;
+	if (meta && (lo.layout != STORE_LMCACHE_RAWBLOCK || !fg_parse_size(meta, &m) || !m)) {
+		fprintf(stderr, "femu-gandalf: --meta %s: a size > 0, with --layout lmcache-rawblock\n",
+		        meta);
+		goto done;
+	}
+	lo.meta_bytes = m;
+	if (slots && parse_slots(slots, lo.slot)) {
+		fprintf(stderr, "femu-gandalf: --slot %s: must be CHUNK or CHUNK,STATE sizes > 0\n",
+		        slots);
+		goto done;
+	}
+	if (btok < 0) {
+		fprintf(stderr, "femu-gandalf: --block-tokens %d: must be > 0\n", btok);
+		goto done;
+	}
+	lo.block_tokens = (uint32_t)btok;
+	if (model) {
+		struct kv_model km;
+		if (kv_model_load(model, &km, err, sizeof(err))) {
+			fprintf(stderr, "femu-gandalf: --model %s: %s\n", model, err);
+			goto done;
+		}
+		lo.have_model = true;
+		lo.bytes_per_token = km.full_kv_bytes_per_token;
+	}
+	if (json && !out) {
+		fprintf(stderr, "femu-gandalf: --json prints the summary on stdout: give --out FILE for "
+		                "the requests\n");
+		goto done;
+	}
+	if (tc.format) {
+		to.force = trace_format_parse(tc.format);
+		if (!trace_format_is_block(to.force)) {
+			fprintf(stderr, "femu-gandalf: --format %s: not a block trace format\n",
+			        tc.format);
+			goto done;
+		}
+	}
+	FILE *o = out ? fopen(out, "w") : stdout;
+	if (!o) {
+		fprintf(stderr, "femu-gandalf: --out %s: cannot create it\n", out);
+		goto done;
+	}
+	struct lift_result r;
+	int lr = lift_run(argv[1], &to, &lo, o, &r, err, sizeof(err));
+	if (out && fclose(o) && !lr) {
+		snprintf(err, sizeof(err), "--out %s: write failed", out);
+		lr = -1;
+	}
+	if (lr) {
+		fprintf(stderr, "femu-gandalf: %s: %s\n", argv[1], err);
+		if (out)
+			remove(out); /* never leave half a trace behind */
+		rc = 1;
+		goto done;
+	}
+	struct lift_compare c;
+	if (against) {
+		struct trace_opts ta;
+		trace_opts_default(&ta);
+		if (!out) {
+			fprintf(stderr, "femu-gandalf: --against needs --out FILE\n");
+			goto done;
+		}
+		if (lift_compare(out, against, &ta, &c, err, sizeof(err))) {
+			fprintf(stderr, "femu-gandalf: --against %s: %s\n", against, err);
+			rc = 1;
+			goto done;
+		}
+	}
+	if (json)
+		print_json(&r, against ? &c : NULL, layout);
+	else {
+		print_text(stderr, out, &r);
+		if (against)
+			fprintf(stderr,
+			        "lift: against %s: %" PRIu64 " of %" PRIu64 " requests exact (%" PRIu64
+			        " without blocks, invisible); wrong: %" PRIu64 " chains, %" PRIu64
+			        " sessions, %" PRIu64 " token counts (error %.4f%% of tokens), %" PRIu64
+			        " times\n",
+			        against, c.exact, c.original - c.invisible, c.invisible, c.chain_wrong,
+			        c.session_wrong, c.tokens_wrong,
+			        c.tokens ? 100.0 * (double)c.token_abs_err / (double)c.tokens : 0,
+			        c.time_wrong);
+	}
+	rc = 0;
+done:
+	g_option_context_free(ctx);
+	return rc;
+}

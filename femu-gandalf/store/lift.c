@@ -1,0 +1,601 @@
+/*
+ * lift.c - a block trace of a KV store back to KV requests (lift.h, docs/lift.md).
+ *
+ * Four passes over the I/O, in trace order:
+ *   1. the layout: rawblock puts are a 4 KiB header write followed by the payload write right
+ *      after it; the metadata region ends where the lowest put starts (or at --meta), and every
+ *      other write below it is a checkpoint; the slot sizes are the puts' sizes (one or two
+ *      classes: with two, the larger is the linear state unless --slot says otherwise);
+ *   2. objects: a slot's write starts a new object (slot and version), a read uses the slot's
+ *      current object, a discard ends it; a write that straddles a slot, or a read that does not
+ *      match one, means this is not a capture of the layout: an error;
+ *   3. requests: cut at the capture mode's fences (else before a read that cannot continue the
+ *      current chain, or that follows its writes); a chunk written extends the chain below the
+ *      chunk before it, a chunk read must continue it; a state hangs off the chunk before it;
+ *   4. sessions: a request continues the session whose last request ended where this one's
+ *      cached prefix ends (the state's chunk, or the last full chunk); else it starts one.
+ */
+#include <glib.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "kvsim.h"
+#include "lift.h"
+#include "u64map.h"
+#include "vec.h"
+
+#define SECTOR ((uint64_t)512)
+#define NONE UINT64_MAX
+
+struct lobj {
+	uint64_t slot, parent; /* parent: the chunk it hangs below (NONE: a root) */
+	uint8_t kind;
+	bool read_later; /* read by a request after its writer's */
+	uint64_t writer; /* the request that wrote it (NONE: before the capture) */
+};
+
+struct lev {
+	uint64_t t_ns, obj;
+	char op; /* R, W, F */
+};
+
+struct lreq {
+	uint64_t t_ns, c0, n, nread; /* chain: pool[c0 .. c0 + n), the first nread read */
+	int64_t bnd;                 /* chunks below its state (-1: no state I/O) */
+	uint64_t session;
+	bool wrote;
+};
+
+struct lift {
+	const struct lift_opts *o;
+	struct lift_result *r;
+	struct blk_io *io;
+	uint64_t nio, iocap;
+	bool *is_put; /* rawblock: io[i] is a put's header (io[i + 1] its payload) */
+	struct lobj *obj;
+	uint64_t nobj, objcap;
+	struct lev *ev;
+	uint64_t nev, evcap;
+	struct lreq *rq;
+	uint64_t nrq, rqcap;
+	uint64_t *pool;
+	uint64_t npool, poolcap;
+	GTree *slots; /* slot offset -> struct slotent */
+	uint64_t hdr; /* rawblock: 4 KiB header; kvbm: 0 */
+};
+
+struct slotent {
+	uint64_t off, bytes, obj; /* obj: NONE when the slot holds nothing (discarded) */
+};
+
+static gint cmp_u64(gconstpointer a, gconstpointer b, gpointer u)
+{
+	(void)u;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void warn(struct lift *L, uint64_t *count, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void warn(struct lift *L, uint64_t *count, const char *fmt, ...)
+{
+	if (!L->r->first_warning[0]) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(L->r->first_warning, sizeof(L->r->first_warning), fmt, ap);
+		va_end(ap);
+	}
+	(*count)++;
+}
+
+static int io_name(char *b, size_t n, uint64_t i, const struct blk_io *io)
+{
+	return snprintf(b, n, "I/O #%" PRIu64 " (%c at byte %" PRIu64 ", %" PRIu64 " bytes)", i + 1,
+	                io->op, io->lba * SECTOR, io->bytes);
+}
+
+/* ---- 1. the layout ---- */
+
+static int find_layout(struct lift *L, char *err, size_t errlen)
+{
+	const struct lift_opts *o = L->o;
+	struct lift_result *r = L->r;
+	uint64_t minput = NONE, sizes[3] = {0}, ns = 0;
+	L->is_put = calloc(L->nio ? L->nio : 1, sizeof(bool));
+	if (!L->is_put)
+		return fg_err(err, errlen, "out of memory");
+	for (uint64_t i = 0; i < L->nio; i++) {
+		const struct blk_io *a = &L->io[i];
+		if (a->op != 'W')
+			continue;
+		uint64_t off = a->lba * SECTOR, slot = a->bytes;
+		if (L->hdr) {
+			const struct blk_io *b = i + 1 < L->nio ? &L->io[i + 1] : NULL;
+			if (a->bytes != L->hdr || !b || b->op != 'W' || b->lba * SECTOR != off + L->hdr)
+				continue;
+			slot = L->hdr + b->bytes;
+			L->is_put[i] = true;
+			i++;
+		} else
+			L->is_put[i] = true;
+		if (off < minput)
+			minput = off;
+		uint64_t k = 0;
+		while (k < ns && sizes[k] != slot)
+			k++;
+		if (k == ns) {
+			if (ns == 2)
+				return fg_err(err, errlen,
+				              "more than two slot sizes (%" PRIu64 ", %" PRIu64
+				              ", %" PRIu64 " bytes, ...): not a %s capture with one size "
+				              "class per object kind (wrong --layout?)",
+				              sizes[0], sizes[1], slot, store_layout_name(o->layout));
+			sizes[ns++] = slot;
+		}
+	}
+	if (minput == NONE)
+		return fg_err(err, errlen, "no object writes%s: not a %s capture (wrong --layout?)",
+		              L->hdr ? " (a 4 KiB header write followed by its payload)" : "",
+		              store_layout_name(o->layout));
+	/* the metadata region */
+	if (o->layout == STORE_LMCACHE_RAWBLOCK) {
+		r->meta_inferred = !o->meta_bytes;
+		r->meta_bytes = o->meta_bytes ? o->meta_bytes : minput;
+		if (minput < r->meta_bytes)
+			return fg_err(err, errlen,
+			              "a put at byte %" PRIu64 " lies inside the %" PRIu64
+			              "-byte metadata region (--meta too large?)",
+			              minput, r->meta_bytes);
+	}
+	/* the size classes, and which is the state */
+	if (ns == 2 && sizes[0] > sizes[1]) {
+		uint64_t t = sizes[0];
+		sizes[0] = sizes[1];
+		sizes[1] = t;
+	}
+	r->nclasses = ns;
+	r->slot_inferred = !o->slot[0];
+	if (o->slot[0]) {
+		for (uint64_t k = 0; k < ns; k++)
+			if (sizes[k] != o->slot[0] && sizes[k] != o->slot[1])
+				return fg_err(err, errlen,
+				              "the capture has %" PRIu64 "-byte slots, which --slot does "
+				              "not name",
+				              sizes[k]);
+		r->slot[0] = o->slot[0];
+		r->slot[1] = o->slot[1];
+	} else {
+		r->slot[0] = sizes[0];
+		r->slot[1] = ns == 2 ? sizes[1] : 0;
+	}
+	/* tokens per block, from the chunk's payload and the model */
+	r->block_tokens = o->block_tokens;
+	if (!r->block_tokens) {
+		uint64_t pay = r->slot[0] - L->hdr;
+		if (!o->have_model || !o->bytes_per_token)
+			return fg_err(err, errlen, "give --block-tokens N, or --model M to derive it "
+			                           "from the chunk slot");
+		if (pay % o->bytes_per_token || pay / o->bytes_per_token > UINT32_MAX)
+			return fg_err(err, errlen,
+			              "a chunk's %" PRIu64 " bytes are not a whole number of the "
+			              "model's %" PRIu64 " bytes per token: give --block-tokens",
+			              pay, o->bytes_per_token);
+		r->block_tokens = (uint32_t)(pay / o->bytes_per_token);
+	}
+	return 0;
+}
+
+/* ---- 2. objects ---- */
+
+static uint64_t obj_new(struct lift *L, uint64_t slot, uint8_t kind)
+{
+	if (vec_reserve(L->obj, L->objcap, L->nobj + 1))
+		return NONE;
+	L->obj[L->nobj] = (struct lobj){.slot = slot, .parent = NONE, .kind = kind, .writer = NONE};
+	return L->nobj++;
+}
+
+static int ev_push(struct lift *L, uint64_t t, uint64_t obj, char op)
+{
+	if (vec_reserve(L->ev, L->evcap, L->nev + 1))
+		return -1;
+	L->ev[L->nev++] = (struct lev){t, obj, op};
+	return 0;
+}
+
+static int kind_of(const struct lift *L, uint64_t slot_bytes)
+{
+	if (slot_bytes == L->r->slot[0])
+		return OBJ_FULL;
+	if (L->r->slot[1] && slot_bytes == L->r->slot[1])
+		return OBJ_LINEAR;
+	return -1;
+}
+
+/* The slot at off, or NULL; *clash: a slot that [off, off + bytes) overlaps but does not start
+ * at off. */
+static struct slotent *slot_at(struct lift *L, uint64_t off, uint64_t bytes,
+                               struct slotent **clash)
+{
+	*clash = NULL;
+	GTreeNode *n = g_tree_lower_bound(L->slots, &off);
+	GTreeNode *p = n ? g_tree_node_previous(n) : g_tree_node_last(L->slots);
+	if (p) {
+		struct slotent *s = g_tree_node_value(p);
+		if (s->off + s->bytes > off)
+			*clash = s;
+	}
+	if (n) {
+		struct slotent *s = g_tree_node_value(n);
+		if (s->off == off)
+			return s;
+		if (s->off < off + bytes)
+			*clash = s;
+	}
+	return NULL;
+}
+
+static int objects(struct lift *L, char *err, size_t errlen)
+{
+	struct lift_result *r = L->r;
+	char d[160];
+	for (uint64_t i = 0; i < L->nio; i++) {
+		const struct blk_io *a = &L->io[i];
+		uint64_t off = a->lba * SECTOR;
+		if (a->op == 'F') {
+			r->flushes++;
+			if (ev_push(L, a->t_ns, NONE, 'F'))
+				return fg_err(err, errlen, "out of memory");
+			continue;
+		}
+		if (off < r->meta_bytes) {
+			if (a->op == 'W')
+				r->checkpoints++;
+			else
+				warn(L, &r->other_ios, "%s: inside the metadata region",
+				     (io_name(d, sizeof(d), i, a), d));
+			continue;
+		}
+		if (a->op == 'W' && !L->is_put[i]) {
+			if (a->bytes == L->hdr)
+				warn(L, &r->orphan_headers,
+				     "%s: a slot header without its payload write (lost events?)",
+				     (io_name(d, sizeof(d), i, a), d));
+			else
+				warn(L, &r->other_ios, "%s: a write that is not a put",
+				     (io_name(d, sizeof(d), i, a), d));
+			continue;
+		}
+		uint64_t slot_off = a->op == 'R' ? off - L->hdr : off;
+		uint64_t bytes = a->op == 'W' && L->hdr ? L->hdr + L->io[i + 1].bytes
+		                 : a->op == 'R'         ? a->bytes + L->hdr
+		                                        : a->bytes;
+		if (a->op == 'R' && off < r->meta_bytes + L->hdr) {
+			warn(L, &r->other_ios, "%s: not a slot's payload",
+			     (io_name(d, sizeof(d), i, a), d));
+			continue;
+		}
+		struct slotent *clash, *s = slot_at(L, slot_off, bytes, &clash);
+		if (clash || (s && s->bytes != bytes && a->op != 'D')) {
+			struct slotent *c = clash ? clash : s;
+			io_name(d, sizeof(d), i, a);
+			return fg_err(err, errlen,
+			              "%s straddles the %" PRIu64 "-byte slot at byte %" PRIu64
+			              ": not a %s capture with these slots (wrong --layout or "
+			              "--slot?)",
+			              d, c->bytes, c->off, store_layout_name(L->o->layout));
+		}
+		int kind = kind_of(L, bytes);
+		if (a->op == 'D') {
+			r->discards++;
+			if (s)
+				s->obj = NONE;
+			else
+				warn(L, &r->other_ios, "%s: a discard outside any slot",
+				     (io_name(d, sizeof(d), i, a), d));
+			continue;
+		}
+		if (kind < 0) {
+			io_name(d, sizeof(d), i, a);
+			return fg_err(err, errlen, "%s: a %" PRIu64 "-byte slot, neither class (%" PRIu64
+			                           " and %" PRIu64 " bytes)",
+			              d, bytes, r->slot[0], r->slot[1]);
+		}
+		if (!s) {
+			s = g_new(struct slotent, 1);
+			*s = (struct slotent){slot_off, bytes, NONE};
+			g_tree_insert(L->slots, &s->off, s);
+		}
+		if (a->op == 'W') {
+			s->obj = obj_new(L, slot_off, (uint8_t)kind);
+			r->writes++;
+			if (L->hdr)
+				i++; /* the payload write */
+		} else {
+			if (s->obj == NONE) {
+				warn(L, &r->unwritten_reads,
+				     "%s: a read of a slot never written in the capture (written "
+				     "before it started, or lost events)",
+				     (io_name(d, sizeof(d), i, a), d));
+				s->obj = obj_new(L, slot_off, (uint8_t)kind);
+			}
+			r->reads++;
+		}
+		if (s->obj == NONE || ev_push(L, a->t_ns, s->obj, a->op))
+			return fg_err(err, errlen, "out of memory");
+	}
+	return 0;
+}
+
+/* ---- 3. requests ---- */
+
+static struct lreq *req_open(struct lift *L, uint64_t t)
+{
+	if (vec_reserve(L->rq, L->rqcap, L->nrq + 1))
+		return NULL;
+	struct lreq *q = &L->rq[L->nrq++];
+	*q = (struct lreq){.t_ns = t, .c0 = L->npool, .bnd = -1, .session = NONE};
+	return q;
+}
+
+static int requests(struct lift *L, char *err, size_t errlen)
+{
+	struct lift_result *r = L->r;
+	struct lreq *q = NULL;
+	for (uint64_t i = 0; i < L->nev; i++) {
+		const struct lev *e = &L->ev[i];
+		if (e->op == 'F') {
+			if (q && (q->n || q->bnd >= 0 || q->wrote))
+				q = NULL;
+			continue;
+		}
+		struct lobj *x = &L->obj[e->obj];
+		uint64_t tip = q && q->n ? L->pool[q->c0 + q->n - 1] : NONE;
+		if (!r->fenced && q && e->op == 'R' &&
+		    (q->wrote || (x->kind == OBJ_FULL && x->parent != tip)))
+			q = NULL; /* no fences: a new request where the chain cannot go on */
+		if (!q && !(q = req_open(L, e->t_ns)))
+			return fg_err(err, errlen, "out of memory");
+		uint64_t rid = (uint64_t)(q - L->rq);
+		if (x->kind == OBJ_LINEAR) {
+			if (e->op == 'W') {
+				x->parent = tip;
+				x->writer = rid;
+				q->wrote = true;
+			} else if (x->writer != rid && x->writer != NONE)
+				x->read_later = true;
+			q->bnd = (int64_t)q->n;
+			continue;
+		}
+		if (e->op == 'W') {
+			x->parent = tip;
+			x->writer = rid;
+			q->wrote = true;
+		} else {
+			if (q->wrote)
+				warn(L, &r->read_after_write,
+				     "request %" PRIu64 ": a read after its writes (requests "
+				     "interleaved?)",
+				     rid + 1);
+			else if (x->writer == NONE && x->parent == NONE && tip != NONE)
+				x->parent = tip; /* written before the capture: it continues here */
+			else if (x->parent != tip)
+				warn(L, &r->chain_breaks,
+				     "request %" PRIu64 ": chunk %" PRIu64 " does not continue its "
+				     "chain",
+				     rid + 1, e->obj);
+			if (x->writer != rid && x->writer != NONE)
+				x->read_later = true;
+			if (!q->wrote)
+				q->nread = q->n + 1;
+		}
+		if (vec_reserve(L->pool, L->poolcap, L->npool + 1))
+			return fg_err(err, errlen, "out of memory");
+		L->pool[L->npool++] = e->obj;
+		q->n++;
+	}
+	return 0;
+}
+
+/* ---- 4. sessions, and the output ---- */
+
+/* The chunk where request q's cached context ends: its state's chunk, else its last chunk if a
+ * later request read it (a full block), else the one before (the last was a partial block). */
+static uint64_t req_end(const struct lift *L, const struct lreq *q)
+{
+	if (!q->n)
+		return NONE;
+	if (q->bnd > 0)
+		return L->pool[q->c0 + q->bnd - 1];
+	if (q->bnd == 0)
+		return NONE;
+	uint64_t last = L->pool[q->c0 + q->n - 1];
+	return L->obj[last].read_later || q->n == 1 ? last : L->pool[q->c0 + q->n - 2];
+}
+
+static int sessions(struct lift *L, char *err, size_t errlen)
+{
+	struct u64map ends; /* end chunk -> session */
+	if (u64map_init(&ends, 1024))
+		return fg_err(err, errlen, "out of memory");
+	for (uint64_t i = 0; i < L->nrq; i++) {
+		struct lreq *q = &L->rq[i];
+		uint64_t d = q->nread ? L->pool[q->c0 + q->nread - 1] : NONE, s;
+		if (d != NONE && (s = u64map_get(&ends, d)) != U64MAP_EMPTY)
+			q->session = s;
+		else
+			q->session = L->r->sessions++;
+		uint64_t end = req_end(L, q);
+		if (end != NONE && u64map_put(&ends, end, q->session)) {
+			u64map_free(&ends);
+			return fg_err(err, errlen, "out of memory");
+		}
+	}
+	u64map_free(&ends);
+	return 0;
+}
+
+static void write_jsonl(struct lift *L, FILE *out)
+{
+	struct lift_result *r = L->r;
+	const uint32_t bt = r->block_tokens;
+	for (uint64_t i = 0; i < L->nrq; i++) {
+		const struct lreq *q = &L->rq[i];
+		/* tokens: whole blocks, but a state below the last chunk means the last block was
+		 * partial: its tokens are not in the capture, half a block is the estimate */
+		uint64_t in = q->n * bt;
+		if (q->bnd >= 0 && (uint64_t)q->bnd + 1 == q->n) {
+			in = (uint64_t)q->bnd * bt + (bt > 1 ? bt / 2 : 1);
+			r->tokens_estimated++;
+		}
+		fprintf(out, "{\"timestamp\": %.6f, \"session_id\": \"l%" PRIu64
+		             "\", \"input_length\": %" PRIu64 ", \"output_length\": 0, \"hash_ids\": [",
+		        (double)q->t_ns / 1e6, q->session, in);
+		for (uint64_t k = 0; k < q->n; k++)
+			fprintf(out, "%s%" PRIu64, k ? ", " : "", L->pool[q->c0 + k]);
+		fprintf(out, "], \"block_tokens\": %u}\n", bt);
+		r->requests++;
+	}
+	for (uint64_t o = 0; o < L->nobj; o++)
+		L->obj[o].kind == OBJ_LINEAR ? r->states++ : r->chunks++;
+}
+
+static void lift_free(struct lift *L)
+{
+	free(L->io);
+	free(L->is_put);
+	free(L->obj);
+	free(L->ev);
+	free(L->rq);
+	free(L->pool);
+	if (L->slots)
+		g_tree_destroy(L->slots);
+}
+
+int lift_run(const char *path, const struct trace_opts *to, const struct lift_opts *o, FILE *out,
+             struct lift_result *r, char *err, size_t errlen)
+{
+	struct lift L = {.o = o, .r = r, .hdr = o->layout == STORE_LMCACHE_RAWBLOCK
+	                                            ? STORE_HEADER_BYTES
+	                                            : 0};
+	char e[1024];
+	int rc = -1;
+	memset(r, 0, sizeof(*r));
+	struct trace *t = trace_open(path, to, e, sizeof(e));
+	if (!t)
+		return fg_err(err, errlen, "%s", e);
+	if (!trace_is_block(t)) {
+		fg_err(err, errlen, "%s: a %s trace, not a block trace", path,
+		       trace_format_name(trace_format(t)));
+		trace_close(t);
+		return -1;
+	}
+	struct blk_io io;
+	int k;
+	while ((k = trace_next_blk(t, &io)) == 1) {
+		if (vec_reserve(L.io, L.iocap, L.nio + 1)) {
+			trace_close(t);
+			lift_free(&L);
+			return fg_err(err, errlen, "out of memory");
+		}
+		L.io[L.nio++] = io;
+		r->fenced |= io.op == 'F';
+	}
+	if (k < 0) {
+		fg_err(err, errlen, "%s", trace_error(t));
+		trace_close(t);
+		lift_free(&L);
+		return -1;
+	}
+	trace_close(t);
+	L.slots = g_tree_new_full(cmp_u64, NULL, NULL, g_free);
+	if (find_layout(&L, err, errlen) || objects(&L, err, errlen) ||
+	    requests(&L, err, errlen) || sessions(&L, err, errlen))
+		goto done;
+	write_jsonl(&L, out);
+	if (fflush(out) || ferror(out)) {
+		fg_err(err, errlen, "cannot write the lifted trace");
+		goto done;
+	}
+	rc = 0;
+done:
+	lift_free(&L);
+	return rc;
+}
+
+/* ---- comparison ---- */
+
+/* a <-> b as a bijection: false when either side is already paired with another (values are
+ * stored + 1: KV_NO_SESSION is UINT64_MAX, the map's empty value) */
+static bool pair(struct u64map *ab, struct u64map *ba, uint64_t a, uint64_t b, bool *oom)
+{
+	uint64_t x = u64map_get(ab, a), y = u64map_get(ba, b);
+	if (x == U64MAP_EMPTY && y == U64MAP_EMPTY) {
+		*oom |= u64map_put(ab, a, b + 1) || u64map_put(ba, b, a + 1);
+		return true;
+	}
+	return x == b + 1 && y == a + 1;
+}
+
+int lift_compare(const char *lifted, const char *original, const struct trace_opts *to,
+                 struct lift_compare *c, char *err, size_t errlen)
+{
+	struct kv_trace A = {0}, B = {0};
+	struct u64map ab, ba, sab, sba;
+	bool oom = false;
+	int rc = -1;
+	memset(c, 0, sizeof(*c));
+	if (kv_trace_load(original, to, &A, err, errlen))
+		return -1;
+	if (kv_trace_load(lifted, to, &B, err, errlen)) {
+		kv_trace_free(&A);
+		return -1;
+	}
+	if (u64map_init(&ab, 1024) || u64map_init(&ba, 1024) || u64map_init(&sab, 64) ||
+	    u64map_init(&sba, 64)) {
+		fg_err(err, errlen, "out of memory");
+		goto out;
+	}
+	c->original = A.n;
+	c->lifted = B.n;
+	uint64_t j = 0;
+	for (uint64_t i = 0; i < A.n; i++) {
+		const struct kv_request *a = &A.rq[i];
+		if (!a->nblocks) {
+			c->invisible++;
+			continue;
+		}
+		if (j >= B.n)
+			break;
+		const struct kv_request *b = &B.rq[j++];
+		bool chain = a->nblocks == b->nblocks, sess, tok, tm;
+		for (uint32_t k = 0; chain && k < a->nblocks; k++)
+			chain = pair(&ab, &ba, a->blocks[k], b->blocks[k], &oom);
+		sess = pair(&sab, &sba, a->session, b->session, &oom);
+		tok = a->input_tokens == b->input_tokens;
+		tm = a->t - b->t < 1e-6 && b->t - a->t < 1e-6;
+		c->chain_wrong += !chain;
+		c->session_wrong += !sess;
+		c->tokens_wrong += !tok;
+		c->time_wrong += !tm;
+		c->exact += chain && sess && tok && tm;
+		c->tokens += a->input_tokens;
+		c->token_abs_err += a->input_tokens > b->input_tokens ? a->input_tokens - b->input_tokens
+		                                                       : b->input_tokens - a->input_tokens;
+	}
+	if (oom) {
+		fg_err(err, errlen, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	u64map_free(&ab);
+	u64map_free(&ba);
+	u64map_free(&sab);
+	u64map_free(&sba);
+	kv_trace_free(&A);
+	kv_trace_free(&B);
+	return rc;
+}
