@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "json.h"
 #include "kvsim.h"
 #include "lift.h"
 #include "u64map.h"
@@ -437,29 +438,42 @@ static int sessions(struct lift *L, char *err, size_t errlen)
 	return 0;
 }
 
-static void write_jsonl(struct lift *L, FILE *out)
+static int write_jsonl(struct lift *L, FILE *out)
 {
 	struct lift_result *r = L->r;
 	const uint32_t bt = r->block_tokens;
-	for (uint64_t i = 0; i < L->nrq; i++) {
+	struct json_out j;
+	char sid[32];
+	jout_init(&j, out);
+	for (uint64_t i = 0; i < L->nrq && !jout_error(&j); i++) {
 		const struct lreq *q = &L->rq[i];
 		/* tokens: whole blocks, but a state below the last chunk means the last block was
 		 * partial: its tokens are not in the capture, half a block is the estimate */
 		uint64_t in = q->n * bt;
-		if (q->bnd >= 0 && (uint64_t)q->bnd + 1 == q->n) {
-			in = (uint64_t)q->bnd * bt + (bt > 1 ? bt / 2 : 1);
+		int64_t bnd = q->bnd;
+		if (bnd < 0 && r->slot[1] && q->n == 1)
+			bnd = 0; /* a hybrid model keeps no state below one partial block */
+		if (bnd >= 0 && (uint64_t)bnd + 1 == q->n) {
+			in = (uint64_t)bnd * bt + (bt > 1 ? bt / 2 : 1);
 			r->tokens_estimated++;
 		}
-		fprintf(out, "{\"timestamp\": %.6f, \"session_id\": \"l%" PRIu64
-		             "\", \"input_length\": %" PRIu64 ", \"output_length\": 0, \"hash_ids\": [",
-		        (double)q->t_ns / 1e6, q->session, in);
+		snprintf(sid, sizeof(sid), "l%" PRIu64, q->session);
+		jout_object(&j, NULL, JOUT_INLINE); /* one line per request: JSONL */
+		jout_num(&j, "timestamp", "%.6f", (double)q->t_ns / 1e6);
+		jout_str(&j, "session_id", sid);
+		jout_u64(&j, "input_length", in);
+		jout_u64(&j, "output_length", 0);
+		jout_array(&j, "hash_ids", JOUT_INLINE);
 		for (uint64_t k = 0; k < q->n; k++)
-			fprintf(out, "%s%" PRIu64, k ? ", " : "", L->pool[q->c0 + k]);
-		fprintf(out, "], \"block_tokens\": %u}\n", bt);
+			jout_u64(&j, NULL, L->pool[q->c0 + k]);
+		jout_end(&j);
+		jout_u64(&j, "block_tokens", bt);
+		jout_end(&j);
 		r->requests++;
 	}
 	for (uint64_t o = 0; o < L->nobj; o++)
 		L->obj[o].kind == OBJ_LINEAR ? r->states++ : r->chunks++;
+	return jout_finish(&j) ? -1 : 0;
 }
 
 static void lift_free(struct lift *L)
@@ -514,8 +528,7 @@ int lift_run(const char *path, const struct trace_opts *to, const struct lift_op
 	if (find_layout(&L, err, errlen) || objects(&L, err, errlen) ||
 	    requests(&L, err, errlen) || sessions(&L, err, errlen))
 		goto done;
-	write_jsonl(&L, out);
-	if (fflush(out) || ferror(out)) {
+	if (write_jsonl(&L, out) || fflush(out) || ferror(out)) {
 		fg_err(err, errlen, "cannot write the lifted trace");
 		goto done;
 	}
@@ -527,16 +540,16 @@ done:
 
 /* ---- comparison ---- */
 
-/* a <-> b as a bijection: false when either side is already paired with another (values are
- * stored + 1: KV_NO_SESSION is UINT64_MAX, the map's empty value) */
+/* Is a <-> b the pairing so far? Each side remembers its latest partner (values + 1:
+ * KV_NO_SESSION is UINT64_MAX, the map's empty value), so a session split in two, or two merged,
+ * is one error where it happens, not one per request after it. */
 static bool pair(struct u64map *ab, struct u64map *ba, uint64_t a, uint64_t b, bool *oom)
 {
 	uint64_t x = u64map_get(ab, a), y = u64map_get(ba, b);
-	if (x == U64MAP_EMPTY && y == U64MAP_EMPTY) {
+	bool ok = (x == U64MAP_EMPTY && y == U64MAP_EMPTY) || (x == b + 1 && y == a + 1);
+	if (!ok || x == U64MAP_EMPTY)
 		*oom |= u64map_put(ab, a, b + 1) || u64map_put(ba, b, a + 1);
-		return true;
-	}
-	return x == b + 1 && y == a + 1;
+	return ok;
 }
 
 int lift_compare(const char *lifted, const char *original, const struct trace_opts *to,
