@@ -403,6 +403,13 @@ const char *store_error(const struct store *st)
 	return st->err;
 }
 
+int store_sync(struct store *st, char *err, size_t errlen)
+{
+	if (aio_target_drain(st->t, st->err, sizeof(st->err)))
+		return fg_err(err, errlen, "%s", st->err);
+	return 0;
+}
+
 int store_close(struct store *st, char *err, size_t errlen)
 {
 	int rc = 0;

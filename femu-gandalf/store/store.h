@@ -73,6 +73,9 @@ struct store *store_open(const struct store_opts *o, struct kv_config *cfg, char
 const struct kv_io_sink *store_sink(struct store *st);
 /* The store's error after kvsim_request() failed with "the store failed". */
 const char *store_error(const struct store *st);
+/* Wait for every I/O submitted so far: 0, or -1 with the first failure (a read that did not
+ * verify names its object). */
+int store_sync(struct store *st, char *err, size_t errlen);
 /* Final checkpoint, drain, close the record. 0 or -1 with err. Call once. */
 int store_close(struct store *st, char *err, size_t errlen);
 void store_stats(const struct store *st, struct store_stats *out);
