@@ -144,6 +144,19 @@ static int find_layout(struct lift *L, char *err, size_t errlen)
 	if (o->layout == STORE_LMCACHE_RAWBLOCK) {
 		r->meta_inferred = !o->meta_bytes;
 		r->meta_bytes = o->meta_bytes ? o->meta_bytes : minput;
+		/* the second checkpoint copy starts half way: that is the better witness when the
+		 * first slot's put was lost (its header then lies below the first put seen) */
+		uint64_t c2 = 0;
+		for (uint64_t i = 0; i < L->nio && !o->meta_bytes; i++) {
+			const struct blk_io *a = &L->io[i];
+			uint64_t off = a->lba * SECTOR;
+			if (a->op == 'W' && !L->is_put[i] && off > c2 && off % STORE_ALIGN == 0 &&
+			    2 * off <= minput)
+				c2 = off;
+			i += L->is_put[i] && L->hdr; /* skip the payload */
+		}
+		if (c2)
+			r->meta_bytes = 2 * c2;
 		if (minput < r->meta_bytes)
 			return fg_err(err, errlen,
 			              "a put at byte %" PRIu64 " lies inside the %" PRIu64
