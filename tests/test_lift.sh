@@ -140,6 +140,13 @@ expect 2 "--meta 0: a size > 0" "--meta 0" -- lift "$T/raw.csv" --meta 0
 expect 2 "--meta .*--layout lmcache-rawblock" "--meta with kvbm" -- lift "$T/kvbm.csv" --layout kvbm --meta 1M
 expect 2 "--json prints the summary on stdout" "--json without --out" -- lift "$T/raw.csv" --json
 
+# a tier too small for an exact capture: the run warns
+truncate -s 40M "$T/small.img"
+expect 0 "warning: --capture: [0-9]* objects were evicted" "a capture that evicts warns" -- \
+	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --policy write-through --dram 0 \
+	--target "$T/small.img" --capture --meta 1M
+rm -f "$T/small.img"
+
 # ---- kv --target flag errors ----
 expect 2 "--capture needs --policy write-through --dram 0" "--capture with gandalf" -- \
 	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --target "$T/store.img" --capture

@@ -464,6 +464,7 @@ static void store_json(const void *arg, struct json_out *j)
 	jout_u64(j, "gets", s->gets);
 	jout_u64(j, "verified", s->verified);
 	jout_u64(j, "probes", s->probes);
+	jout_u64(j, "evictions", s->evictions);
 	jout_u64(j, "trims", s->trims);
 	jout_u64(j, "fences", s->fences);
 	jout_u64(j, "checkpoints", s->checkpoints);
@@ -552,6 +553,11 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 		}
 		store_stats(st, &ss);
 		store_free(st);
+		if (!rc && c->capture && ss.evictions)
+			fprintf(stderr,
+			        "femu-gandalf: warning: --capture: %llu objects were evicted: the tier "
+			        "is too small for a capture lift can rebuild exactly (docs/lift.md)\n",
+			        (unsigned long long)ss.evictions);
 	}
 	if (rc) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);

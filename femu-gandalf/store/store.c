@@ -209,6 +209,7 @@ static int object_io(struct store *st, const struct kv_io *e, uint64_t t_ns)
 		return submit(st, 'R', off + hdr, e->slot_bytes - hdr, t_ns, &c);
 	case KV_IO_TRIM:
 		st->live--;
+		st->st.evictions++;
 		st->dirty = true;
 		if (!st->o.trim)
 			return 0; /* LMCache frees the slot in memory only */

@@ -53,6 +53,7 @@ struct store_opts {
 
 struct store_stats {
 	uint64_t puts, gets, verified, probes, trims, fences;
+	uint64_t evictions; /* objects the tier evicted (trims counts the discards sent) */
 	uint64_t checkpoints, checkpoints_skipped; /* skipped: the index outgrew a copy */
 	uint64_t object_write_bytes, object_read_bytes, meta_write_bytes;
 	uint64_t reordered; /* capture: requests whose state write moved next to its chunk */
