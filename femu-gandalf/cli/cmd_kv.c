@@ -104,7 +104,7 @@ struct kv_cli {
 	/* the store (--target): a real device or file in a backend's layout */
 	char *target, *layout, *meta, *record, *timing;
 	gboolean capture, force;
-	gint iodepth;
+	gint iodepth, concurrency;
 	struct store_opts so;
 	double target_years;
 	struct trace_cli tc;
@@ -206,6 +206,8 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	         "--target: I/Os in flight (default 32)", "N"},
 	        {"timing", 0, 0, G_OPTION_ARG_STRING, &c->timing,
 	         "--target: afap (default) | trace (the trace's spacing) | xN (N x faster)", "T"},
+	        {"concurrency", 0, 0, G_OPTION_ARG_INT, &c->concurrency,
+	         "--target: N requests in flight at once, their I/O interleaved (default 1)", "N"},
 	        {"force", 0, 0, G_OPTION_ARG_NONE, &c->force,
 	         "--target: allow a mounted device or one with a filesystem signature", NULL},
 	        {NULL},
@@ -240,7 +242,7 @@ static int kv_store_flags(struct kv_cli *c, const struct kv_run_opts *ro, unsign
 {
 	struct store_opts *so = &c->so;
 	const char *needs = c->meta ? "--meta" : c->record ? "--record" : c->capture ? "--capture"
-	                                                                            : NULL;
+	                                      : c->concurrency ? "--concurrency" : NULL;
 	if (!c->target) {
 		if (needs) {
 			fprintf(stderr, "femu-gandalf: %s needs --target\n", needs);
@@ -272,6 +274,11 @@ static int kv_store_flags(struct kv_cli *c, const struct kv_run_opts *ro, unsign
 		return -1;
 	}
 	so->iodepth = (unsigned)c->iodepth;
+	if (c->concurrency < 0 || c->concurrency > 4096) {
+		fprintf(stderr, "femu-gandalf: --concurrency %d: must be in 1..4096\n", c->concurrency);
+		return -1;
+	}
+	so->concurrency = (unsigned)c->concurrency;
 	so->force = c->force;
 	so->record = c->record;
 	so->capture = c->capture;
@@ -473,6 +480,7 @@ static void store_json(const void *arg, struct json_out *j)
 	jout_u64(j, "object_read_bytes", s->object_read_bytes);
 	jout_u64(j, "meta_write_bytes", s->meta_write_bytes);
 	jout_u64(j, "reordered", s->reordered);
+	jout_u64(j, "windows_interleaved", s->windows_interleaved);
 	jout_u64(j, "ios", s->ios);
 	jout_u64(j, "write_bytes", s->write_bytes);
 	jout_u64(j, "read_bytes", s->read_bytes);

@@ -40,8 +40,13 @@ struct store {
 	bool dirty; /* the index changed since the last checkpoint */
 	uint64_t ckpt_seq, live, t_last_ns;
 	struct u64map ver; /* key -> its last written version */
-	struct kv_io *ev;  /* the current request's events */
+	struct kv_io *ev;  /* the window's requests' events */
 	uint64_t nev, evcap;
+	/* the window (--concurrency): nwin requests so far of window; request j's events are
+	 * ev[wbeg[j] .. wbeg[j + 1]), its time wt[j], its last write wlast[j] (if wpend[j]) */
+	uint64_t window, nwin, *wbeg, *wcur, *wt, *wlast;
+	bool *wpend;
+	struct u64map wmap;
 	struct kv_io_sink sink;
 	struct store_stats st;
 	char err[1024];
@@ -254,18 +259,18 @@ static int sink_io(void *arg, const struct kv_io *e)
  * can tell which chunk a state hangs from. Only when the request evicted nothing: a TRIM between
  * them could free the slot the state was given.
  */
-static void walk_order(struct store *st)
+static void walk_order(struct store *st, uint64_t from)
 {
-	for (uint64_t i = 0; i < st->nev; i++)
+	for (uint64_t i = from; i < st->nev; i++)
 		if (st->ev[i].op == KV_IO_TRIM)
 			return;
-	for (uint64_t i = 0; i < st->nev; i++) {
+	for (uint64_t i = from; i < st->nev; i++) {
 		if (st->ev[i].op != KV_IO_WRITE || st->ev[i].kind != OBJ_LINEAR)
 			continue;
 		uint64_t anchor = st->ev[i].key & ~KV_LINEAR_BIT, j = i;
-		while (j > 0 && !(st->ev[j - 1].kind == OBJ_FULL && st->ev[j - 1].key == anchor))
+		while (j > from && !(st->ev[j - 1].kind == OBJ_FULL && st->ev[j - 1].key == anchor))
 			j--;
-		if (j == 0 && !(st->ev[0].kind == OBJ_FULL && st->ev[0].key == anchor))
+		if (j == from && !(st->ev[from].kind == OBJ_FULL && st->ev[from].key == anchor))
 			continue; /* its chunk did no I/O here: leave it */
 		if (j == i)
 			continue;
@@ -276,26 +281,108 @@ static void walk_order(struct store *st)
 	}
 }
 
-static int sink_end(void *arg, const struct kv_request *rq)
+/* Emit the window's requests (st->ev[wbeg[j] .. wbeg[j + 1])), each followed by its fence. One
+ * request: in order. Several (--concurrency): interleaved one I/O each in turn, as concurrent
+ * requests would be, except that a read waits for an earlier request's write of the same
+ * object; a window with an eviction is emitted in order (a slot freed and refilled must not be
+ * reordered). Each I/O is stamped with the latest start time of the requests begun so far, so
+ * the record's time never goes back and each request's first I/O carries its own time. */
+static int flush_window(struct store *st)
 {
-	struct store *st = arg;
-	uint64_t t_ns = rq->t > 0 ? (uint64_t)(rq->t * 1e9) : 0;
-	st->t_last_ns = t_ns;
-	if (st->o.capture)
-		walk_order(st);
-	for (uint64_t i = 0; i < st->nev; i++)
-		if (object_io(st, &st->ev[i], t_ns))
-			return -1;
-	if (st->o.capture && st->nev) {
-		st->st.fences++;
-		if (submit(st, 'F', 0, 0, t_ns, NULL))
-			return -1;
+	const uint64_t m = st->nwin;
+	bool serial = m == 1;
+	st->wbeg[m] = st->nev;
+	for (uint64_t i = 0; i < st->nev && !serial; i++)
+		serial = st->ev[i].op == KV_IO_TRIM;
+	if (!serial) {
+		st->st.windows_interleaved++;
+		u64map_free(&st->wmap);
+		if (u64map_init(&st->wmap, 256))
+			return fg_err(st->err, sizeof(st->err), "out of memory");
+		for (uint64_t j = 0; j < m; j++) /* key -> the last request (+1) of the window writing it */
+			for (uint64_t i = st->wbeg[j]; i < st->wbeg[j + 1]; i++)
+				if (st->ev[i].op == KV_IO_WRITE && u64map_put(&st->wmap, st->ev[i].key, j + 1))
+					return fg_err(st->err, sizeof(st->err), "out of memory");
+	}
+	uint64_t left = m, tmax = 0;
+	for (uint64_t j = 0; j < m; j++)
+		st->wcur[j] = st->wbeg[j];
+	while (left) {
+		for (uint64_t j = 0; j < m; j++) {
+			uint64_t c = st->wcur[j], end = st->wbeg[j + 1];
+			if (c > end)
+				continue; /* done, fence sent */
+			if (c < end) {
+				const struct kv_io *e = &st->ev[c];
+				if (!serial && (e->op == KV_IO_READ || e->op == KV_IO_PROBE)) {
+					uint64_t w = u64map_get(&st->wmap, e->key);
+					/* written in the window by an earlier request: wait for that write */
+					if (w != U64MAP_EMPTY && w - 1 < j && st->wpend[w - 1] &&
+					    st->wcur[w - 1] <= st->wlast[w - 1])
+						continue;
+				}
+				if (st->wt[j] > tmax)
+					tmax = st->wt[j];
+				if (object_io(st, e, tmax))
+					return -1;
+				st->wcur[j]++;
+				if (serial)
+					j--; /* serial: finish this request first */
+				continue;
+			}
+			/* its last I/O is out: the fence */
+			if (st->wt[j] > tmax)
+				tmax = st->wt[j];
+			if (st->o.capture && end > st->wbeg[j]) {
+				st->st.fences++;
+				if (submit(st, 'F', 0, 0, tmax, NULL))
+					return -1;
+			}
+			st->wcur[j] = end + 1;
+			left--;
+		}
 	}
 	st->nev = 0;
+	st->nwin = 0;
+	return 0;
+}
+
+static int sink_end_(struct store *st, const struct kv_request *rq)
+{
+	uint64_t t_ns = rq->t > 0 ? (uint64_t)(rq->t * 1e9) : 0, j = st->nwin;
+	st->t_last_ns = t_ns;
+	if (st->o.capture)
+		walk_order(st, st->wbeg[j]);
+	st->wt[j] = t_ns;
+	/* the last write of the request, for the window's read-after-write rule */
+	st->wpend[j] = false;
+	for (uint64_t i = st->wbeg[j]; i < st->nev; i++)
+		if (st->ev[i].op == KV_IO_WRITE) {
+			st->wlast[j] = i;
+			st->wpend[j] = true;
+		}
+	st->nwin++;
+	if (st->nwin < st->window) {
+		st->wbeg[st->nwin] = st->nev;
+		return 0;
+	}
+	if (flush_window(st))
+		return -1;
+	st->wbeg[0] = 0;
 	if (rq->t >= st->last_ckpt + st->ckpt_s) {
 		if (checkpoint(st, t_ns, false))
 			return -1;
 		st->last_ckpt = rq->t;
+	}
+	return 0;
+}
+
+static int sink_end(void *arg, const struct kv_request *rq)
+{
+	struct store *st = arg;
+	if (sink_end_(st, rq)) {
+		st->failed = true;
+		return -1;
 	}
 	return 0;
 }
@@ -314,7 +401,14 @@ struct store *store_open(const struct store_opts *o, struct kv_config *cfg, char
 	st->layout = o->layout;
 	st->ckpt_s = o->checkpoint_s > 0 ? o->checkpoint_s : STORE_CHECKPOINT_S_DEF;
 	st->last_ckpt = 0;
-	if (u64map_init(&st->ver, 1024)) {
+	st->window = o->concurrency ? o->concurrency : 1;
+	st->wbeg = calloc(st->window + 1, sizeof(uint64_t));
+	st->wcur = calloc(st->window, sizeof(uint64_t));
+	st->wt = calloc(st->window, sizeof(uint64_t));
+	st->wlast = calloc(st->window, sizeof(uint64_t));
+	st->wpend = calloc(st->window, sizeof(bool));
+	if (!st->wbeg || !st->wcur || !st->wt || !st->wlast || !st->wpend ||
+	    u64map_init(&st->wmap, 16) || u64map_init(&st->ver, 1024)) {
 		fg_err(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -414,11 +508,14 @@ int store_sync(struct store *st, char *err, size_t errlen)
 int store_close(struct store *st, char *err, size_t errlen)
 {
 	int rc = 0;
-	if (st->nev) /* a request that failed midway: its I/O was never submitted */
-		st->nev = 0;
-	if (checkpoint(st, st->t_last_ns, true) ||
-	    aio_target_drain(st->t, st->err, sizeof(st->err)))
+	if (st->nwin && !st->failed && flush_window(st)) /* the last, partial window */
 		rc = fg_err(err, errlen, "%s", st->err);
+	st->nev = st->nwin = 0; /* a request that failed midway: its I/O was never submitted */
+	if (!rc && (checkpoint(st, st->t_last_ns, true) ||
+	            aio_target_drain(st->t, st->err, sizeof(st->err))))
+		rc = fg_err(err, errlen, "%s", st->err);
+	else if (rc)
+		aio_target_drain(st->t, st->err, sizeof(st->err));
 	struct aio_target_stats a;
 	aio_target_stats(st->t, &a);
 	st->st.ios = a.ios;
@@ -450,6 +547,12 @@ void store_free(struct store *st)
 	if (st->rec)
 		fclose(st->rec);
 	u64map_free(&st->ver);
+	u64map_free(&st->wmap);
+	free(st->wbeg);
+	free(st->wcur);
+	free(st->wt);
+	free(st->wlast);
+	free(st->wpend);
 	free(st->ev);
 	free(st);
 }

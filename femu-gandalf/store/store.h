@@ -49,6 +49,7 @@ struct store_opts {
 	bool capture;         /* probes and request fences, for lift */
 	const char *record;   /* blk-csv of every I/O submitted, stamped with trace time (NULL) */
 	uint64_t total_hint;  /* expected I/Os, for the progress line */
+	unsigned concurrency; /* requests in flight at once, their I/O interleaved (0, 1: none) */
 };
 
 struct store_stats {
@@ -57,6 +58,7 @@ struct store_stats {
 	uint64_t checkpoints, checkpoints_skipped; /* skipped: the index outgrew a copy */
 	uint64_t object_write_bytes, object_read_bytes, meta_write_bytes;
 	uint64_t reordered; /* capture: requests whose state write moved next to its chunk */
+	uint64_t windows_interleaved; /* --concurrency: windows whose requests' I/O interleaved */
 	uint64_t base, tier_bytes; /* where the data region starts and its size */
 	/* the device's side (aiotarget) */
 	uint64_t ios, read_bytes, write_bytes, discard_bytes, flushes;
