@@ -92,6 +92,37 @@ roundtrip "agentic-small dense" traces/agentic-small.jsonl test-dense-256 lmcach
 # read sessions (gandalf) may differ; the rest must not.
 roundtrip "aiperf-small" traces/aiperf-small.jsonl test-hybrid-256 lmcache-rawblock 1 "gandalf|lru-k"
 
+# ---- interleaved and unfenced captures (acceptance 3) ----
+# split NAME SPLIT_MODE KV_ARGS...: capture agentic-small, lift, print the JSON summary
+split() {
+	local name=$1
+	shift
+	rm -f "$T/store.img"
+	truncate -s 1G "$T/store.img"
+	"$FG" kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --policy write-through \
+		--dram 0 --target "$T/store.img" --capture --record "$T/sp.csv" "$@" >/dev/null 2>&1 ||
+		fail "$name: the capture run"
+	"$FG" lift "$T/sp.csv" --model test-hybrid-256 --out "$T/sp.jsonl" \
+		--against traces/agentic-small.jsonl --json >"$T/sp.json" 2>&1 || fail "$name: lift"
+}
+split "no fences" --no-fences --iodepth 8
+[ "$(field fenced "$T/sp.json")" = "" ] && [ "$(field exact "$T/sp.json")" = 92 ] &&
+	grep -q '"fenced": false' "$T/sp.json" &&
+	pass "no fences, iodepth 8: 92 of 92 requests exact (cut at chain breaks and the state's slot)" ||
+	fail "no fences: $(cat "$T/sp.json")"
+split "concurrency 2" --concurrency 2 --iodepth 8
+grep -q '"demultiplexed": true' "$T/sp.json" && [ "$(field exact "$T/sp.json")" = 92 ] &&
+	pass "2 requests in flight, iodepth 8: demultiplexed, 92 of 92 exact" ||
+	fail "concurrency 2: $(cat "$T/sp.json")"
+split "concurrency 8" --concurrency 8 --iodepth 8
+ex=$(field exact "$T/sp.json")
+ur=$(field uncertain_requests "$T/sp.json")
+rq=$(field requests "$T/sp.json")
+# 8 in flight: the split is a heuristic (docs/lift.md); what it could not decide is counted
+[ "$ur" -gt 0 ] && [ "$rq" -gt 0 ] && [ "$ex" -le 92 ] &&
+	pass "8 requests in flight: $ex of 92 exact, $ur of $rq lifted requests uncertain (counted)" ||
+	fail "concurrency 8: $(cat "$T/sp.json")"
+
 # ---- bad captures ----
 rm -f "$T/store.img"
 truncate -s 1G "$T/store.img"

@@ -103,7 +103,7 @@ struct kv_cli {
 	gint loops;
 	/* the store (--target): a real device or file in a backend's layout */
 	char *target, *layout, *meta, *record, *timing;
-	gboolean capture, force;
+	gboolean capture, force, no_fences;
 	gint iodepth, concurrency;
 	struct store_opts so;
 	double target_years;
@@ -202,6 +202,9 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	        {"capture", 0, 0, G_OPTION_ARG_NONE, &c->capture,
 	         "--target: the capture mode for lift (write-through, --dram 0; docs/lift.md)",
 	         NULL},
+	        {"no-fences", 0, 0, G_OPTION_ARG_NONE, &c->no_fences,
+	         "--capture: no flush between requests (as a deployment that never flushes)",
+	         NULL},
 	        {"iodepth", 0, 0, G_OPTION_ARG_INT, &c->iodepth,
 	         "--target: I/Os in flight (default 32)", "N"},
 	        {"timing", 0, 0, G_OPTION_ARG_STRING, &c->timing,
@@ -282,6 +285,11 @@ static int kv_store_flags(struct kv_cli *c, const struct kv_run_opts *ro, unsign
 	so->force = c->force;
 	so->record = c->record;
 	so->capture = c->capture;
+	so->no_fences = c->no_fences;
+	if (c->no_fences && !c->capture) {
+		fprintf(stderr, "femu-gandalf: --no-fences needs --capture\n");
+		return -1;
+	}
 	/* neither backend discards a freed slot: the store does only when asked (--trim on) */
 	so->trim = c->trim != kv_trim_def && ro->cfg.trim;
 	if (c->sweep || !strcmp(c->policy, "all") || c->loops != 1) {

@@ -40,7 +40,13 @@ static void print_text(FILE *o, const char *out, const struct lift_result *r)
 	fprintf(o, "lift: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64 " checkpoints, %" PRIu64
 	           " discards, %" PRIu64 " flushes (%s)\n",
 	        r->reads, r->writes, r->checkpoints, r->discards, r->flushes,
-	        r->fenced ? "requests cut at the fences" : "no fences: requests cut at chain breaks");
+	        r->demuxed ? "interleaved requests: demultiplexed"
+	        : r->fenced ? "requests cut at the fences"
+	                    : "no fences: requests cut at chain breaks");
+	if (r->demuxed)
+		fprintf(o, "lift: %" PRIu64 " I/Os given to one of several candidate requests: %" PRIu64
+		           " requests could not be split with certainty\n",
+		        r->uncertain, r->uncertain_requests);
 	fprintf(o, "lift: %" PRIu64 " requests in %" PRIu64 " sessions, %" PRIu64 " chunks, %" PRIu64
 	           " states -> %s; %" PRIu64 " requests end in a partial block (tokens estimated)\n",
 	        r->requests, r->sessions, r->chunks, r->states, out ? out : "stdout",
@@ -70,6 +76,9 @@ static void print_json(const struct lift_result *r, const struct lift_compare *c
 	jout_bool(&j, "slots_inferred", r->slot_inferred);
 	jout_u64(&j, "block_tokens", r->block_tokens);
 	jout_bool(&j, "fenced", r->fenced);
+	jout_bool(&j, "demultiplexed", r->demuxed);
+	jout_u64(&j, "uncertain", r->uncertain);
+	jout_u64(&j, "uncertain_requests", r->uncertain_requests);
 	jout_u64(&j, "requests", r->requests);
 	jout_u64(&j, "sessions", r->sessions);
 	jout_u64(&j, "chunks", r->chunks);
@@ -93,6 +102,7 @@ static void print_json(const struct lift_result *r, const struct lift_compare *c
 		jout_u64(&j, "invisible", c->invisible);
 		jout_u64(&j, "lifted", c->lifted);
 		jout_u64(&j, "exact", c->exact);
+		jout_u64(&j, "exact_with_tokens", c->exact_tokens);
 		jout_u64(&j, "chain_wrong", c->chain_wrong);
 		jout_u64(&j, "session_wrong", c->session_wrong);
 		jout_u64(&j, "tokens_wrong", c->tokens_wrong);
@@ -107,7 +117,7 @@ static void print_json(const struct lift_result *r, const struct lift_compare *c
 
 int cmd_lift(int argc, char **argv)
 {
-	char *layout = "lmcache-rawblock", *meta = NULL, *slots = NULL, *model = NULL, *out = NULL,
+	char *layout = "lmcache-rawblock", *split = "auto", *meta = NULL, *slots = NULL, *model = NULL, *out = NULL,
 	     *against = NULL, err[2048];
 	gint btok = 0;
 	gboolean json = FALSE;
@@ -120,6 +130,10 @@ int cmd_lift(int argc, char **argv)
 	        {"slot", 0, 0, G_OPTION_ARG_STRING, &slots,
 	         "slot bytes of a chunk and of a state (default: inferred)", "CHUNK[,STATE]"},
 	        {"block-tokens", 0, 0, G_OPTION_ARG_INT, &btok, "tokens per block", "N"},
+	        {"split", 0, 0, G_OPTION_ARG_STRING, &split,
+	         "how requests are cut: auto (default) | seq (at the fences) | demux (interleaved "
+	         "requests)",
+	         "S"},
 	        {"model", 'm', 0, G_OPTION_ARG_FILENAME, &model,
 	         "the model the store ran (tokens per block = chunk bytes / its bytes per token)",
 	         "M"},
@@ -170,6 +184,16 @@ int cmd_lift(int argc, char **argv)
 		goto done;
 	}
 	lo.block_tokens = (uint32_t)btok;
+	if (!strcmp(split, "auto"))
+		lo.split = LIFT_SPLIT_AUTO;
+	else if (!strcmp(split, "seq"))
+		lo.split = LIFT_SPLIT_SEQ;
+	else if (!strcmp(split, "demux"))
+		lo.split = LIFT_SPLIT_DEMUX;
+	else {
+		fprintf(stderr, "femu-gandalf: --split %s: must be auto, seq or demux\n", split);
+		goto done;
+	}
 	if (model) {
 		struct kv_model km;
 		if (kv_model_load(model, &km, err, sizeof(err))) {
@@ -230,11 +254,13 @@ int cmd_lift(int argc, char **argv)
 		print_text(stderr, out, &r);
 		if (against)
 			fprintf(stderr,
-			        "lift: against %s: %" PRIu64 " of %" PRIu64 " requests exact (%" PRIu64
+			        "lift: against %s: %" PRIu64 " of %" PRIu64 " requests exact in chain, "
+			        "session and time, %" PRIu64 " with their token count too (%" PRIu64
 			        " without blocks, invisible); wrong: %" PRIu64 " chains, %" PRIu64
 			        " sessions, %" PRIu64 " token counts (error %.4f%% of tokens), %" PRIu64
 			        " times\n",
-			        against, c.exact, c.original - c.invisible, c.invisible, c.chain_wrong,
+			        against, c.exact, c.original - c.invisible, c.exact_tokens, c.invisible,
+			        c.chain_wrong,
 			        c.session_wrong, c.tokens_wrong,
 			        c.tokens ? 100.0 * (double)c.token_abs_err / (double)c.tokens : 0,
 			        c.time_wrong);

@@ -47,6 +47,12 @@ struct lreq {
 	int64_t bnd;                 /* chunks below its state (-1: no state I/O) */
 	uint64_t session;
 	bool wrote;
+	/* demultiplexing: the chain's tip, where its last chunk's slot ends, its last event */
+	uint64_t tip, front, act;
+	uint64_t sslot, after_state; /* no fences: its state's slot (NONE), chunks written after it */
+	bool uncertain; /* demux: one of its I/Os was given to it among several candidates */
+	uint32_t *chain; /* demux: its chunks, until they move to the pool */
+	uint64_t nchain, chaincap;
 };
 
 struct lift {
@@ -65,6 +71,12 @@ struct lift {
 	uint64_t npool, poolcap;
 	GTree *slots; /* slot offset -> struct slotent */
 	uint64_t hdr; /* rawblock: 4 KiB header; kvbm: 0 */
+	bool demux;   /* interleaved requests: attribute each I/O to one of several open ones */
+	/* demux: every put's slot, sorted, with its object and event index */
+	struct wslot {
+		uint64_t off, obj, ev;
+	} * wslot;
+	uint64_t nwslot;
 };
 
 struct slotent {
@@ -350,7 +362,7 @@ static struct lreq *req_open(struct lift *L, uint64_t t)
 	if (vec_reserve(L->rq, L->rqcap, L->nrq + 1))
 		return NULL;
 	struct lreq *q = &L->rq[L->nrq++];
-	*q = (struct lreq){.t_ns = t, .c0 = L->npool, .bnd = -1, .session = NONE};
+	*q = (struct lreq){.t_ns = t, .c0 = L->npool, .bnd = -1, .session = NONE, .sslot = NONE};
 	return q;
 }
 
@@ -367,17 +379,27 @@ static int requests(struct lift *L, char *err, size_t errlen)
 		}
 		struct lobj *x = &L->obj[e->obj];
 		uint64_t tip = q && q->n ? L->pool[q->c0 + q->n - 1] : NONE;
-		if (!r->fenced && q && e->op == 'R' &&
-		    (q->wrote || (x->kind == OBJ_FULL && x->parent != tip)))
-			q = NULL; /* no fences: a new request where the chain cannot go on */
-		if (!q && !(q = req_open(L, e->t_ns)))
-			return fg_err(err, errlen, "out of memory");
+		/* no fences: a new request where the chain cannot go on: a read after writes or off
+		 * the chain; a second state write; a chunk write after the state, unless it is the
+		 * partial last chunk, which the store allocated right before the state */
+		if (!r->fenced && q &&
+		    ((e->op == 'R' && (q->wrote || (x->kind == OBJ_FULL && x->parent != tip))) ||
+		     (e->op == 'W' && q->sslot != NONE &&
+		      (x->kind == OBJ_LINEAR || q->after_state ||
+		       x->slot + r->slot[0] != q->sslot))))
+			q = NULL;
+		if (!q) {
+			if (!(q = req_open(L, e->t_ns)))
+				return fg_err(err, errlen, "out of memory");
+			tip = NONE;
+		}
 		uint64_t rid = (uint64_t)(q - L->rq);
 		if (x->kind == OBJ_LINEAR) {
 			if (e->op == 'W') {
 				x->parent = tip;
 				x->writer = rid;
 				q->wrote = true;
+				q->sslot = x->slot;
 			} else if (x->writer != rid && x->writer != NONE)
 				x->read_later = true;
 			q->bnd = (int64_t)q->n;
@@ -387,6 +409,7 @@ static int requests(struct lift *L, char *err, size_t errlen)
 			x->parent = tip;
 			x->writer = rid;
 			q->wrote = true;
+			q->after_state += q->sslot != NONE;
 		} else {
 			if (q->wrote)
 				warn(L, &r->read_after_write,
@@ -411,6 +434,199 @@ static int requests(struct lift *L, char *err, size_t errlen)
 		q->n++;
 	}
 	return 0;
+}
+
+/*
+ * Interleaved requests (--split demux, docs/lift.md): several requests are open at once and each
+ * I/O is given to one of them.
+ *   - A chunk read continues an open request that has not written yet and whose chain ends at
+ *     the chunk's parent (a root read opens a new request); a state read, the one whose chain
+ *     ends at its chunk. Ties go to the request that waited longest.
+ *   - A write continues the request whose last chunk's slot ends where it starts (the store
+ *     allocates a request's slots one after another; a state may skip one chunk slot: it is
+ *     written before the partial chunk allocated ahead of it). Otherwise it is a request's first
+ *     write: the earliest opened request that has read but not written, or a new one.
+ * A fence closes the request of the I/O just before it (the store fences a request right after
+ * its last I/O); without fences a request is closed after DEMUX_IDLE events without I/O. Every
+ * decision with more than one candidate, or a first write given by order only, is counted as
+ * uncertain.
+ */
+#define DEMUX_IDLE 4096 /* events without an I/O after which a request is closed */
+
+static struct lreq *demux_pick(struct lift *L, uint64_t *open, uint64_t nopen, uint64_t ev,
+                               bool wrote, uint64_t tip, uint64_t front, uint64_t front2,
+                               uint64_t *ambiguous)
+{
+	struct lreq *best = NULL;
+	uint64_t n = 0;
+	for (uint64_t k = 0; k < nopen; k++) {
+		struct lreq *q = &L->rq[open[k]];
+		bool ok = wrote ? q->wrote && (q->front == front || (front2 && q->front == front2))
+		                : !q->wrote && q->tip == tip;
+		if (!ok)
+			continue;
+		n++;
+		if (!best || q->act < best->act)
+			best = q;
+	}
+	*ambiguous += n > 1;
+	if (best && n > 1)
+		best->uncertain = true;
+	(void)ev;
+	return best;
+}
+
+/* A request's first write at slot X. The store allocates requests' slots in request order, so
+ * the owner of X comes after the owner of the slot allocated just before X (P). If P has been
+ * written, its owner is known, and X's is the earliest open request after it that has only read
+ * (none: a request that read nothing). If not, X's owner is the request that has only read and
+ * has been quiet longest: it finished reading while the others still read. *certain: one
+ * candidate only, and P known. */
+static struct lreq *demux_first(struct lift *L, const uint64_t *open, uint64_t nopen, uint64_t X,
+                                uint64_t ev, bool *certain)
+{
+	uint64_t lo = 0, hi = L->nwslot, after = 0; /* requests before index `after` are out */
+	while (lo < hi) { /* the last slot below X */
+		uint64_t mid = (lo + hi) / 2;
+		if (L->wslot[mid].off < X)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	bool pknown = lo == 0;
+	const struct wslot *p = lo ? &L->wslot[lo - 1] : NULL;
+	if (p && p->ev < ev && L->obj[p->obj].writer != NONE) {
+		after = L->obj[p->obj].writer + 1;
+		pknown = true;
+	}
+	struct lreq *best = NULL;
+	uint64_t n = 0;
+	for (uint64_t k = 0; k < nopen; k++) {
+		struct lreq *c = &L->rq[open[k]];
+		if (c->wrote || !c->n || (uint64_t)(c - L->rq) < after)
+			continue;
+		n++;
+		if (!best || (pknown ? c < best : c->act < best->act))
+			best = c;
+	}
+	*certain = n <= 1 && pknown;
+	return best;
+}
+
+static int chain_push(struct lreq *q, uint64_t o)
+{
+	if (vec_reserve(q->chain, q->chaincap, q->nchain + 1))
+		return -1;
+	q->chain[q->nchain++] = (uint32_t)o;
+	q->n++;
+	return 0;
+}
+
+static int cmp_wslot(const void *a, const void *b)
+{
+	const struct wslot *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off ? 1 : (x->ev > y->ev) - (x->ev < y->ev);
+}
+
+static int requests_demux(struct lift *L, char *err, size_t errlen)
+{
+	struct lift_result *r = L->r;
+	uint64_t *open = NULL, nopen = 0, opencap = 0;
+	int rc = -1;
+	L->wslot = malloc((L->nev ? L->nev : 1) * sizeof(*L->wslot));
+	if (!L->wslot)
+		return fg_err(err, errlen, "out of memory");
+	for (uint64_t i = 0; i < L->nev; i++)
+		if (L->ev[i].op == 'W')
+			L->wslot[L->nwslot++] =
+			        (struct wslot){L->obj[L->ev[i].obj].slot, L->ev[i].obj, i};
+	qsort(L->wslot, L->nwslot, sizeof(*L->wslot), cmp_wslot);
+	uint64_t prev = NONE; /* the request the last I/O went to */
+	for (uint64_t i = 0; i < L->nev; i++) {
+		const struct lev *e = &L->ev[i];
+		if (e->op == 'F') { /* a fence follows its request's last I/O: that one is done */
+			for (uint64_t k = 0; k < nopen; k++)
+				if (open[k] == prev) {
+					open[k] = open[--nopen];
+					break;
+				}
+			prev = NONE;
+			continue;
+		}
+		/* close the idle */
+		for (uint64_t k = 0; k < nopen;)
+			if (i - L->rq[open[k]].act > DEMUX_IDLE)
+				open[k] = open[--nopen];
+			else
+				k++;
+		struct lobj *x = &L->obj[e->obj];
+		const uint64_t cslot = r->slot[0];
+		struct lreq *q = NULL;
+		if (e->op == 'R') {
+			if (x->parent != NONE || x->kind == OBJ_LINEAR)
+				q = demux_pick(L, open, nopen, i, false, x->parent, 0, 0, &r->uncertain);
+			if (!q && x->parent != NONE)
+				warn(L, &r->chain_breaks, "event %" PRIu64 ": a read that continues no open "
+				                           "request", i + 1);
+		} else {
+			uint64_t front2 = x->kind == OBJ_LINEAR && x->slot >= cslot ? x->slot - cslot : 0;
+			q = demux_pick(L, open, nopen, i, true, 0, x->slot, front2, &r->uncertain);
+			if (!q) { /* a first write: see demux_first() */
+				bool certain;
+				q = demux_first(L, open, nopen, x->slot, i, &certain);
+				r->uncertain += !certain;
+				if (q && !certain)
+					q->uncertain = true;
+			}
+		}
+		if (!q) {
+			if (!(q = req_open(L, e->t_ns)) ||
+			    vec_reserve(open, opencap, nopen + 1))
+				goto oom;
+			q->tip = NONE;
+			open[nopen++] = (uint64_t)(q - L->rq);
+		}
+		uint64_t rid = (uint64_t)(q - L->rq);
+		q->act = i;
+		prev = rid;
+		if (e->op == 'W') {
+			x->parent = q->tip;
+			x->writer = rid;
+			q->wrote = true;
+		} else if (x->writer != rid && x->writer != NONE)
+			x->read_later = true;
+		if (x->kind == OBJ_LINEAR) {
+			q->bnd = (int64_t)q->n;
+			continue;
+		}
+		if (chain_push(q, e->obj))
+			goto oom;
+		q->tip = e->obj;
+		if (e->op == 'W')
+			q->front = x->slot + cslot;
+		else
+			q->nread = q->n;
+	}
+	/* the chains into the pool, in request order */
+	for (uint64_t k = 0; k < L->nrq; k++) {
+		struct lreq *q = &L->rq[k];
+		r->uncertain_requests += q->uncertain;
+		q->c0 = L->npool;
+		for (uint64_t c = 0; c < q->nchain; c++) {
+			if (vec_reserve(L->pool, L->poolcap, L->npool + 1))
+				goto oom;
+			L->pool[L->npool++] = q->chain[c];
+		}
+		free(q->chain);
+		q->chain = NULL;
+	}
+	rc = 0;
+	goto out;
+oom:
+	fg_err(err, errlen, "out of memory");
+out:
+	free(open);
+	return rc;
 }
 
 /* ---- 4. sessions, and the output ---- */
@@ -491,6 +707,9 @@ static int write_jsonl(struct lift *L, FILE *out)
 
 static void lift_free(struct lift *L)
 {
+	for (uint64_t k = 0; k < L->nrq; k++)
+		free(L->rq[k].chain);
+	free(L->wslot);
 	free(L->io);
 	free(L->is_put);
 	free(L->obj);
@@ -538,8 +757,25 @@ int lift_run(const char *path, const struct trace_opts *to, const struct lift_op
 	}
 	trace_close(t);
 	L.slots = g_tree_new_full(cmp_u64, NULL, NULL, g_free);
-	if (find_layout(&L, err, errlen) || objects(&L, err, errlen) ||
-	    requests(&L, err, errlen) || sessions(&L, err, errlen))
+	if (find_layout(&L, err, errlen) || objects(&L, err, errlen))
+		goto done;
+	L.demux = o->split == LIFT_SPLIT_DEMUX;
+	if (o->split == LIFT_SPLIT_AUTO) { /* a read after a write between fences: interleaved */
+		for (uint64_t i = 0, open = 0, bad = 0; r->fenced && i < L.nev && !L.demux; i++) {
+			const struct lev *e = &L.ev[i];
+			if (e->op == 'F') {
+				open = 0;
+				continue;
+			}
+			/* a read after a write before the fence: two requests in one */
+			bad = e->op == 'R' && open == 'W';
+			open = e->op == 'W' ? 'W' : open ? open : 'R';
+			L.demux = bad;
+		}
+	}
+	r->demuxed = L.demux;
+	if ((L.demux ? requests_demux(&L, err, errlen) : requests(&L, err, errlen)) ||
+	    sessions(&L, err, errlen))
 		goto done;
 	if (write_jsonl(&L, out) || fflush(out) || ferror(out)) {
 		fg_err(err, errlen, "cannot write the lifted trace");
@@ -606,7 +842,8 @@ int lift_compare(const char *lifted, const char *original, const struct trace_op
 		c->session_wrong += !sess;
 		c->tokens_wrong += !tok;
 		c->time_wrong += !tm;
-		c->exact += chain && sess && tok && tm;
+		c->exact += chain && sess && tm;
+		c->exact_tokens += chain && sess && tm && tok;
 		c->tokens += a->input_tokens;
 		c->token_abs_err += a->input_tokens > b->input_tokens ? a->input_tokens - b->input_tokens
 		                                                       : b->input_tokens - a->input_tokens;

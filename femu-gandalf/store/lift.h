@@ -19,8 +19,14 @@
 #include "store.h"
 #include "trace.h"
 
+/* How requests are cut: at the fences of a sequential capture, or by demultiplexing interleaved
+ * ones; auto: demultiplex when the capture has no fences or a read follows a write between two
+ * of them. */
+enum lift_split { LIFT_SPLIT_AUTO = 0, LIFT_SPLIT_SEQ = 1, LIFT_SPLIT_DEMUX = 2 };
+
 struct lift_opts {
 	enum store_layout layout;
+	enum lift_split split;
 	uint64_t meta_bytes;     /* rawblock: 0 = infer */
 	uint64_t slot[2];        /* slot bytes of a chunk and of a state (0 = infer) */
 	uint32_t block_tokens;   /* 0: from model */
@@ -32,7 +38,7 @@ struct lift_result {
 	/* what was found (inferred or given) */
 	uint64_t meta_bytes, slot[2], nclasses;
 	uint32_t block_tokens;
-	bool meta_inferred, slot_inferred, fenced;
+	bool meta_inferred, slot_inferred, fenced, demuxed;
 	/* what was rebuilt */
 	uint64_t requests, sessions, chunks, states, reads, writes;
 	uint64_t checkpoints, discards, flushes;
@@ -43,6 +49,8 @@ struct lift_result {
 	uint64_t read_after_write; /* a read after the request's writes (interleaved requests?) */
 	uint64_t orphan_headers;   /* rawblock: a header write without its payload */
 	uint64_t other_ios;        /* discards and reads outside any slot */
+	uint64_t uncertain;        /* demux: I/Os given to a request among several candidates */
+	uint64_t uncertain_requests; /* demux: lifted requests with such an I/O */
 	char first_warning[512];
 };
 
@@ -53,7 +61,8 @@ int lift_run(const char *path, const struct trace_opts *to, const struct lift_op
 
 struct lift_compare {
 	uint64_t original, invisible; /* original requests; those with no blocks (no I/O) */
-	uint64_t lifted, exact;       /* exact: chain, session and tokens as the original's */
+	uint64_t lifted, exact;       /* exact: chain, session and time as the original's */
+	uint64_t exact_tokens;        /* and the token count too */
 	uint64_t chain_wrong, session_wrong, tokens_wrong, time_wrong;
 	uint64_t token_abs_err, tokens;
 };

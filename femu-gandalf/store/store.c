@@ -281,8 +281,8 @@ static void walk_order(struct store *st, uint64_t from)
 	}
 }
 
-/* Emit the window's requests (st->ev[wbeg[j] .. wbeg[j + 1])), each followed by its fence. One
- * request: in order. Several (--concurrency): interleaved one I/O each in turn, as concurrent
+/* Emit the window's requests (st->ev[wbeg[j] .. wbeg[j + 1])), each followed right away by its
+ * fence. One request: in order. Several (--concurrency): interleaved one I/O each in turn, as concurrent
  * requests would be, except that a read waits for an earlier request's write of the same
  * object; a window with an eviction is emitted in order (a slot freed and refilled must not be
  * reordered). Each I/O is stamped with the latest start time of the requests begun so far, so
@@ -325,21 +325,20 @@ static int flush_window(struct store *st)
 					tmax = st->wt[j];
 				if (object_io(st, e, tmax))
 					return -1;
-				st->wcur[j]++;
-				if (serial)
-					j--; /* serial: finish this request first */
-				continue;
+				c = ++st->wcur[j];
 			}
-			/* its last I/O is out: the fence */
-			if (st->wt[j] > tmax)
-				tmax = st->wt[j];
-			if (st->o.capture && end > st->wbeg[j]) {
-				st->st.fences++;
-				if (submit(st, 'F', 0, 0, tmax, NULL))
-					return -1;
-			}
-			st->wcur[j] = end + 1;
-			left--;
+			if (c == end) { /* its last I/O is out: the fence, right after it */
+				if (st->wt[j] > tmax)
+					tmax = st->wt[j];
+				if (st->o.capture && !st->o.no_fences && end > st->wbeg[j]) {
+					st->st.fences++;
+					if (submit(st, 'F', 0, 0, tmax, NULL))
+						return -1;
+				}
+				st->wcur[j] = end + 1;
+				left--;
+			} else if (serial)
+				j--; /* serial: finish this request first */
 		}
 	}
 	st->nev = 0;

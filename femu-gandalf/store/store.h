@@ -47,6 +47,7 @@ struct store_opts {
 	bool force, progress;
 	bool trim;            /* discard an evicted object's slot (LMCache writes nothing) */
 	bool capture;         /* probes and request fences, for lift */
+	bool no_fences;       /* capture without the fences (as a deployment that never flushes) */
 	const char *record;   /* blk-csv of every I/O submitted, stamped with trace time (NULL) */
 	uint64_t total_hint;  /* expected I/Os, for the progress line */
 	unsigned concurrency; /* requests in flight at once, their I/O interleaved (0, 1: none) */
