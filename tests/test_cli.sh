@@ -6,29 +6,11 @@ FG=${1:?usage: test_cli.sh FEMU_GANDALF}
 unset FEMU_GANDALF_PRESETS FEMU_GANDALF_MODELS # the binary's own lookup (docs/install.md)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; fails=$((fails + 1)); }
-
-# expect CODE "PATTERN" NAME -- ARGS...: exit code and a stderr/stdout pattern
-expect() {
-	local code=$1 pat=$2 name=$3
-	shift 4
-	local out rc
-	out=$("$FG" "$@" 2>&1)
-	rc=$?
-	if [ "$rc" -ne "$code" ]; then
-		fail "$name: exit $rc, want $code: $out"
-	elif [ -n "$pat" ] && ! grep -q -- "$pat" <<<"$out"; then
-		fail "$name: output lacks '$pat': $out"
-	else
-		pass "$name"
-	fi
-}
+. "$(dirname "$0")/testlib.sh"
 
 expect 2 "Usage" "no arguments" --
 expect 2 "unknown command 'frob'" "unknown command" -- frob
-for sub in ssd bench presets config-keys trace blkreplay synth kv models; do
+for sub in ssd bench presets config-keys trace blkreplay synth kv lift models; do
 	expect 0 "Example" "$sub --help" -- $sub --help
 done
 expect 0 "ent-tlc-1t" "presets lists presets" -- presets

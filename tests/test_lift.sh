@@ -9,26 +9,8 @@ set -u
 FG=${1:?usage: test_lift.sh FEMU_GANDALF}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; fails=$((fails + 1)); }
+. "$(dirname "$0")/testlib.sh"
 field() { grep -o "\"$1\": [0-9.]*" "$2" | head -1 | sed 's/.*: //'; }
-
-# expect CODE "PATTERN" NAME -- ARGS...
-expect() {
-	local code=$1 pat=$2 name=$3
-	shift 4
-	local out rc
-	out=$("$FG" "$@" 2>&1)
-	rc=$?
-	if [ "$rc" -ne "$code" ]; then
-		fail "$name: exit $rc, want $code: $out"
-	elif [ -n "$pat" ] && ! grep -q -- "$pat" <<<"$out"; then
-		fail "$name: output lacks '$pat': $out"
-	else
-		pass "$name"
-	fi
-}
 
 "$FG" synth --kind agentic --sessions 6 --subagent-p 0.3 --seed 3 --out "$T/agentic.jsonl" ||
 	fail "synth agentic"

@@ -120,7 +120,7 @@ static struct timespec ns_ts(uint64_t ns)
 
 /* ---- data pattern ---- */
 
-static inline uint64_t mix64(uint64_t x)
+uint64_t aio_mix64(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -128,19 +128,25 @@ static inline uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+void aio_sector_fill(uint64_t *w, const uint64_t *stamp, unsigned nstamp, uint64_t seed)
+{
+	uint64_t x = seed | 1;
+	for (unsigned i = 0; i < nstamp; i++)
+		w[i] = stamp[i];
+	for (unsigned i = nstamp; i < SECTOR / 8; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		w[i] = x;
+	}
+}
+
 void aio_target_pattern(void *buf, uint64_t lba, uint64_t bytes, uint64_t seq)
 {
-	uint64_t *w = buf, sq = mix64(seq);
+	uint64_t *w = buf, sq = aio_mix64(seq);
 	for (uint64_t s = 0; s < bytes / SECTOR; s++, w += SECTOR / 8) {
-		uint64_t x = mix64((lba + s) ^ sq) | 1;
-		w[0] = lba + s;
-		w[1] = seq;
-		for (unsigned i = 2; i < SECTOR / 8; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			w[i] = x;
-		}
+		uint64_t stamp[2] = {lba + s, seq};
+		aio_sector_fill(w, stamp, 2, aio_mix64((lba + s) ^ sq));
 	}
 }
 

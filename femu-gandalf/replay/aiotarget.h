@@ -99,5 +99,9 @@ void aio_target_close(struct aio_target *t);
  * of xorshift64 seeded from both. BUF gets BYTES bytes (a multiple of 512).
  */
 void aio_target_pattern(void *buf, uint64_t lba, uint64_t bytes, uint64_t seq);
+/* Its building blocks, shared with the KV store's payloads (store/store.c): splitmix64's
+ * finalizer, and one 512-byte sector: stamp[0..nstamp), then xorshift64 output from seed | 1. */
+uint64_t aio_mix64(uint64_t x);
+void aio_sector_fill(uint64_t *w, const uint64_t *stamp, unsigned nstamp, uint64_t seed);
 
 #endif

@@ -304,6 +304,14 @@ static int objects(struct lift *L, char *err, size_t errlen)
 			continue;
 		}
 		struct slotent *clash, *s = slot_at(L, slot_off, bytes, &clash);
+		int kind = kind_of(L, bytes);
+		/* a read that is no slot's payload: someone else's (the kernel's partition scan,
+		 * libblkid's probe, the capture script finding the device): counted, not used */
+		if (a->op == 'R' && (clash || kind < 0 || (s && s->bytes != bytes))) {
+			warn(L, &r->other_ios, "%s: a read that is no slot's payload",
+			     (io_name(d, sizeof(d), i, a), d));
+			continue;
+		}
 		if (clash || (s && s->bytes != bytes && a->op != 'D')) {
 			struct slotent *c = clash ? clash : s;
 			io_name(d, sizeof(d), i, a);
@@ -313,7 +321,6 @@ static int objects(struct lift *L, char *err, size_t errlen)
 			              "--slot?)",
 			              d, c->bytes, c->off, store_layout_name(L->o->layout));
 		}
-		int kind = kind_of(L, bytes);
 		if (a->op == 'D') {
 			r->discards++;
 			if (s)

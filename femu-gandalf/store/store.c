@@ -71,29 +71,12 @@ const char *store_layout_name(enum store_layout l)
 
 /* ---- payloads ---- */
 
-static inline uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 void store_payload(void *buf, uint64_t key, uint64_t version, uint64_t off, uint64_t bytes)
 {
-	uint64_t *w = buf, seed = mix64(key ^ mix64(version));
+	uint64_t *w = buf, seed = aio_mix64(key ^ aio_mix64(version));
 	for (uint64_t p = off; p < off + bytes; p += SECTOR, w += SECTOR / 8) {
-		uint64_t x = mix64(seed ^ p) | 1;
-		w[0] = PAYLOAD_MAGIC;
-		w[1] = key;
-		w[2] = version;
-		w[3] = p;
-		for (unsigned i = 4; i < SECTOR / 8; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			w[i] = x;
-		}
+		uint64_t stamp[4] = {PAYLOAD_MAGIC, key, version, p};
+		aio_sector_fill(w, stamp, 4, aio_mix64(seed ^ p));
 	}
 }
 
