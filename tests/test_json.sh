@@ -97,7 +97,7 @@ def check(name, raw, want, jsonl=False):
 T = tempfile.mkdtemp(prefix="test_json.").encode()
 try:
     # --- every command that documents --json must be covered below
-    covered = {"ssd", "blkreplay", "kv", "trace", "models"}
+    covered = {"ssd", "blkreplay", "kv", "trace", "models", "lift"}
     top = subprocess.run([FG, "--help"], capture_output=True, text=True).stdout
     cmds = re.findall(r"^  ([a-z][a-z-]+) ", top, re.M)
     if not cmds:
@@ -115,7 +115,8 @@ try:
                  ["ssd", "--preset", "tiny", "--writes", "0", "--json"],
                  ["blkreplay", blk0, "--preset", "tiny", "--json"],
                  ["kv", "--trace", kv0, "--dram", "1G", "--device", "none", "--ssd", "8G", "--json"],
-                 ["synth", "--sessions", "2"]):
+                 ["synth", "--sessions", "2"],
+                 ["lift", blk0, "--block-tokens", "64", "--layout", "kvbm", "--out", os.devnull, "--json"]):
         with open("/dev/full", "wb") as full:
             p = subprocess.run([FG] + args, stdout=full, stderr=subprocess.PIPE)
         if p.returncode == 1 and b"write error" in p.stderr:
@@ -204,6 +205,23 @@ try:
         run("kv --model with a hostile name (%s)" % tag,
             ["kv", "--trace", kv, "--model", model, "--dram", "1G", "--device", "none", "--ssd", "8G",
              "--policy", "lru", "--json"], env=env, want={"model": model, "trace": text(kv)})
+
+        # kv --target (the store) onto a hostile file, its record, lift with a hostile --out
+        agt = kvt[b"agentic-small.jsonl"]
+        store = P(b"store " + w + b".img")
+        with open(store, "wb") as f:
+            f.truncate(256 << 20)
+        cap = P(b"cap " + w + b".csv")
+        run("kv --target FILE --capture --record (%s)" % tag,
+            ["kv", "--trace", agt, "--model", "test-hybrid-256", "--policy", "write-through", "--dram", "0",
+             "--target", store, "--capture", "--meta", "1M", "--record", cap, "--json"],
+            want={"trace": text(agt), "store.puts": 3164, "store.evictions": 0})
+        lifted = P(b"lifted " + w + b".jsonl")
+        run("lift --out --against (%s)" % tag,
+            ["lift", cap, "--model", "test-hybrid-256", "--out", lifted, "--against", agt, "--json"],
+            want={"requests": 92, "against.exact": 92})
+        with open(lifted, "rb") as f:
+            check("lift --out: JSONL (%s)" % tag, f.read(), None, jsonl=True)
 
         # bench --parse, --kv
         run("bench --parse (%s)" % tag, ["bench", "--parse", blk, "--parse", kv],

@@ -62,8 +62,8 @@ static void print_text(FILE *o, const char *out, const struct lift_result *r)
 		        r->other_ios, r->first_warning);
 }
 
-static void print_json(const struct lift_result *r, const struct lift_compare *c,
-                       const char *layout)
+static int print_json(const struct lift_result *r, const struct lift_compare *c,
+                      const char *layout)
 {
 	struct json_out j;
 	jout_init(&j, stdout);
@@ -112,7 +112,7 @@ static void print_json(const struct lift_result *r, const struct lift_compare *c
 		jout_end(&j);
 	}
 	jout_end(&j);
-	fg_json_finish(&j);
+	return fg_json_finish(&j);
 }
 
 int cmd_lift(int argc, char **argv)
@@ -248,8 +248,9 @@ int cmd_lift(int argc, char **argv)
 			goto done;
 		}
 	}
+	rc = 0;
 	if (json)
-		print_json(&r, against ? &c : NULL, layout);
+		rc = print_json(&r, against ? &c : NULL, layout);
 	else {
 		print_text(stderr, out, &r);
 		if (against)
@@ -265,7 +266,6 @@ int cmd_lift(int argc, char **argv)
 			        c.tokens ? 100.0 * (double)c.token_abs_err / (double)c.tokens : 0,
 			        c.time_wrong);
 	}
-	rc = 0;
 done:
 	g_option_context_free(ctx);
 	return rc;

@@ -305,9 +305,10 @@ static int objects(struct lift *L, char *err, size_t errlen)
 		}
 		struct slotent *clash, *s = slot_at(L, slot_off, bytes, &clash);
 		int kind = kind_of(L, bytes);
-		/* a read that is no slot's payload: someone else's (the kernel's partition scan,
-		 * libblkid's probe, the capture script finding the device): counted, not used */
-		if (a->op == 'R' && (clash || kind < 0 || (s && s->bytes != bytes))) {
+		/* a read that is no slot's payload, or any read before the store's first put:
+		 * someone else's (the kernel's partition scan, libblkid's probe, the capture script
+		 * finding the device): counted, not used */
+		if (a->op == 'R' && (!r->writes || clash || kind < 0 || (s && s->bytes != bytes))) {
 			warn(L, &r->other_ios, "%s: a read that is no slot's payload",
 			     (io_name(d, sizeof(d), i, a), d));
 			continue;
