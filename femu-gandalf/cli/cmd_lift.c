@@ -5,6 +5,7 @@
  * (then --out is required). --against T measures the result against the original trace.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +121,7 @@ int cmd_lift(int argc, char **argv)
 	char *layout = "lmcache-rawblock", *split = "auto", *meta = NULL, *slots = NULL, *model = NULL, *out = NULL,
 	     *against = NULL, err[2048];
 	gint btok = 0;
+	double speed = 0;
 	gboolean json = FALSE;
 	struct trace_cli tc = {0};
 	GOptionEntry opts[] = {
@@ -138,6 +140,8 @@ int cmd_lift(int argc, char **argv)
 	         "the model the store ran (tokens per block = chunk bytes / its bytes per token)",
 	         "M"},
 	        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the requests here", "FILE"},
+	        {"speed", 0, 0, G_OPTION_ARG_DOUBLE, &speed,
+	         "the store ran at N x trace speed (kv --timing xN): multiply the gaps by N", "N"},
 	        {"against", 0, 0, G_OPTION_ARG_FILENAME, &against,
 	         "compare the result with the original KV-request trace", "T"},
 	        {"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print the summary as one JSON object",
@@ -184,6 +188,11 @@ int cmd_lift(int argc, char **argv)
 		goto done;
 	}
 	lo.block_tokens = (uint32_t)btok;
+	if (speed < 0 || !isfinite(speed)) {
+		fprintf(stderr, "femu-gandalf: --speed %g: must be > 0\n", speed);
+		goto done;
+	}
+	lo.speed = speed;
 	if (!strcmp(split, "auto"))
 		lo.split = LIFT_SPLIT_AUTO;
 	else if (!strcmp(split, "seq"))
@@ -255,8 +264,8 @@ int cmd_lift(int argc, char **argv)
 		print_text(stderr, out, &r);
 		if (against)
 			fprintf(stderr,
-			        "lift: against %s: %" PRIu64 " of %" PRIu64 " requests exact in chain, "
-			        "session and time, %" PRIu64 " with their token count too (%" PRIu64
+			        "lift: against %s: %" PRIu64 " of %" PRIu64 " requests exact in chain "
+			        "and session, %" PRIu64 " with their token count too (%" PRIu64
 			        " without blocks, invisible); wrong: %" PRIu64 " chains, %" PRIu64
 			        " sessions, %" PRIu64 " token counts (error %.4f%% of tokens), %" PRIu64
 			        " times\n",

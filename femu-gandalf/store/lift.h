@@ -32,6 +32,7 @@ struct lift_opts {
 	uint32_t block_tokens;   /* 0: from model */
 	uint64_t bytes_per_token; /* the model's full-attention KV per token (for block_tokens) */
 	bool have_model;
+	double speed; /* the capture ran at this many times trace speed: gaps are multiplied (0: 1) */
 };
 
 struct lift_result {
@@ -61,8 +62,8 @@ int lift_run(const char *path, const struct trace_opts *to, const struct lift_op
 
 struct lift_compare {
 	uint64_t original, invisible; /* original requests; those with no blocks (no I/O) */
-	uint64_t lifted, exact;       /* exact: chain, session and time as the original's */
-	uint64_t exact_tokens;        /* and the token count too */
+	uint64_t lifted, exact;       /* exact: chain and session as the original's */
+	uint64_t exact_tokens;        /* and the token count too (time: time_wrong) */
 	uint64_t chain_wrong, session_wrong, tokens_wrong, time_wrong;
 	uint64_t token_abs_err, tokens;
 };
