@@ -116,43 +116,45 @@ static int print_json(const struct lift_result *r, const struct lift_compare *c,
 	return fg_json_finish(&j);
 }
 
-int cmd_lift(int argc, char **argv)
+/* The flags, as GOption fills them. */
+struct lift_cli {
+	char *layout, *split, *meta, *slots, *model, *out, *against, *format;
+	gint btok;
+	double speed;
+	gboolean json;
+};
+
+static GOptionContext *lift_context(struct lift_cli *c)
 {
-	char *layout = "lmcache-rawblock", *split = "auto", *meta = NULL, *slots = NULL, *model = NULL, *out = NULL,
-	     *against = NULL, err[2048];
-	gint btok = 0;
-	double speed = 0;
-	gboolean json = FALSE;
-	struct trace_cli tc = {0};
 	GOptionEntry opts[] = {
-	        {"layout", 0, 0, G_OPTION_ARG_STRING, &layout,
+	        {"layout", 0, 0, G_OPTION_ARG_STRING, &c->layout,
 	         "the store's layout: lmcache-rawblock (default) | kvbm", "L"},
-	        {"meta", 0, 0, G_OPTION_ARG_STRING, &meta,
+	        {"meta", 0, 0, G_OPTION_ARG_STRING, &c->meta,
 	         "lmcache-rawblock: the metadata region's bytes (default: inferred)", "BYTES"},
-	        {"slot", 0, 0, G_OPTION_ARG_STRING, &slots,
+	        {"slot", 0, 0, G_OPTION_ARG_STRING, &c->slots,
 	         "slot bytes of a chunk and of a state (default: inferred)", "CHUNK[,STATE]"},
-	        {"block-tokens", 0, 0, G_OPTION_ARG_INT, &btok, "tokens per block", "N"},
-	        {"split", 0, 0, G_OPTION_ARG_STRING, &split,
+	        {"block-tokens", 0, 0, G_OPTION_ARG_INT, &c->btok, "tokens per block", "N"},
+	        {"model", 'm', 0, G_OPTION_ARG_FILENAME, &c->model,
+	         "the model the store ran (tokens per block = chunk bytes / its bytes per token)",
+	         "M"},
+	        {"split", 0, 0, G_OPTION_ARG_STRING, &c->split,
 	         "how requests are cut: auto (default) | seq (at the fences) | demux (interleaved "
 	         "requests)",
 	         "S"},
-	        {"model", 'm', 0, G_OPTION_ARG_FILENAME, &model,
-	         "the model the store ran (tokens per block = chunk bytes / its bytes per token)",
-	         "M"},
-	        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the requests here", "FILE"},
-	        {"speed", 0, 0, G_OPTION_ARG_DOUBLE, &speed,
+	        {"speed", 0, 0, G_OPTION_ARG_DOUBLE, &c->speed,
 	         "the store ran at N x trace speed (kv --timing xN): multiply the gaps by N", "N"},
-	        {"against", 0, 0, G_OPTION_ARG_FILENAME, &against,
+	        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &c->out, "write the requests here", "FILE"},
+	        {"against", 0, 0, G_OPTION_ARG_FILENAME, &c->against,
 	         "compare the result with the original KV-request trace", "T"},
-	        {"json", 'j', 0, G_OPTION_ARG_NONE, &json, "print the summary as one JSON object",
+	        {"json", 'j', 0, G_OPTION_ARG_NONE, &c->json, "print the summary as one JSON object",
 	         NULL},
-	        {"format", 0, 0, G_OPTION_ARG_STRING, &tc.format,
+	        {"format", 0, 0, G_OPTION_ARG_STRING, &c->format,
 	         "force the capture's format: blk-csv | biosnoop | blk-ftrace", "F"},
 	        {NULL},
 	};
 	GOptionContext *ctx =
 	        g_option_context_new("CAPTURE - a KV store's block trace back to KV requests");
-	g_option_context_add_main_entries(ctx, opts, NULL);
+	g_option_context_add_main_entries(ctx, opts, NULL); /* GLib copies the table */
 	g_option_context_set_description(
 	        ctx, "The capture mode, and what a block trace cannot show: docs/lift.md.\n"
 	             "Example:\n"
@@ -161,119 +163,106 @@ int cmd_lift(int argc, char **argv)
 	             "      --target store.img --capture --record capture.csv\n"
 	             "  femu-gandalf lift capture.csv --model test-hybrid-256 --out lifted.jsonl "
 	             "--against traces/agentic-small.jsonl\n");
-	int rc = EXIT_USAGE;
-	struct lift_opts lo = {0};
-	struct trace_opts to;
-	trace_opts_default(&to);
-	if (!fg_parse_opts_args(ctx, &argc, &argv, 1, "CAPTURE"))
-		goto done;
-	if (store_layout_parse(layout, &lo.layout)) {
-		fprintf(stderr, "femu-gandalf: --layout %s: must be lmcache-rawblock or kvbm\n", layout);
-		goto done;
-	}
+	return ctx;
+}
+
+/* The flags into lift_run()'s options. 0, or -1 after printing the error. */
+#define BAD(...) return fprintf(stderr, "femu-gandalf: " __VA_ARGS__), fputc('\n', stderr), -1
+static int lift_flags(const struct lift_cli *c, struct lift_opts *lo, struct trace_opts *to)
+{
+	char err[1024];
 	unsigned long long m = 0;
-	if (meta && (lo.layout != STORE_LMCACHE_RAWBLOCK || !fg_parse_size(meta, &m) || !m)) {
-		fprintf(stderr, "femu-gandalf: --meta %s: a size > 0, with --layout lmcache-rawblock\n",
-		        meta);
-		goto done;
-	}
-	lo.meta_bytes = m;
-	if (slots && parse_slots(slots, lo.slot)) {
-		fprintf(stderr, "femu-gandalf: --slot %s: must be CHUNK or CHUNK,STATE sizes > 0\n",
-		        slots);
-		goto done;
-	}
-	if (btok < 0) {
-		fprintf(stderr, "femu-gandalf: --block-tokens %d: must be > 0\n", btok);
-		goto done;
-	}
-	lo.block_tokens = (uint32_t)btok;
-	if (speed < 0 || !isfinite(speed)) {
-		fprintf(stderr, "femu-gandalf: --speed %g: must be > 0\n", speed);
-		goto done;
-	}
-	lo.speed = speed;
-	if (!strcmp(split, "auto"))
-		lo.split = LIFT_SPLIT_AUTO;
-	else if (!strcmp(split, "seq"))
-		lo.split = LIFT_SPLIT_SEQ;
-	else if (!strcmp(split, "demux"))
-		lo.split = LIFT_SPLIT_DEMUX;
-	else {
-		fprintf(stderr, "femu-gandalf: --split %s: must be auto, seq or demux\n", split);
-		goto done;
-	}
-	if (model) {
+	memset(lo, 0, sizeof(*lo));
+	trace_opts_default(to);
+	lo->split = !strcmp(c->split, "auto")  ? LIFT_SPLIT_AUTO
+	            : !strcmp(c->split, "seq") ? LIFT_SPLIT_SEQ
+	                                       : LIFT_SPLIT_DEMUX;
+	if (store_layout_parse(c->layout, &lo->layout))
+		BAD("--layout %s: must be lmcache-rawblock or kvbm", c->layout);
+	if (c->meta && (lo->layout != STORE_LMCACHE_RAWBLOCK || !fg_parse_size(c->meta, &m) || !m))
+		BAD("--meta %s: a size > 0, with --layout lmcache-rawblock", c->meta);
+	if (c->slots && parse_slots(c->slots, lo->slot))
+		BAD("--slot %s: must be CHUNK or CHUNK,STATE sizes > 0", c->slots);
+	if (c->btok < 0)
+		BAD("--block-tokens %d: must be > 0", c->btok);
+	if (c->speed < 0 || !isfinite(c->speed))
+		BAD("--speed %g: must be > 0", c->speed);
+	if (strcmp(c->split, "auto") && strcmp(c->split, "seq") && strcmp(c->split, "demux"))
+		BAD("--split %s: must be auto, seq or demux", c->split);
+	if (c->json && !c->out)
+		BAD("--json prints the summary on stdout: give --out FILE for the requests");
+	if (c->against && !c->out)
+		BAD("--against reads the lifted trace back: give --out FILE");
+	if (c->format && !trace_format_is_block(to->force = trace_format_parse(c->format)))
+		BAD("--format %s: not a block trace format", c->format);
+	lo->meta_bytes = m;
+	lo->block_tokens = (uint32_t)c->btok;
+	lo->speed = c->speed;
+	if (c->model) {
 		struct kv_model km;
-		if (kv_model_load(model, &km, err, sizeof(err))) {
-			fprintf(stderr, "femu-gandalf: --model %s: %s\n", model, err);
-			goto done;
-		}
-		lo.have_model = true;
-		lo.bytes_per_token = km.full_kv_bytes_per_token;
+		if (kv_model_load(c->model, &km, err, sizeof(err)))
+			BAD("--model %s: %s", c->model, err);
+		lo->have_model = true;
+		lo->bytes_per_token = km.full_kv_bytes_per_token;
 	}
-	if (json && !out) {
-		fprintf(stderr, "femu-gandalf: --json prints the summary on stdout: give --out FILE for "
-		                "the requests\n");
-		goto done;
-	}
-	if (tc.format) {
-		to.force = trace_format_parse(tc.format);
-		if (!trace_format_is_block(to.force)) {
-			fprintf(stderr, "femu-gandalf: --format %s: not a block trace format\n",
-			        tc.format);
-			goto done;
-		}
-	}
-	FILE *o = out ? fopen(out, "w") : stdout;
-	if (!o) {
-		fprintf(stderr, "femu-gandalf: --out %s: cannot create it\n", out);
-		goto done;
-	}
+	return 0;
+}
+#undef BAD
+
+static void print_against(const char *against, const struct lift_compare *c)
+{
+	fprintf(stderr,
+	        "lift: against %s: %" PRIu64 " of %" PRIu64 " requests exact in chain and session, "
+	        "%" PRIu64 " with their token count too (%" PRIu64 " without blocks, invisible); "
+	        "wrong: %" PRIu64 " chains, %" PRIu64 " sessions, %" PRIu64 " token counts (error "
+	        "%.4f%% of tokens), %" PRIu64 " times\n",
+	        against, c->exact, c->original - c->invisible, c->exact_tokens, c->invisible,
+	        c->chain_wrong, c->session_wrong, c->tokens_wrong,
+	        c->tokens ? 100.0 * (double)c->token_abs_err / (double)c->tokens : 0, c->time_wrong);
+}
+
+int cmd_lift(int argc, char **argv)
+{
+	struct lift_cli c = {.layout = "lmcache-rawblock", .split = "auto"};
+	struct lift_opts lo;
+	struct trace_opts to;
 	struct lift_result r;
-	int lr = lift_run(argv[1], &to, &lo, o, &r, err, sizeof(err));
-	if (out && fclose(o) && !lr) {
-		snprintf(err, sizeof(err), "--out %s: write failed", out);
-		lr = -1;
+	struct lift_compare cmp;
+	char err[2048];
+	GOptionContext *ctx = lift_context(&c);
+	int rc = EXIT_USAGE;
+	if (!fg_parse_opts_args(ctx, &argc, &argv, 1, "CAPTURE") || lift_flags(&c, &lo, &to))
+		goto done;
+	FILE *o = c.out ? fopen(c.out, "w") : stdout;
+	if (!o) {
+		fprintf(stderr, "femu-gandalf: --out %s: cannot create it\n", c.out);
+		goto done;
 	}
+	int lr = lift_run(argv[1], &to, &lo, o, &r, err, sizeof(err));
+	if (c.out && fclose(o) && !lr)
+		lr = -(snprintf(err, sizeof(err), "--out %s: write failed", c.out) > 0);
+	rc = 1;
 	if (lr) {
 		fprintf(stderr, "femu-gandalf: %s: %s\n", argv[1], err);
-		if (out)
-			remove(out); /* never leave half a trace behind */
-		rc = 1;
+		if (c.out)
+			remove(c.out); /* never leave half a trace behind */
 		goto done;
 	}
-	struct lift_compare c;
-	if (against) {
+	if (c.against) {
 		struct trace_opts ta;
 		trace_opts_default(&ta);
-		if (!out) {
-			fprintf(stderr, "femu-gandalf: --against needs --out FILE\n");
-			goto done;
-		}
-		if (lift_compare(out, against, &ta, &c, err, sizeof(err))) {
-			fprintf(stderr, "femu-gandalf: --against %s: %s\n", against, err);
-			rc = 1;
+		if (lift_compare(c.out, c.against, &ta, &cmp, err, sizeof(err))) {
+			fprintf(stderr, "femu-gandalf: --against %s: %s\n", c.against, err);
 			goto done;
 		}
 	}
 	rc = 0;
-	if (json)
-		rc = print_json(&r, against ? &c : NULL, layout);
+	if (c.json)
+		rc = print_json(&r, c.against ? &cmp : NULL, c.layout);
 	else {
-		print_text(stderr, out, &r);
-		if (against)
-			fprintf(stderr,
-			        "lift: against %s: %" PRIu64 " of %" PRIu64 " requests exact in chain "
-			        "and session, %" PRIu64 " with their token count too (%" PRIu64
-			        " without blocks, invisible); wrong: %" PRIu64 " chains, %" PRIu64
-			        " sessions, %" PRIu64 " token counts (error %.4f%% of tokens), %" PRIu64
-			        " times\n",
-			        against, c.exact, c.original - c.invisible, c.exact_tokens, c.invisible,
-			        c.chain_wrong,
-			        c.session_wrong, c.tokens_wrong,
-			        c.tokens ? 100.0 * (double)c.token_abs_err / (double)c.tokens : 0,
-			        c.time_wrong);
+		print_text(stderr, c.out, &r);
+		if (c.against)
+			print_against(c.against, &cmp);
 	}
 done:
 	g_option_context_free(ctx);

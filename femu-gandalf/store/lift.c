@@ -111,11 +111,12 @@ static int io_name(char *b, size_t n, uint64_t i, const struct blk_io *io)
 
 /* ---- 1. the layout ---- */
 
-static int find_layout(struct lift *L, char *err, size_t errlen)
+/* The puts (is_put[]), the lowest put's offset and the slot sizes (at most two). */
+static int find_puts(struct lift *L, uint64_t *minput, uint64_t sizes[2], uint64_t *ns,
+                     char *err, size_t errlen)
 {
-	const struct lift_opts *o = L->o;
-	struct lift_result *r = L->r;
-	uint64_t minput = NONE, sizes[3] = {0}, ns = 0;
+	*minput = NONE;
+	*ns = 0;
 	L->is_put = calloc(L->nio ? L->nio : 1, sizeof(bool));
 	if (!L->is_put)
 		return fg_err(err, errlen, "out of memory");
@@ -129,53 +130,65 @@ static int find_layout(struct lift *L, char *err, size_t errlen)
 			if (a->bytes != L->hdr || !b || b->op != 'W' || b->lba * SECTOR != off + L->hdr)
 				continue;
 			slot = L->hdr + b->bytes;
-			L->is_put[i] = true;
-			i++;
+			L->is_put[i++] = true;
 		} else
 			L->is_put[i] = true;
-		if (off < minput)
-			minput = off;
+		if (off < *minput)
+			*minput = off;
 		uint64_t k = 0;
-		while (k < ns && sizes[k] != slot)
+		while (k < *ns && sizes[k] != slot)
 			k++;
-		if (k == ns) {
-			if (ns == 2)
-				return fg_err(err, errlen,
-				              "more than two slot sizes (%" PRIu64 ", %" PRIu64
-				              ", %" PRIu64 " bytes, ...): not a %s capture with one size "
-				              "class per object kind (wrong --layout?)",
-				              sizes[0], sizes[1], slot, store_layout_name(o->layout));
-			sizes[ns++] = slot;
-		}
+		if (k < *ns)
+			continue;
+		if (*ns == 2)
+			return fg_err(err, errlen,
+			              "more than two slot sizes (%" PRIu64 ", %" PRIu64 ", %" PRIu64
+			              " bytes, ...): not a %s capture with one size class per object "
+			              "kind (wrong --layout?)",
+			              sizes[0], sizes[1], slot, store_layout_name(L->o->layout));
+		sizes[(*ns)++] = slot;
 	}
-	if (minput == NONE)
+	if (*minput == NONE)
 		return fg_err(err, errlen, "no object writes%s: not a %s capture (wrong --layout?)",
 		              L->hdr ? " (a 4 KiB header write followed by its payload)" : "",
-		              store_layout_name(o->layout));
-	/* the metadata region */
-	if (o->layout == STORE_LMCACHE_RAWBLOCK) {
-		r->meta_inferred = !o->meta_bytes;
-		r->meta_bytes = o->meta_bytes ? o->meta_bytes : minput;
-		/* the second checkpoint copy starts half way: that is the better witness when the
-		 * first slot's put was lost (its header then lies below the first put seen) */
-		uint64_t c2 = 0;
-		for (uint64_t i = 0; i < L->nio && !o->meta_bytes; i++) {
-			const struct blk_io *a = &L->io[i];
-			uint64_t off = a->lba * SECTOR;
-			if (a->op == 'W' && !L->is_put[i] && off > c2 && off % STORE_ALIGN == 0 &&
-			    2 * off <= minput)
-				c2 = off;
-			i += L->is_put[i] && L->hdr; /* skip the payload */
-		}
-		if (c2)
-			r->meta_bytes = 2 * c2;
-		if (minput < r->meta_bytes)
-			return fg_err(err, errlen,
-			              "a put at byte %" PRIu64 " lies inside the %" PRIu64
-			              "-byte metadata region (--meta too large?)",
-			              minput, r->meta_bytes);
+		              store_layout_name(L->o->layout));
+	return 0;
+}
+
+/* rawblock: the metadata region ends at the lowest put, or at twice the second checkpoint
+ * copy's offset, the better witness when the first slot's put was lost (its header then lies
+ * below the first put seen). */
+static int find_meta(struct lift *L, uint64_t minput, char *err, size_t errlen)
+{
+	const struct lift_opts *o = L->o;
+	struct lift_result *r = L->r;
+	r->meta_inferred = !o->meta_bytes;
+	r->meta_bytes = o->meta_bytes ? o->meta_bytes : minput;
+	uint64_t c2 = 0;
+	for (uint64_t i = 0; i < L->nio && !o->meta_bytes; i++) {
+		const struct blk_io *a = &L->io[i];
+		uint64_t off = a->lba * SECTOR;
+		if (a->op == 'W' && !L->is_put[i] && off > c2 && off % STORE_ALIGN == 0 &&
+		    2 * off <= minput)
+			c2 = off;
+		i += L->is_put[i] && L->hdr; /* skip the payload */
 	}
-	/* the size classes, and which is the state */
+	if (c2)
+		r->meta_bytes = 2 * c2;
+	if (minput < r->meta_bytes)
+		return fg_err(err, errlen,
+		              "a put at byte %" PRIu64 " lies inside the %" PRIu64
+		              "-byte metadata region (--meta too large?)",
+		              minput, r->meta_bytes);
+	return 0;
+}
+
+/* The size classes (the larger is the state, unless --slot says), and tokens per block. */
+static int find_classes(struct lift *L, uint64_t sizes[2], uint64_t ns, char *err,
+                        size_t errlen)
+{
+	const struct lift_opts *o = L->o;
+	struct lift_result *r = L->r;
 	if (ns == 2 && sizes[0] > sizes[1]) {
 		uint64_t t = sizes[0];
 		sizes[0] = sizes[1];
@@ -183,34 +196,37 @@ static int find_layout(struct lift *L, char *err, size_t errlen)
 	}
 	r->nclasses = ns;
 	r->slot_inferred = !o->slot[0];
-	if (o->slot[0]) {
-		for (uint64_t k = 0; k < ns; k++)
-			if (sizes[k] != o->slot[0] && sizes[k] != o->slot[1])
-				return fg_err(err, errlen,
-				              "the capture has %" PRIu64 "-byte slots, which --slot does "
-				              "not name",
-				              sizes[k]);
-		r->slot[0] = o->slot[0];
-		r->slot[1] = o->slot[1];
-	} else {
-		r->slot[0] = sizes[0];
-		r->slot[1] = ns == 2 ? sizes[1] : 0;
-	}
-	/* tokens per block, from the chunk's payload and the model */
-	r->block_tokens = o->block_tokens;
-	if (!r->block_tokens) {
-		uint64_t pay = r->slot[0] - L->hdr;
-		if (!o->have_model || !o->bytes_per_token)
-			return fg_err(err, errlen, "give --block-tokens N, or --model M to derive it "
-			                           "from the chunk slot");
-		if (pay % o->bytes_per_token || pay / o->bytes_per_token > UINT32_MAX)
+	for (uint64_t k = 0; k < ns && o->slot[0]; k++)
+		if (sizes[k] != o->slot[0] && sizes[k] != o->slot[1])
 			return fg_err(err, errlen,
-			              "a chunk's %" PRIu64 " bytes are not a whole number of the "
-			              "model's %" PRIu64 " bytes per token: give --block-tokens",
-			              pay, o->bytes_per_token);
-		r->block_tokens = (uint32_t)(pay / o->bytes_per_token);
-	}
+			              "the capture has %" PRIu64 "-byte slots, which --slot does not "
+			              "name",
+			              sizes[k]);
+	r->slot[0] = o->slot[0] ? o->slot[0] : sizes[0];
+	r->slot[1] = o->slot[0] ? o->slot[1] : ns == 2 ? sizes[1] : 0;
+	r->block_tokens = o->block_tokens;
+	if (r->block_tokens)
+		return 0;
+	uint64_t pay = r->slot[0] - L->hdr;
+	if (!o->have_model || !o->bytes_per_token)
+		return fg_err(err, errlen,
+		              "give --block-tokens N, or --model M to derive it from the chunk slot");
+	if (pay % o->bytes_per_token || pay / o->bytes_per_token > UINT32_MAX)
+		return fg_err(err, errlen,
+		              "a chunk's %" PRIu64 " bytes are not a whole number of the model's "
+		              "%" PRIu64 " bytes per token: give --block-tokens",
+		              pay, o->bytes_per_token);
+	r->block_tokens = (uint32_t)(pay / o->bytes_per_token);
 	return 0;
+}
+
+static int find_layout(struct lift *L, char *err, size_t errlen)
+{
+	uint64_t minput, sizes[2] = {0}, ns;
+	if (find_puts(L, &minput, sizes, &ns, err, errlen) ||
+	    (L->o->layout == STORE_LMCACHE_RAWBLOCK && find_meta(L, minput, err, errlen)))
+		return -1;
+	return find_classes(L, sizes, ns, err, errlen);
 }
 
 /* ---- 2. objects ---- */
@@ -263,102 +279,108 @@ static struct slotent *slot_at(struct lift *L, uint64_t off, uint64_t bytes,
 	return NULL;
 }
 
-static int objects(struct lift *L, char *err, size_t errlen)
+/* I/O i when it is no object's: a flush (kept, for the cutting), a checkpoint, a write that is
+ * not a put, a read inside the metadata region. 1 handled, 0 an object's, -1 out of memory. */
+static int not_object(struct lift *L, uint64_t i)
 {
 	struct lift_result *r = L->r;
+	const struct blk_io *a = &L->io[i];
+	uint64_t off = a->lba * SECTOR;
 	char d[160];
-	for (uint64_t i = 0; i < L->nio; i++) {
-		const struct blk_io *a = &L->io[i];
-		uint64_t off = a->lba * SECTOR;
-		if (a->op == 'F') {
-			r->flushes++;
-			if (ev_push(L, a->t_ns, NONE, 'F'))
-				return fg_err(err, errlen, "out of memory");
-			continue;
-		}
-		if (off < r->meta_bytes) {
-			if (a->op == 'W')
-				r->checkpoints++;
-			else
-				warn(L, &r->other_ios, "%s: inside the metadata region",
-				     (io_name(d, sizeof(d), i, a), d));
-			continue;
-		}
-		if (a->op == 'W' && !L->is_put[i]) {
-			if (a->bytes == L->hdr)
-				warn(L, &r->orphan_headers,
-				     "%s: a slot header without its payload write (lost events?)",
-				     (io_name(d, sizeof(d), i, a), d));
-			else
-				warn(L, &r->other_ios, "%s: a write that is not a put",
-				     (io_name(d, sizeof(d), i, a), d));
-			continue;
-		}
-		uint64_t slot_off = a->op == 'R' ? off - L->hdr : off;
-		uint64_t bytes = a->op == 'W' && L->hdr ? L->hdr + L->io[i + 1].bytes
-		                 : a->op == 'R'         ? a->bytes + L->hdr
-		                                        : a->bytes;
-		if (a->op == 'R' && off < r->meta_bytes + L->hdr) {
-			warn(L, &r->other_ios, "%s: not a slot's payload",
-			     (io_name(d, sizeof(d), i, a), d));
-			continue;
-		}
-		struct slotent *clash, *s = slot_at(L, slot_off, bytes, &clash);
-		int kind = kind_of(L, bytes);
-		/* a read that is no slot's payload, or any read before the store's first put:
-		 * someone else's (the kernel's partition scan, libblkid's probe, the capture script
-		 * finding the device): counted, not used */
-		if (a->op == 'R' && (!r->writes || clash || kind < 0 || (s && s->bytes != bytes))) {
-			warn(L, &r->other_ios, "%s: a read that is no slot's payload",
-			     (io_name(d, sizeof(d), i, a), d));
-			continue;
-		}
-		if (clash || (s && s->bytes != bytes && a->op != 'D')) {
-			struct slotent *c = clash ? clash : s;
-			io_name(d, sizeof(d), i, a);
-			return fg_err(err, errlen,
-			              "%s straddles the %" PRIu64 "-byte slot at byte %" PRIu64
-			              ": not a %s capture with these slots (wrong --layout or "
-			              "--slot?)",
-			              d, c->bytes, c->off, store_layout_name(L->o->layout));
-		}
-		if (a->op == 'D') {
-			r->discards++;
-			if (s)
-				s->obj = NONE;
-			else
-				warn(L, &r->other_ios, "%s: a discard outside any slot",
-				     (io_name(d, sizeof(d), i, a), d));
-			continue;
-		}
-		if (kind < 0) {
-			io_name(d, sizeof(d), i, a);
-			return fg_err(err, errlen, "%s: a %" PRIu64 "-byte slot, neither class (%" PRIu64
-			                           " and %" PRIu64 " bytes)",
-			              d, bytes, r->slot[0], r->slot[1]);
-		}
-		if (!s) {
-			s = g_new(struct slotent, 1);
-			*s = (struct slotent){slot_off, bytes, NONE};
-			g_tree_insert(L->slots, &s->off, s);
-		}
-		if (a->op == 'W') {
+	if (a->op == 'F') {
+		r->flushes++;
+		return ev_push(L, a->t_ns, NONE, 'F') ? -1 : 1;
+	}
+	io_name(d, sizeof(d), i, a);
+	if (off < r->meta_bytes + (a->op == 'R' ? L->hdr : 0)) {
+		if (a->op == 'W')
+			r->checkpoints++;
+		else
+			warn(L, &r->other_ios, "%s: inside the metadata region", d);
+		return 1;
+	}
+	if (a->op != 'W' || L->is_put[i])
+		return 0;
+	if (a->bytes == L->hdr)
+		warn(L, &r->orphan_headers, "%s: a slot header without its payload write (lost events?)",
+		     d);
+	else
+		warn(L, &r->other_ios, "%s: a write that is not a put", d);
+	return 1;
+}
+
+/* The object I/O at io[*i] (a put advances *i past its payload). 0, or -1 with err. */
+static int object_event(struct lift *L, uint64_t *i, char *err, size_t errlen)
+{
+	struct lift_result *r = L->r;
+	const struct blk_io *a = &L->io[*i];
+	uint64_t off = a->lba * SECTOR, slot_off = a->op == 'R' ? off - L->hdr : off;
+	uint64_t bytes = a->op == 'W' && L->hdr ? L->hdr + L->io[*i + 1].bytes
+	                 : a->op == 'R'         ? a->bytes + L->hdr
+	                                        : a->bytes;
+	char d[160];
+	io_name(d, sizeof(d), *i, a);
+	struct slotent *clash, *s = slot_at(L, slot_off, bytes, &clash);
+	int kind = kind_of(L, bytes);
+	/* a read that is no slot's payload, or any read before the store's first put: someone
+	 * else's (the kernel's partition scan, libblkid's probe, the capture script finding the
+	 * device): counted, not used */
+	if (a->op == 'R' && (!r->writes || clash || kind < 0 || (s && s->bytes != bytes))) {
+		warn(L, &r->other_ios, "%s: a read that is no slot's payload", d);
+		return 0;
+	}
+	if (clash || (s && s->bytes != bytes && a->op != 'D')) {
+		struct slotent *c = clash ? clash : s;
+		return fg_err(err, errlen,
+		              "%s straddles the %" PRIu64 "-byte slot at byte %" PRIu64 ": not a %s "
+		              "capture with these slots (wrong --layout or --slot?)",
+		              d, c->bytes, c->off, store_layout_name(L->o->layout));
+	}
+	if (a->op == 'D') {
+		r->discards++;
+		if (s)
+			s->obj = NONE;
+		else
+			warn(L, &r->other_ios, "%s: a discard outside any slot", d);
+		return 0;
+	}
+	if (kind < 0)
+		return fg_err(err, errlen,
+		              "%s: a %" PRIu64 "-byte slot, neither class (%" PRIu64 " and %" PRIu64
+		              " bytes)",
+		              d, bytes, r->slot[0], r->slot[1]);
+	if (!s) {
+		s = g_new(struct slotent, 1);
+		*s = (struct slotent){slot_off, bytes, NONE};
+		g_tree_insert(L->slots, &s->off, s);
+	}
+	if (a->op == 'W') {
+		s->obj = obj_new(L, slot_off, (uint8_t)kind);
+		r->writes++;
+		*i += L->hdr != 0; /* the payload write */
+	} else {
+		if (s->obj == NONE) {
+			warn(L, &r->unwritten_reads,
+			     "%s: a read of a slot never written in the capture (written before it "
+			     "started, or lost events)",
+			     d);
 			s->obj = obj_new(L, slot_off, (uint8_t)kind);
-			r->writes++;
-			if (L->hdr)
-				i++; /* the payload write */
-		} else {
-			if (s->obj == NONE) {
-				warn(L, &r->unwritten_reads,
-				     "%s: a read of a slot never written in the capture (written "
-				     "before it started, or lost events)",
-				     (io_name(d, sizeof(d), i, a), d));
-				s->obj = obj_new(L, slot_off, (uint8_t)kind);
-			}
-			r->reads++;
 		}
-		if (s->obj == NONE || ev_push(L, a->t_ns, s->obj, a->op))
+		r->reads++;
+	}
+	if (s->obj == NONE || ev_push(L, a->t_ns, s->obj, a->op))
+		return fg_err(err, errlen, "out of memory");
+	return 0;
+}
+
+static int objects(struct lift *L, char *err, size_t errlen)
+{
+	for (uint64_t i = 0; i < L->nio; i++) {
+		int k = not_object(L, i);
+		if (k < 0)
 			return fg_err(err, errlen, "out of memory");
+		if (!k && object_event(L, &i, err, errlen))
+			return -1;
 	}
 	return 0;
 }
@@ -461,7 +483,7 @@ static int requests(struct lift *L, char *err, size_t errlen)
  */
 #define DEMUX_IDLE 4096 /* events without an I/O after which a request is closed */
 
-static struct lreq *demux_pick(struct lift *L, uint64_t *open, uint64_t nopen, uint64_t ev,
+static struct lreq *demux_pick(struct lift *L, const uint64_t *open, uint64_t nopen, uint64_t ev,
                                bool wrote, uint64_t tip, uint64_t front, uint64_t front2,
                                uint64_t *ambiguous)
 {
@@ -536,64 +558,81 @@ static int cmp_wslot(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off ? 1 : (x->ev > y->ev) - (x->ev < y->ev);
 }
 
-static int requests_demux(struct lift *L, char *err, size_t errlen)
+/* Which open request event i goes to (NULL: a new one). */
+static struct lreq *demux_owner(struct lift *L, const uint64_t *open, uint64_t nopen, uint64_t i)
 {
 	struct lift_result *r = L->r;
-	uint64_t *open = NULL, nopen = 0, opencap = 0;
-	int rc = -1;
+	const struct lev *e = &L->ev[i];
+	struct lobj *x = &L->obj[e->obj];
+	const uint64_t cslot = r->slot[0];
+	struct lreq *q = NULL;
+	if (e->op == 'R') {
+		if (x->parent != NONE || x->kind == OBJ_LINEAR)
+			q = demux_pick(L, open, nopen, i, false, x->parent, 0, 0, &r->uncertain);
+		if (!q && x->parent != NONE)
+			warn(L, &r->chain_breaks, "event %" PRIu64 ": a read that continues no open request",
+			     i + 1);
+		return q;
+	}
+	uint64_t front2 = x->kind == OBJ_LINEAR && x->slot >= cslot ? x->slot - cslot : 0;
+	q = demux_pick(L, open, nopen, i, true, 0, x->slot, front2, &r->uncertain);
+	if (!q) { /* a first write: see demux_first() */
+		bool certain;
+		q = demux_first(L, open, nopen, x->slot, i, &certain);
+		r->uncertain += !certain;
+		if (q && !certain)
+			q->uncertain = true;
+	}
+	return q;
+}
+
+/* The demultiplexed chains into the pool, in request order. 0, or -1 (out of memory). */
+static int demux_to_pool(struct lift *L)
+{
+	for (uint64_t k = 0; k < L->nrq; k++) {
+		struct lreq *q = &L->rq[k];
+		L->r->uncertain_requests += q->uncertain;
+		q->c0 = L->npool;
+		if (vec_reserve(L->pool, L->poolcap, L->npool + q->nchain))
+			return -1;
+		for (uint64_t c = 0; c < q->nchain; c++)
+			L->pool[L->npool++] = q->chain[c];
+		free(q->chain);
+		q->chain = NULL;
+	}
+	return 0;
+}
+
+static int requests_demux(struct lift *L, char *err, size_t errlen)
+{
+	uint64_t *open = NULL, nopen = 0, opencap = 0, prev = NONE; /* prev: the last I/O's request */
 	L->wslot = malloc((L->nev ? L->nev : 1) * sizeof(*L->wslot));
 	if (!L->wslot)
 		return fg_err(err, errlen, "out of memory");
 	for (uint64_t i = 0; i < L->nev; i++)
 		if (L->ev[i].op == 'W')
-			L->wslot[L->nwslot++] =
-			        (struct wslot){L->obj[L->ev[i].obj].slot, L->ev[i].obj, i};
+			L->wslot[L->nwslot++] = (struct wslot){L->obj[L->ev[i].obj].slot, L->ev[i].obj, i};
 	qsort(L->wslot, L->nwslot, sizeof(*L->wslot), cmp_wslot);
-	uint64_t prev = NONE; /* the request the last I/O went to */
 	for (uint64_t i = 0; i < L->nev; i++) {
 		const struct lev *e = &L->ev[i];
-		if (e->op == 'F') { /* a fence follows its request's last I/O: that one is done */
-			for (uint64_t k = 0; k < nopen; k++)
-				if (open[k] == prev) {
-					open[k] = open[--nopen];
-					break;
-				}
-			prev = NONE;
-			continue;
-		}
-		/* close the idle */
+		/* a fence follows its request's last I/O: that one is done; so is one long idle */
 		for (uint64_t k = 0; k < nopen;)
-			if (i - L->rq[open[k]].act > DEMUX_IDLE)
+			if ((e->op == 'F' && open[k] == prev) || i - L->rq[open[k]].act > DEMUX_IDLE)
 				open[k] = open[--nopen];
 			else
 				k++;
-		struct lobj *x = &L->obj[e->obj];
-		const uint64_t cslot = r->slot[0];
-		struct lreq *q = NULL;
-		if (e->op == 'R') {
-			if (x->parent != NONE || x->kind == OBJ_LINEAR)
-				q = demux_pick(L, open, nopen, i, false, x->parent, 0, 0, &r->uncertain);
-			if (!q && x->parent != NONE)
-				warn(L, &r->chain_breaks, "event %" PRIu64 ": a read that continues no open "
-				                           "request", i + 1);
-		} else {
-			uint64_t front2 = x->kind == OBJ_LINEAR && x->slot >= cslot ? x->slot - cslot : 0;
-			q = demux_pick(L, open, nopen, i, true, 0, x->slot, front2, &r->uncertain);
-			if (!q) { /* a first write: see demux_first() */
-				bool certain;
-				q = demux_first(L, open, nopen, x->slot, i, &certain);
-				r->uncertain += !certain;
-				if (q && !certain)
-					q->uncertain = true;
-			}
+		if (e->op == 'F') {
+			prev = NONE;
+			continue;
 		}
+		struct lreq *q = demux_owner(L, open, nopen, i);
 		if (!q) {
-			if (!(q = req_open(L, e->t_ns)) ||
-			    vec_reserve(open, opencap, nopen + 1))
+			if (!(q = req_open(L, e->t_ns)) || vec_reserve(open, opencap, nopen + 1))
 				goto oom;
 			q->tip = NONE;
 			open[nopen++] = (uint64_t)(q - L->rq);
 		}
+		struct lobj *x = &L->obj[e->obj];
 		uint64_t rid = (uint64_t)(q - L->rq);
 		q->act = i;
 		prev = rid;
@@ -611,30 +650,17 @@ static int requests_demux(struct lift *L, char *err, size_t errlen)
 			goto oom;
 		q->tip = e->obj;
 		if (e->op == 'W')
-			q->front = x->slot + cslot;
+			q->front = x->slot + L->r->slot[0];
 		else
 			q->nread = q->n;
 	}
-	/* the chains into the pool, in request order */
-	for (uint64_t k = 0; k < L->nrq; k++) {
-		struct lreq *q = &L->rq[k];
-		r->uncertain_requests += q->uncertain;
-		q->c0 = L->npool;
-		for (uint64_t c = 0; c < q->nchain; c++) {
-			if (vec_reserve(L->pool, L->poolcap, L->npool + 1))
-				goto oom;
-			L->pool[L->npool++] = q->chain[c];
-		}
-		free(q->chain);
-		q->chain = NULL;
-	}
-	rc = 0;
-	goto out;
-oom:
-	fg_err(err, errlen, "out of memory");
-out:
 	free(open);
-	return rc;
+	if (demux_to_pool(L))
+		return fg_err(err, errlen, "out of memory");
+	return 0;
+oom:
+	free(open);
+	return fg_err(err, errlen, "out of memory");
 }
 
 /* ---- 4. sessions, and the output ---- */

@@ -371,6 +371,37 @@ static int sink_end(void *arg, const struct kv_request *rq)
 
 /* ---- open / close ---- */
 
+/* The layout's geometry: where the data region starts, and the simulator's slots. */
+static int fit_layout(struct store *st, struct kv_config *cfg, char *err, size_t errlen)
+{
+	const struct store_opts *o = &st->o;
+	if (cfg->alloc != KV_ALLOC_SLOTS)
+		return fg_err(err, errlen, "--target needs --alloc slots: both layouts are slot stores");
+	if (o->layout == STORE_LMCACHE_RAWBLOCK) {
+		st->meta = o->meta_bytes ? o->meta_bytes : STORE_META_DEF;
+		if (st->meta % (2 * STORE_ALIGN))
+			return fg_err(err, errlen,
+			              "--meta %" PRIu64 ": must be a multiple of 8 KiB (two 4 KiB-aligned "
+			              "copies)",
+			              st->meta);
+		st->copy_bytes = st->meta / 2;
+		st->base = st->meta;
+		cfg->slot_header = STORE_HEADER_BYTES;
+		cfg->slot_align[0] = cfg->slot_align[1] = STORE_ALIGN;
+		cfg->slot_fifo = false;
+		return 0;
+	}
+	if (o->meta_bytes)
+		return fg_err(err, errlen, "--meta: the kvbm layout has no metadata region");
+	if (!o->chunk_bytes)
+		return fg_err(err, errlen, "internal: kvbm needs the chunk size");
+	uint64_t stride = (o->chunk_bytes + STORE_ALIGN - 1) / STORE_ALIGN * STORE_ALIGN;
+	cfg->slot_header = 0;
+	cfg->slot_align[0] = cfg->slot_align[1] = stride;
+	cfg->slot_fifo = true;
+	return 0;
+}
+
 struct store *store_open(const struct store_opts *o, struct kv_config *cfg, char *err,
                          size_t errlen)
 {
@@ -394,36 +425,8 @@ struct store *store_open(const struct store_opts *o, struct kv_config *cfg, char
 		fg_err(err, errlen, "out of memory");
 		goto fail;
 	}
-	if (cfg->alloc != KV_ALLOC_SLOTS) {
-		fg_err(err, errlen, "--target needs --alloc slots: both layouts are slot stores");
+	if (fit_layout(st, cfg, err, errlen))
 		goto fail;
-	}
-	if (o->layout == STORE_LMCACHE_RAWBLOCK) {
-		st->meta = o->meta_bytes ? o->meta_bytes : STORE_META_DEF;
-		if (st->meta % (2 * STORE_ALIGN)) {
-			fg_err(err, errlen, "--meta %" PRIu64 ": must be a multiple of 8 KiB (two "
-			                    "4 KiB-aligned copies)", st->meta);
-			goto fail;
-		}
-		st->copy_bytes = st->meta / 2;
-		st->base = st->meta;
-		cfg->slot_header = STORE_HEADER_BYTES;
-		cfg->slot_align[0] = cfg->slot_align[1] = STORE_ALIGN;
-		cfg->slot_fifo = false;
-	} else {
-		if (o->meta_bytes) {
-			fg_err(err, errlen, "--meta: the kvbm layout has no metadata region");
-			goto fail;
-		}
-		if (!o->chunk_bytes) {
-			fg_err(err, errlen, "internal: kvbm needs the chunk size");
-			goto fail;
-		}
-		uint64_t stride = (o->chunk_bytes + STORE_ALIGN - 1) / STORE_ALIGN * STORE_ALIGN;
-		cfg->slot_header = 0;
-		cfg->slot_align[0] = cfg->slot_align[1] = stride;
-		cfg->slot_fifo = true;
-	}
 	struct aio_target_opts ao = {.iodepth = o->iodepth,
 	                             .speed = o->speed,
 	                             .force = o->force,
