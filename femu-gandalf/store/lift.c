@@ -109,6 +109,18 @@ static int io_name(char *b, size_t n, uint64_t i, const struct blk_io *io)
 	                io->op, io->lba * SECTOR, io->bytes);
 }
 
+/* A warning about I/O i: only the first is described, so the name is made only then (this runs
+ * once per I/O of a capture). */
+static void warn_io(struct lift *L, uint64_t *count, uint64_t i, const char *what)
+{
+	if (!L->r->first_warning[0]) {
+		char d[160];
+		io_name(d, sizeof(d), i, &L->io[i]);
+		warn(L, count, "%s: %s", d, what);
+	} else
+		(*count)++;
+}
+
 /* ---- 1. the layout ---- */
 
 /* The puts (is_put[]), the lowest put's offset and the slot sizes (at most two). */
@@ -286,26 +298,23 @@ static int not_object(struct lift *L, uint64_t i)
 	struct lift_result *r = L->r;
 	const struct blk_io *a = &L->io[i];
 	uint64_t off = a->lba * SECTOR;
-	char d[160];
 	if (a->op == 'F') {
 		r->flushes++;
 		return ev_push(L, a->t_ns, NONE, 'F') ? -1 : 1;
 	}
-	io_name(d, sizeof(d), i, a);
 	if (off < r->meta_bytes + (a->op == 'R' ? L->hdr : 0)) {
 		if (a->op == 'W')
 			r->checkpoints++;
 		else
-			warn(L, &r->other_ios, "%s: inside the metadata region", d);
+			warn_io(L, &r->other_ios, i, "inside the metadata region");
 		return 1;
 	}
 	if (a->op != 'W' || L->is_put[i])
 		return 0;
 	if (a->bytes == L->hdr)
-		warn(L, &r->orphan_headers, "%s: a slot header without its payload write (lost events?)",
-		     d);
+		warn_io(L, &r->orphan_headers, i, "a slot header without its payload write (lost events?)");
 	else
-		warn(L, &r->other_ios, "%s: a write that is not a put", d);
+		warn_io(L, &r->other_ios, i, "a write that is not a put");
 	return 1;
 }
 
@@ -319,18 +328,18 @@ static int object_event(struct lift *L, uint64_t *i, char *err, size_t errlen)
 	                 : a->op == 'R'         ? a->bytes + L->hdr
 	                                        : a->bytes;
 	char d[160];
-	io_name(d, sizeof(d), *i, a);
 	struct slotent *clash, *s = slot_at(L, slot_off, bytes, &clash);
 	int kind = kind_of(L, bytes);
 	/* a read that is no slot's payload, or any read before the store's first put: someone
 	 * else's (the kernel's partition scan, libblkid's probe, the capture script finding the
 	 * device): counted, not used */
 	if (a->op == 'R' && (!r->writes || clash || kind < 0 || (s && s->bytes != bytes))) {
-		warn(L, &r->other_ios, "%s: a read that is no slot's payload", d);
+		warn_io(L, &r->other_ios, *i, "a read that is no slot's payload");
 		return 0;
 	}
 	if (clash || (s && s->bytes != bytes && a->op != 'D')) {
 		struct slotent *c = clash ? clash : s;
+		io_name(d, sizeof(d), *i, a);
 		return fg_err(err, errlen,
 		              "%s straddles the %" PRIu64 "-byte slot at byte %" PRIu64 ": not a %s "
 		              "capture with these slots (wrong --layout or --slot?)",
@@ -341,14 +350,16 @@ static int object_event(struct lift *L, uint64_t *i, char *err, size_t errlen)
 		if (s)
 			s->obj = NONE;
 		else
-			warn(L, &r->other_ios, "%s: a discard outside any slot", d);
+			warn_io(L, &r->other_ios, *i, "a discard outside any slot");
 		return 0;
 	}
-	if (kind < 0)
+	if (kind < 0) {
+		io_name(d, sizeof(d), *i, a);
 		return fg_err(err, errlen,
 		              "%s: a %" PRIu64 "-byte slot, neither class (%" PRIu64 " and %" PRIu64
 		              " bytes)",
 		              d, bytes, r->slot[0], r->slot[1]);
+	}
 	if (!s) {
 		s = g_new(struct slotent, 1);
 		*s = (struct slotent){slot_off, bytes, NONE};
@@ -360,10 +371,9 @@ static int object_event(struct lift *L, uint64_t *i, char *err, size_t errlen)
 		*i += L->hdr != 0; /* the payload write */
 	} else {
 		if (s->obj == NONE) {
-			warn(L, &r->unwritten_reads,
-			     "%s: a read of a slot never written in the capture (written before it "
-			     "started, or lost events)",
-			     d);
+			warn_io(L, &r->unwritten_reads, *i,
+			        "a read of a slot never written in the capture (written before it "
+			        "started, or lost events)");
 			s->obj = obj_new(L, slot_off, (uint8_t)kind);
 		}
 		r->reads++;
@@ -396,6 +406,22 @@ static struct lreq *req_open(struct lift *L, uint64_t t)
 	return q;
 }
 
+/* Event e joins request q, whose chain ends at tip: a write makes the object q's, below tip; a
+ * read by another request than its writer marks it reused; a state sets q's boundary. */
+static void take(struct lift *L, struct lreq *q, uint64_t tip, const struct lev *e)
+{
+	struct lobj *x = &L->obj[e->obj];
+	uint64_t rid = (uint64_t)(q - L->rq);
+	if (e->op == 'W') {
+		x->parent = tip;
+		x->writer = rid;
+		q->wrote = true;
+	} else if (x->writer != rid && x->writer != NONE)
+		x->read_later = true;
+	if (x->kind == OBJ_LINEAR)
+		q->bnd = (int64_t)q->n;
+}
+
 static int requests(struct lift *L, char *err, size_t errlen)
 {
 	struct lift_result *r = L->r;
@@ -424,23 +450,7 @@ static int requests(struct lift *L, char *err, size_t errlen)
 			tip = NONE;
 		}
 		uint64_t rid = (uint64_t)(q - L->rq);
-		if (x->kind == OBJ_LINEAR) {
-			if (e->op == 'W') {
-				x->parent = tip;
-				x->writer = rid;
-				q->wrote = true;
-				q->sslot = x->slot;
-			} else if (x->writer != rid && x->writer != NONE)
-				x->read_later = true;
-			q->bnd = (int64_t)q->n;
-			continue;
-		}
-		if (e->op == 'W') {
-			x->parent = tip;
-			x->writer = rid;
-			q->wrote = true;
-			q->after_state += q->sslot != NONE;
-		} else {
+		if (e->op == 'R' && x->kind == OBJ_FULL) { /* before take(): it may set nothing here */
 			if (q->wrote)
 				warn(L, &r->read_after_write,
 				     "request %" PRIu64 ": a read after its writes (requests "
@@ -453,11 +463,17 @@ static int requests(struct lift *L, char *err, size_t errlen)
 				     "request %" PRIu64 ": chunk %" PRIu64 " does not continue its "
 				     "chain",
 				     rid + 1, e->obj);
-			if (x->writer != rid && x->writer != NONE)
-				x->read_later = true;
-			if (!q->wrote)
-				q->nread = q->n + 1;
 		}
+		take(L, q, tip, e);
+		if (x->kind == OBJ_LINEAR) {
+			if (e->op == 'W')
+				q->sslot = x->slot;
+			continue;
+		}
+		if (e->op == 'W')
+			q->after_state += q->sslot != NONE;
+		else if (!q->wrote)
+			q->nread = q->n + 1;
 		if (vec_reserve(L->pool, L->poolcap, L->npool + 1))
 			return fg_err(err, errlen, "out of memory");
 		L->pool[L->npool++] = e->obj;
@@ -633,19 +649,11 @@ static int requests_demux(struct lift *L, char *err, size_t errlen)
 			open[nopen++] = (uint64_t)(q - L->rq);
 		}
 		struct lobj *x = &L->obj[e->obj];
-		uint64_t rid = (uint64_t)(q - L->rq);
 		q->act = i;
-		prev = rid;
-		if (e->op == 'W') {
-			x->parent = q->tip;
-			x->writer = rid;
-			q->wrote = true;
-		} else if (x->writer != rid && x->writer != NONE)
-			x->read_later = true;
-		if (x->kind == OBJ_LINEAR) {
-			q->bnd = (int64_t)q->n;
+		prev = (uint64_t)(q - L->rq);
+		take(L, q, q->tip, e);
+		if (x->kind == OBJ_LINEAR)
 			continue;
-		}
 		if (chain_push(q, e->obj))
 			goto oom;
 		q->tip = e->obj;
