@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -199,11 +201,88 @@ static void test_corruption(void **state)
 	ftl_destroy(a);
 }
 
+static void expect_verify(struct ftl *f, const char *data, int rc, const char *msg)
+{
+	char err[512] = "";
+	assert_int_equal(ftl_checkpoint_verify(f, data, err, sizeof(err)), rc);
+	if (msg && !strstr(err, msg))
+		fail_msg("expected '%s', got '%s'", msg, err);
+}
+
+static void set_mtime(const char *p, time_t sec, long nsec)
+{
+	struct timespec t[2] = {{sec, nsec}, {sec, nsec}};
+	assert_int_equal(utimensat(AT_FDCWD, p, t, 0), 0);
+}
+
+/* Checkpoints: the tag survives the round trip, the number goes up by one per checkpoint, and a
+ * data file that cannot hold the saved state (missing, resized, older) is refused by name. */
+static void test_checkpoint(void **state)
+{
+	(void)state;
+	char err[512], data[320];
+	struct ftl *a = busy_ftl(FTL_GC_GREEDY, FTL_GC_SUPERBLOCK), *b;
+	struct ftl_stats sa, sb;
+
+	snprintf(data, sizeof(data), "%s/drive.img", dir);
+	write_file(data, "0123456789abcdef", 16);
+	set_mtime(data, 1700000000, 500);
+	assert_string_equal(ftl_get_tag(a), "");
+	assert_int_equal(ftl_checkpoint_seq(a), 0);
+	/* no data file: the state alone */
+	assert_int_equal(ftl_checkpoint(a, path, NULL, err, sizeof(err)), FTL_OK);
+	assert_string_equal(ftl_get_tag(a), "checkpoint seq=1");
+	/* the data file is gone: nothing saved, the tag unchanged */
+	unlink(data);
+	assert_int_equal(ftl_checkpoint(a, path, data, err, sizeof(err)), FTL_E_IO);
+	assert_non_null(strstr(err, "No such file"));
+	assert_string_equal(ftl_get_tag(a), "checkpoint seq=1");
+	write_file(data, "0123456789abcdef", 16);
+	set_mtime(data, 1700000000, 500);
+	assert_int_equal(ftl_checkpoint(a, path, data, err, sizeof(err)), FTL_OK);
+	assert_string_equal(ftl_get_tag(a), "checkpoint seq=2 size=16 mtime=1700000000.000000500");
+	b = ftl_snapshot_load(path, err, sizeof(err));
+	if (!b)
+		fail_msg("load: %s", err);
+	assert_string_equal(ftl_get_tag(b), ftl_get_tag(a));
+	assert_int_equal(ftl_checkpoint_seq(b), 2);
+	ftl_get_stats(a, &sa);
+	ftl_get_stats(b, &sb);
+	assert_int_equal(sa.erases, sb.erases);
+	assert_true(sa.erases > 0);
+	expect_verify(b, data, FTL_OK, NULL);
+	expect_verify(b, NULL, FTL_OK, NULL); /* no data file to compare with */
+	set_mtime(data, 1700000001, 0);       /* written after the checkpoint: fine */
+	expect_verify(b, data, FTL_OK, NULL);
+	set_mtime(data, 1700000000, 499); /* a nanosecond older: restored from an older copy */
+	expect_verify(b, data, FTL_E_INVAL, "the state is newer than the data");
+	set_mtime(data, 1700000000, 500);
+	expect_verify(b, data, FTL_OK, NULL);
+	write_file(data, "0123456789abcdef0", 17);
+	expect_verify(b, data, FTL_E_INVAL, "17 bytes, but the saved FTL state (checkpoint 2) was taken with 16");
+	unlink(data);
+	expect_verify(b, data, FTL_E_IO, "No such file or directory: the saved FTL state (checkpoint 2)");
+	/* the next checkpoint continues the numbering */
+	assert_int_equal(ftl_checkpoint(b, path, NULL, err, sizeof(err)), FTL_OK);
+	assert_int_equal(ftl_checkpoint_seq(b), 3);
+	/* a tag is at most FTL_TAG_MAX - 1 bytes */
+	char big[FTL_TAG_MAX + 1];
+	memset(big, 'x', sizeof(big) - 1);
+	big[FTL_TAG_MAX] = 0;
+	assert_int_equal(ftl_set_tag(b, big), FTL_E_INVAL);
+	big[FTL_TAG_MAX - 1] = 0;
+	assert_int_equal(ftl_set_tag(b, big), FTL_OK);
+	assert_int_equal(ftl_checkpoint_seq(b), 0);
+	ftl_destroy(a);
+	ftl_destroy(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoint, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -405,4 +406,30 @@ int ftl_config_validate(const struct ftl_config *c, char *err, size_t len)
 {
 	struct ftl_geometry g;
 	return ftl_geometry_derive(c, &g, err, len);
+}
+
+int ftl_config_diff(const struct ftl_config *want, const struct ftl_config *have, char *out,
+                    size_t outlen)
+{
+	char a[FTL_CONFIG_TEXT_MAX], b[FTL_CONFIG_TEXT_MAX];
+	char *sa, *sb, *la, *lb;
+
+	/* a cut text could hide the difference: say so instead */
+	if (ftl_config_format(want, a, sizeof(a)) >= sizeof(a) ||
+	    ftl_config_format(have, b, sizeof(b)) >= sizeof(b))
+		return snprintf(out, outlen, "config longer than %d bytes: cannot compare",
+		                FTL_CONFIG_TEXT_MAX - 1),
+		       1;
+	la = strtok_r(a, "\n", &sa);
+	lb = strtok_r(b, "\n", &sb);
+	for (; la || lb; la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
+		if (la && lb && !strncmp(la, "name=", 5) && !strncmp(lb, "name=", 5))
+			continue;
+		if (!la || !lb || strcmp(la, lb)) {
+			snprintf(out, outlen, "the snapshot's drive has %s, this run asks for %s",
+			         lb ? lb : "(nothing)", la ? la : "(nothing)");
+			return 1;
+		}
+	}
+	return 0;
 }

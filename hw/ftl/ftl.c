@@ -215,3 +215,18 @@ const struct ftl_geometry *ftl_get_geometry(const struct ftl *f)
 {
 	return &f->g;
 }
+
+int ftl_set_tag(struct ftl *f, const char *tag)
+{
+	size_t n = strlen(tag);
+	if (n >= sizeof(f->tag))
+		return FTL_E_INVAL;
+	memset(f->tag, 0, sizeof(f->tag));
+	memcpy(f->tag, tag, n);
+	return FTL_OK;
+}
+
+const char *ftl_get_tag(const struct ftl *f)
+{
+	return f->tag;
+}

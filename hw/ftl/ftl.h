@@ -90,6 +90,11 @@ int ftl_config_validate(const struct ftl_config *cfg, char *err, size_t errlen);
  * spare (about 1.3 KB today), and is the bound a snapshot's config section is read against. */
 #define FTL_CONFIG_TEXT_MAX 8192
 size_t ftl_config_format(const struct ftl_config *cfg, char *buf, size_t len);
+/* The first key whose value differs between two configs (the informational name= ignored):
+ * 0 when they describe the same drive, else 1 with
+ * "the snapshot's drive has KEY=HAVE, this run asks for KEY=WANT" in out. */
+int ftl_config_diff(const struct ftl_config *want, const struct ftl_config *have, char *out,
+                    size_t outlen);
 /* Iterate the key table: returns NULL past the end. help gets a one-line description. */
 const char *ftl_config_key(size_t i, const char **help);
 
@@ -301,6 +306,32 @@ int ftl_check(const struct ftl *ftl, char *err, size_t errlen);
 /* Versioned, checksummed snapshots, written atomically (temp file + fsync + rename). */
 int ftl_snapshot_save(const struct ftl *ftl, const char *path, char *err, size_t errlen);
 struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen);
+
+/* The host's tag: a text the FTL keeps for its host and saves and loads with the snapshot
+ * (empty for a new drive or a version-2 snapshot). The checkpoints below keep in it the identity
+ * of the data file the state describes. ftl_set_tag: FTL_E_INVAL when it is too long. */
+#define FTL_TAG_MAX 256
+int ftl_set_tag(struct ftl *ftl, const char *tag);
+const char *ftl_get_tag(const struct ftl *ftl);
+
+/*
+ * Checkpoints (docs/checkpoint.md): crash-safe experiments for the device paths (QEMU's NVMe
+ * device, the nbdkit plugin), where the FTL's state and the user data live in two files.
+ * ftl_checkpoint() binds the state to the data file data_path (NULL: none), whose writes the
+ * caller has made durable first: it records the file's size and modification time and a
+ * checkpoint number in the tag, then saves the snapshot atomically. A crash at any moment
+ * leaves the previous or the new snapshot, whole.
+ * ftl_checkpoint_verify(), after ftl_snapshot_load(), refuses a data file that cannot hold what
+ * the state describes: missing, of another size, or last modified before the checkpoint (state
+ * newer than the data: a data file restored from an older copy). A state with no binding (a
+ * snapshot not written by ftl_checkpoint) and data_path NULL pass. Both: FTL_OK, or an
+ * FTL_E_* status with a message in err that names the file.
+ * ftl_checkpoint_seq(): the number of checkpoints in the state's history (0 for none).
+ */
+int ftl_checkpoint(struct ftl *ftl, const char *snapshot, const char *data_path, char *err,
+                   size_t errlen);
+int ftl_checkpoint_verify(const struct ftl *ftl, const char *data_path, char *err, size_t errlen);
+uint64_t ftl_checkpoint_seq(const struct ftl *ftl);
 
 /* The project's seeded generator (xoshiro256**, seeded through splitmix64): the FTL's endurance
  * draws and victim sampling, and the synthetic trace generator. */

@@ -128,6 +128,7 @@ struct ftl {
 	uint64_t *gc_rd;     /* superblock GC: when each page of the victim is read (gc.c) */
 	uint64_t *wbuf;        /* write buffer ring: time each slot frees */
 	uint32_t nwbuf, wbuf_head;
+	char tag[FTL_TAG_MAX]; /* the host's (ftl_set_tag), saved with the snapshot */
 	uint64_t clock;
 
 	/* stats */

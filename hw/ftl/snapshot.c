@@ -24,7 +24,8 @@
 #include "parse.h"
 
 #define MAGIC "FGFTLSNP"
-#define VERSION 2u /* 2: per-plane timing, suspend and host link state */
+#define VERSION 3u /* 2: per-plane timing, suspend and host link state; 3: the host tag */
+#define OLDEST 2u  /* the oldest version still read (a v2 file has no tag) */
 
 struct hdr {
 	char magic[8];
@@ -108,6 +109,7 @@ static void body(const struct ftl *f, struct wr *w, const char *cfgtext)
 	put_sec(w, f->pl_susp, f->g.planes);
 	put_sec(w, f->ch_busy, (uint64_t)f->ch * sizeof(uint64_t));
 	put_sec(w, f->wbuf, (uint64_t)f->nwbuf * sizeof(uint64_t));
+	put_sec(w, f->tag, sizeof(f->tag));
 }
 
 static void fill_hdr(struct hdr *h)
@@ -238,7 +240,7 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 		load_fail(err, errlen, path, "header checksum mismatch (corrupted)");
 		goto out;
 	}
-	if (h.version != VERSION || memcmp(h.sizes, want.sizes, sizeof(h.sizes))) {
+	if (h.version < OLDEST || h.version > VERSION || memcmp(h.sizes, want.sizes, sizeof(h.sizes))) {
 		snprintf(err, errlen, "%s: snapshot version %u / layout not supported by this build (want %u)",
 			 path, h.version, VERSION);
 		goto out;
@@ -349,6 +351,12 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 	get_sec(&r, f->pl_susp, f->g.planes, "plane timing");
 	get_sec(&r, f->ch_busy, (uint64_t)f->ch * sizeof(uint64_t), "channel timing");
 	get_sec(&r, f->wbuf, (uint64_t)f->nwbuf * sizeof(uint64_t), "write buffer");
+	if (h.version >= 3)
+		get_sec(&r, f->tag, sizeof(f->tag), "tag");
+	if (!r.bad && memchr(f->tag, 0, sizeof(f->tag)) == NULL) {
+		r.bad = 2;
+		r.what = "tag";
+	}
 	if (r.bad || r.left) {
 		snprintf(err, errlen, "%s: section '%s' does not match the config", path,
 			 r.bad ? r.what : "trailing data");

@@ -86,6 +86,8 @@ static struct {
 	enum { LAT_OFF, LAT_ON, LAT_SLEEP } latency;
 	bool flush_pad;
 	double stats_interval;
+	double checkpoint;     /* seconds between checkpoints (snapshot= only); 0: at exit only */
+	bool checkpoint_flush; /* also at every flush */
 
 	/* state */
 	struct ftl_search_path presets; /* where preset=NAME is looked up */
@@ -102,7 +104,9 @@ static struct {
 	        over_ns; /* sum over held requests of release - modelled completion */
 	struct op_stats ops[OP_N];
 
-	pthread_t stats_thr;
+	atomic_uint_fast64_t checkpoints; /* taken while serving (not the final save at exit) */
+
+	pthread_t stats_thr; /* the stats file and the periodic checkpoints */
 	bool stats_started, stopping;
 	pthread_mutex_t stop_lock;
 	pthread_cond_t stop_cv;
@@ -110,6 +114,7 @@ static struct {
         .data = STORE_RAM,
         .flush_pad = true,
         .stats_interval = 2.0,
+        .checkpoint = 60.0,
         .lock = PTHREAD_MUTEX_INITIALIZER,
         .stop_lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -373,6 +378,20 @@ static int fg_config(const char *key, const char *value)
 		g.flush_pad = !strcmp(value, "pad");
 		return 0;
 	}
+	if (!strcmp(key, "checkpoint_flush")) {
+		return parse_onoff(key, value, &g.checkpoint_flush);
+	}
+	if (!strcmp(key, "checkpoint")) {
+		char *end;
+		double v = strtod(value, &end);
+		if (end == value || *end || !(v == 0 || (v >= 0.01 && v <= 86400))) {
+			nbdkit_error("checkpoint=%s: expected seconds in [0.01, 86400], or 0 (at exit only)",
+			             value);
+			return -1;
+		}
+		g.checkpoint = v;
+		return 0;
+	}
 	if (!strcmp(key, "stats_interval")) {
 		char *end;
 		double v = strtod(value, &end);
@@ -385,7 +404,7 @@ static int fg_config(const char *key, const char *value)
 	}
 	nbdkit_error(
 	        "unknown parameter '%s' (expected preset, set, data, snapshot, stats, latency, "
-	        "flush or stats_interval; see docs/nbdkit.md)",
+	        "flush, stats_interval, checkpoint or checkpoint_flush; see docs/nbdkit.md)",
 	        key);
 	return -1;
 }
@@ -427,33 +446,6 @@ static int load_preset(struct ftl_config *cfg)
 	return rc ? -1 : 0;
 }
 
-/* First config key whose value differs (ignoring the informational name), or NULL. */
-static int config_diff(const struct ftl_config *want, const struct ftl_config *have, char *out,
-                       size_t outlen)
-{
-	char a[FTL_CONFIG_TEXT_MAX], b[FTL_CONFIG_TEXT_MAX];
-	char *sa, *sb, *la, *lb;
-
-	/* a cut text could hide the difference: say so instead */
-	if (ftl_config_format(want, a, sizeof(a)) >= sizeof(a) ||
-	    ftl_config_format(have, b, sizeof(b)) >= sizeof(b))
-		return snprintf(out, outlen, "config longer than %d bytes: cannot compare",
-		                FTL_CONFIG_TEXT_MAX - 1),
-		       1;
-	la = strtok_r(a, "\n", &sa);
-	lb = strtok_r(b, "\n", &sb);
-	for (; la || lb; la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
-		if (la && lb && !strncmp(la, "name=", 5) && !strncmp(lb, "name=", 5))
-			continue;
-		if (!la || !lb || strcmp(la, lb)) {
-			snprintf(out, outlen, "the snapshot's drive has %s, this run asks for %s",
-			         lb ? lb : "(nothing)", la ? la : "(nothing)");
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static char *data_sidecar(void)
 {
 	size_t n = strlen(g.snapshot) + 8;
@@ -461,6 +453,15 @@ static char *data_sidecar(void)
 	if (p)
 		snprintf(p, n, "%s.data", g.snapshot);
 	return p;
+}
+
+/* The file the saved state is bound to: data=file's, data=ram's .data file beside the snapshot,
+ * NULL for data=none (malloc'd). */
+static char *bound_data(void)
+{
+	if (g.data == STORE_FILE)
+		return strdup(g.data_path);
+	return g.data == STORE_RAM ? data_sidecar() : NULL;
 }
 
 /* The drive: the snapshot's when snapshot= names an existing file (it must match cfg), else a
@@ -476,7 +477,7 @@ static int open_drive(const struct ftl_config *cfg)
 			nbdkit_error("snapshot=%s: %s", g.snapshot, err);
 			return -1;
 		}
-		if (config_diff(cfg, ftl_get_config(g.ftl), err, sizeof(err))) {
+		if (ftl_config_diff(cfg, ftl_get_config(g.ftl), err, sizeof(err))) {
 			nbdkit_error(
 			        "snapshot=%s: %s (preset= and set= must describe the drive the "
 			        "snapshot was saved from)",
@@ -506,6 +507,15 @@ static int open_store(void)
 {
 	char err[512];
 
+	if (g.loaded) { /* the state must describe this data (hw/ftl/checkpoint.c) */
+		char *bound = bound_data();
+		int rc = ftl_checkpoint_verify(g.ftl, bound, err, sizeof(err));
+		free(bound);
+		if (rc) {
+			nbdkit_error("snapshot=%s: %s", g.snapshot, err);
+			return -1;
+		}
+	}
 	if (store_open(&g.store, g.data, g.data_path, g.size, !g.loaded, err, sizeof(err))) {
 		nbdkit_error("%s", err);
 		return -1;
@@ -574,6 +584,9 @@ static void stats_plugin_json(struct json_out *j, bool final)
 	jout_str(j, "snapshot", g.snapshot); /* null without one */
 	jout_bool(j, "snapshot_loaded", g.loaded);
 	jout_u64(j, "virtual_time_base_ns", g.base);
+	jout_num(j, "checkpoint_interval_s", "%g", g.snapshot ? g.checkpoint : 0);
+	jout_bool(j, "checkpoint_on_flush", g.snapshot && g.checkpoint_flush);
+	jout_u64(j, "checkpoints", atomic_load(&g.checkpoints));
 	jout_break(j);
 	jout_str(j, "latency", lat_names[g.latency]);
 	jout_str(j, "flush", g.flush_pad ? "pad" : "ignore");
@@ -620,6 +633,7 @@ static int stats_json(bool final, char **buf, size_t *len, int *jerr)
 	jout_object(&j, NULL, JOUT_BLOCK);
 	stats_plugin_json(&j, final);
 	pthread_mutex_lock(&g.lock);
+	jout_u64(&j, "checkpoint_seq", ftl_checkpoint_seq(g.ftl)); /* of the state last saved */
 	ftl_json_members(g.ftl, bpd, &j);
 	pthread_mutex_unlock(&g.lock);
 	jout_end(&j);
@@ -688,20 +702,69 @@ static void write_stats(bool final)
 	free(buf);
 }
 
-static void *stats_main(void *arg)
+/*
+ * A checkpoint: the data made durable (fdatasync; data=ram: saved to the .data file), then the
+ * FTL state saved atomically and bound to that data (hw/ftl/checkpoint.c), so that a crash at
+ * any moment leaves a state that matches its data. The data goes first: if the FTL snapshot
+ * fails, the old one names older data, which is the lesser evil next to a new state with no
+ * data. At exit, and with the FTL lock held while serving. 0, or -1 (logged).
+ */
+static int save_state(void)
 {
+	char err[512], *side = data_sidecar(), *bound = bound_data();
+	int rc = 0;
+
+	if (store_sync(&g.store))
+		nbdkit_error("data=%s: fdatasync: %s", g.data_spec, strerror(errno));
+	if (g.data == STORE_RAM)
+		rc = side ? store_save(&g.store, side, err, sizeof(err)) : -1;
+	else if (side)
+		unlink(side); /* a stale .data from a data=ram run no longer matches */
+	if (rc)
+		nbdkit_error("snapshot=%s: cannot save the data: %s", g.snapshot,
+		             side ? err : "out of memory");
+	if (!rc && (g.data == STORE_NONE || bound) &&
+	    (rc = ftl_checkpoint(g.ftl, g.snapshot, bound, err, sizeof(err))))
+		nbdkit_error("snapshot=%s: %s", g.snapshot, err);
+	free(side);
+	free(bound);
+	return rc ? -1 : 0;
+}
+
+static void checkpoint_now(void)
+{
+	pthread_mutex_lock(&g.lock);
+	if (!save_state())
+		atomic_fetch_add(&g.checkpoints, 1);
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* The stats file every stats_interval seconds, a checkpoint every checkpoint seconds. */
+static void *ticker_main(void *arg)
+{
+	bool ckpt = g.snapshot && g.checkpoint > 0;
+	uint64_t next_stats = mono_ns() + (uint64_t)(g.stats_interval * 1e9);
+	uint64_t next_ckpt = mono_ns() + (uint64_t)(g.checkpoint * 1e9);
+
 	pthread_mutex_lock(&g.stop_lock);
 	while (!g.stopping) {
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t t = (uint64_t)ts.tv_nsec + (uint64_t)(g.stats_interval * 1e9);
-		ts.tv_sec += (time_t)(t / 1000000000u);
-		ts.tv_nsec = (long)(t % 1000000000u);
+		uint64_t due = !g.stats ? next_ckpt : !ckpt || next_stats < next_ckpt ? next_stats : next_ckpt;
+		ts.tv_sec = (time_t)(due / 1000000000u);
+		ts.tv_nsec = (long)(due % 1000000000u);
 		pthread_cond_timedwait(&g.stop_cv, &g.stop_lock, &ts);
 		if (g.stopping)
 			break;
 		pthread_mutex_unlock(&g.stop_lock);
-		write_stats(false);
+		uint64_t now = mono_ns();
+		if (ckpt && now >= next_ckpt) {
+			checkpoint_now();
+			next_ckpt = mono_ns() + (uint64_t)(g.checkpoint * 1e9);
+		}
+		if (g.stats && now >= next_stats) {
+			write_stats(false);
+			next_stats = now + (uint64_t)(g.stats_interval * 1e9);
+		}
 		pthread_mutex_lock(&g.stop_lock);
 	}
 	pthread_mutex_unlock(&g.stop_lock);
@@ -713,17 +776,18 @@ static int fg_after_fork(void)
 {
 	g.t0 = mono_ns();
 	g.ready = true;
-	if (!g.stats)
+	if (!g.stats && !(g.snapshot && g.checkpoint > 0))
 		return 0;
-	write_stats(false);
+	if (g.stats)
+		write_stats(false);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&g.stop_cv, &ca);
 	pthread_condattr_destroy(&ca);
-	int rc = pthread_create(&g.stats_thr, NULL, stats_main, NULL);
+	int rc = pthread_create(&g.stats_thr, NULL, ticker_main, NULL);
 	if (rc) {
-		nbdkit_error("stats=%s: cannot start the stats thread: %s", g.stats, strerror(rc));
+		nbdkit_error("cannot start the stats and checkpoint thread: %s", strerror(rc));
 		return -1;
 	}
 	g.stats_started = true;
@@ -733,8 +797,6 @@ static int fg_after_fork(void)
 /* At exit, after the last connection closed: save the snapshot, write the final stats. */
 static void fg_cleanup(void)
 {
-	char err[512];
-
 	if (g.stats_started) {
 		pthread_mutex_lock(&g.stop_lock);
 		g.stopping = true;
@@ -745,24 +807,10 @@ static void fg_cleanup(void)
 	}
 	if (!g.ready || !g.ftl)
 		return;
-	if (store_sync(&g.store))
+	if (g.snapshot)
+		save_state();
+	else if (store_sync(&g.store))
 		nbdkit_error("data=%s: fdatasync: %s", g.data_spec, strerror(errno));
-	if (g.snapshot) {
-		char *side = data_sidecar();
-		int rc = 0;
-		/* data first: if the FTL snapshot fails, the old one still names older data, which
-		 * is the lesser evil next to a new FTL state with no data */
-		if (g.data == STORE_RAM)
-			rc = side ? store_save(&g.store, side, err, sizeof(err)) : -1;
-		else if (side)
-			unlink(side); /* a stale .data from a data=ram run no longer matches */
-		if (rc)
-			nbdkit_error("snapshot=%s: cannot save the data: %s", g.snapshot,
-			             side ? err : "out of memory");
-		free(side);
-		if (!rc && ftl_snapshot_save(g.ftl, g.snapshot, err, sizeof(err)))
-			nbdkit_error("snapshot=%s: %s", g.snapshot, err);
-	}
 	write_stats(true);
 	g.ready = false;
 }
@@ -886,6 +934,8 @@ static int fg_flush(void *h, uint32_t flags)
 	pthread_mutex_lock(&g.lock);
 	ftl_flush_locked(now, &done);
 	pthread_mutex_unlock(&g.lock);
+	if (g.checkpoint_flush && g.snapshot)
+		checkpoint_now();
 	finish(OP_FLUSH, 0, t, now, done);
 	return 0;
 }
@@ -964,7 +1014,10 @@ static int fg_zero(void *h, uint32_t count, uint64_t off, uint32_t flags)
 	"stats=PATH             JSON stats, every stats_interval seconds and at exit\n"            \
 	"stats_interval=SEC     default 2\n"                                                       \
 	"latency=on|sleep|off   complete requests at the FTL timing model's time (default off)\n"  \
-	"flush=pad|ignore       flush and FUA program partly filled NAND pages (default pad)"
+	"flush=pad|ignore       flush and FUA program partly filled NAND pages (default pad)\n"   \
+	"checkpoint=SEC         with snapshot=: save the state (and data=ram's data) every SEC\n" \
+	"                       seconds, crash-safe (default 60; 0: at exit only)\n"              \
+	"checkpoint_flush=on    with snapshot=: also at every flush"
 
 static struct nbdkit_plugin plugin = {
         .name = "femu-gandalf",
