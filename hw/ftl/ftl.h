@@ -199,6 +199,11 @@ int ftl_write(struct ftl *ftl, uint64_t off, uint64_t len, unsigned stream, uint
 	      uint64_t *done_ns);
 int ftl_read(struct ftl *ftl, uint64_t off, uint64_t len, uint64_t now_ns, uint64_t *done_ns);
 int ftl_trim(struct ftl *ftl, uint64_t off, uint64_t len, uint64_t now_ns, uint64_t *done_ns);
+/* Write zeroes (NVMe Write Zeroes, NBD_CMD_WRITE_ZEROES). With may_trim the units wholly inside
+ * are deallocated and the partial units at either end written, as a drive that deallocates
+ * does; otherwise the whole range is programmed. */
+int ftl_write_zeroes(struct ftl *ftl, uint64_t off, uint64_t len, bool may_trim, uint64_t now_ns,
+                     uint64_t *done_ns);
 /* Program every partly filled open page (padding counts as NAND writes). */
 int ftl_flush(struct ftl *ftl, uint64_t now_ns, uint64_t *done_ns);
 /*

@@ -411,6 +411,27 @@ int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	return FTL_OK;
 }
 
+int ftl_write_zeroes(struct ftl *f, uint64_t off, uint64_t len, bool may_trim, uint64_t now,
+                     uint64_t *done_ns)
+{
+	uint64_t us = f->cfg.unit_size, ua = (off + us - 1) / us * us, ue = (off + len) / us * us;
+	uint64_t end = off + len, done = now, d = now;
+	int rc = check_range(f, off, len);
+	if (rc)
+		return rc;
+	if (!may_trim || ue <= ua) /* no whole unit inside: programmed like any write */
+		return ftl_write(f, off, len, 0, now, done_ns);
+	if (ua > off && !(rc = ftl_write(f, off, ua - off, 0, now, &d)))
+		done = d > done ? d : done;
+	if (!rc && !(rc = ftl_trim(f, ua, ue - ua, now, &d)))
+		done = d > done ? d : done;
+	if (!rc && end > ue && !(rc = ftl_write(f, ue, end - ue, 0, now, &d)))
+		done = d > done ? d : done;
+	if (done_ns)
+		*done_ns = done;
+	return rc;
+}
+
 int ftl_flush(struct ftl *f, uint64_t now, uint64_t *done_ns)
 {
 	uint64_t done = now;

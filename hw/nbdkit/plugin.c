@@ -969,31 +969,21 @@ static int fg_trim(void *h, uint32_t count, uint64_t off, uint32_t flags)
 }
 
 /*
- * Write zeroes. With may_trim (QEMU: discard=unmap and the NVMe DEAC bit), the whole units
+ * Write zeroes (ftl_write_zeroes). With may_trim (QEMU: discard=unmap and the NVMe DEAC bit), the whole units
  * inside the range are trimmed and the partial units at either end written, as a drive that
  * deallocates does; without it, the whole range is written through the FTL. Either way the
  * store punches the exact range, so it reads back as zeroes.
  */
 static int fg_zero(void *h, uint32_t count, uint64_t off, uint32_t flags)
 {
-	uint64_t t = mono_ns(), now = virt_ns(t), done = now, d, ua, ue, end = off + count;
-	int rc = 0, err;
+	uint64_t t = mono_ns(), now = virt_ns(t), done = now;
+	int rc, err;
 
 	if (!count)
 		return 0;
-	whole_units(off, count, &ua, &ue);
 	pthread_mutex_lock(&g.lock);
-	if ((flags & NBDKIT_FLAG_MAY_TRIM) && ue > ua) {
-		if (ua > off &&
-		    !(rc = ftl_write(g.ftl, down512(off), ua - down512(off), 0, now, &d)))
-			done = d > done ? d : done;
-		if (!rc && !(rc = ftl_trim(g.ftl, ua, ue - ua, now, &d)))
-			done = d > done ? d : done;
-		if (!rc && end > ue && !(rc = ftl_write(g.ftl, ue, up512(end) - ue, 0, now, &d)))
-			done = d > done ? d : done;
-	} else {
-		rc = ftl_write(g.ftl, down512(off), up512(end) - down512(off), 0, now, &done);
-	}
+	rc = ftl_write_zeroes(g.ftl, down512(off), up512(off + count) - down512(off),
+	                      flags & NBDKIT_FLAG_MAY_TRIM, now, &done);
 	if (!rc && (flags & NBDKIT_FLAG_FUA))
 		ftl_flush_locked(now, &done);
 	pthread_mutex_unlock(&g.lock);

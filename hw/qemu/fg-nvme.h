@@ -2,25 +2,57 @@
  * fg-nvme.h - the glue between QEMU's NVMe device (hw/nvme/ctrl.c, patched by
  * hw/qemu/nvme-ftl.patch) and hw/ftl, which is linked in unchanged (issue 14, docs/vm.md).
  * Plain C: no QEMU header, so that the glue is the project's code and the patch stays small.
+ * The patch calls these from QEMU's main loop only (the device has no iothread of its own).
  */
 #ifndef FG_NVME_H
 #define FG_NVME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ftl.h"
 
+/* The -device nvme properties (docs/vm.md). Strings may be NULL. */
+struct fg_nvme_params {
+	const char *preset, *sets, *snapshot, *stats;
+	const char *data;   /* the drive's backing file (its mtime binds the checkpoints), or NULL */
+	uint32_t checkpoint; /* seconds between checkpoints (with snapshot); 0: at exit only */
+	bool checkpoint_flush, latency;
+};
+
+struct fg_nvme;
+
 /*
- * The drive behind the device: loaded from snapshot when that file exists, else built from
- * preset with sets ("key=value:key=value", ':' between pairs since ',' is QEMU's property
- * separator) applied. Refused, with a message naming the property, when its user capacity is
- * smaller than the namespace (capacity bytes). NULL with err.
+ * The drive behind the device: loaded from p->snapshot when that file exists (it must match the
+ * preset and sets when those are given, and the data file must be the one it was saved with),
+ * else built from p->preset with p->sets ("key=value:key=value", ':' between pairs since ',' is
+ * QEMU's property separator). Refused when its user capacity is smaller than the namespace
+ * (capacity bytes). NULL with err naming the property.
  */
-struct ftl *fg_nvme_open(const char *preset, const char *sets, const char *snapshot,
-                         uint64_t capacity, char *err, size_t errlen);
-/* Save the snapshot (if a path is given) and the stats JSON (if one is), then free the drive.
- * 0, or -1 with err (the drive is freed either way). */
-int fg_nvme_close(struct ftl *f, const char *snapshot, const char *stats, char *err, size_t errlen);
+struct fg_nvme *fg_nvme_open(const struct fg_nvme_params *p, uint64_t capacity, char *err,
+                             size_t errlen);
+
+/* One command through the FTL at QEMU's virtual time vnow_ns. op: 'R' read, 'W' write,
+ * 'Z' write zeroes (deallocating), 'D' deallocate, 'F' flush. *delay_ns: how long after vnow the
+ * model completes it (0 without latency). FTL_OK, or FTL_E_WORN for a write to a read-only
+ * (end of life) drive; the command then fails and nothing is written. */
+int fg_nvme_io(struct fg_nvme *d, char op, uint64_t off, uint64_t len, uint64_t vnow_ns,
+               uint64_t *delay_ns);
+
+/* The SMART critical-warning bits the drive's state sets (spare 0x1, reliability 0x4,
+ * read-only 0x8), and the log pages' figures. O(drive metadata): call it per log page or per
+ * second, not per command. */
+uint8_t fg_nvme_health(struct fg_nvme *d, struct ftl_stats *st);
+
+/* Whether a checkpoint is due at real time now_s (seconds, any monotonic origin), or after every
+ * flush; fg_nvme_checkpoint() takes one (the caller has made the data file durable first) and
+ * writes the stats file. 0, or -1 with err. */
+bool fg_nvme_checkpoint_due(struct fg_nvme *d, double now_s, bool after_flush);
+int fg_nvme_checkpoint(struct fg_nvme *d, double now_s, char *err, size_t errlen);
+
+/* A final checkpoint (with a snapshot) and the stats file, then free the drive. 0, or -1 with
+ * err (freed either way). */
+int fg_nvme_close(struct fg_nvme *d, char *err, size_t errlen);
 
 #endif
