@@ -50,29 +50,7 @@ fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export TMPDIR=$T   # boot-vm's private directories go under $T (checked for leaks at the end)
-fails=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; fails=$((fails + 1)); }
-# boot NAME ARGS...: run boot-vm, output in $T/NAME.out, status in $rc
-boot() {
-	local name=$1 t0
-	shift
-	t0=$(date +%s)
-	"$BOOT" --accel "$ACCEL" --timeout 300 "$@" >"$T/$name.out" 2>&1
-	rc=$?
-	echo "     ($name: exit $rc, $(($(date +%s) - t0)) s)"
-}
-show() { sed 's/^/     | /' "$T/$1.out" | tail -"${2:-25}"; }
-# check NAME PYTHON FILES...: J = the JSON FILES, loaded; PYTHON sets msg and ok
-check() {
-	local name=$1 code=$2 out
-	shift 2
-	if out=$(python3 -c "import json, sys
-J = [json.load(open(f)) for f in sys.argv[1:]]
-$code
-print(msg)
-sys.exit(0 if ok else 1)" "$@" 2>&1); then pass "$name: $out"; else fail "$name: $out"; fi
-}
+. "$ROOT/tests/vmlib.sh"
 
 t0=$(date +%s)
 if ! "$ROOT/scripts/mkguest" >"$T/mkguest.out" 2>&1; then

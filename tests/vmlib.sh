@@ -1,0 +1,25 @@
+# vmlib.sh - what the VM tests (test_vm.sh, test_qemu_ftl.sh) share. Source it after setting
+# BOOT (scripts/boot-vm), ACCEL and T (the test's temporary directory); it sources testlib.sh.
+# shellcheck source=testlib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+
+# boot NAME ARGS...: run boot-vm, output in $T/NAME.out, status in $rc
+boot() {
+	local name=$1 t0
+	shift
+	t0=$(date +%s)
+	"$BOOT" --accel "$ACCEL" --timeout 300 "$@" >"$T/$name.out" 2>&1
+	rc=$?
+	echo "     ($name: exit $rc, $(($(date +%s) - t0)) s)"
+}
+show() { sed 's/^/     | /' "$T/$1.out" | tail -"${2:-25}"; }
+# check NAME PYTHON FILES...: J = the JSON FILES, loaded; PYTHON sets msg and ok
+check() {
+	local name=$1 code=$2 out
+	shift 2
+	if out=$(python3 -c "import json, sys
+J = [json.load(open(f)) for f in sys.argv[1:]]
+$code
+print(msg)
+sys.exit(0 if ok else 1)" "$@" 2>&1); then pass "$name: $out"; else fail "$name: $out"; fi
+}
