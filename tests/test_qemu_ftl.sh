@@ -24,11 +24,7 @@
 # (scripts/build-qemu) or nbdkit is missing. FG_TEST_ACCEL=auto lets boot-vm use KVM.
 set -u
 ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
-BUILD=${FG_BUILD:-$ROOT/build}
-export FG_BUILD=$BUILD
-BOOT=$ROOT/scripts/boot-vm
-ACCEL=${FG_TEST_ACCEL:-tcg}
-FG=$BUILD/femu-gandalf
+. "$ROOT/tests/vmlib.sh"
 
 if ! QEMU=$("$ROOT/scripts/build-qemu" --print-path 2>/dev/null); then
 	echo "SKIP: our QEMU is not built (scripts/build-qemu; make check builds it)"
@@ -43,7 +39,6 @@ export FG_QEMU=$QEMU
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export TMPDIR=$T
-. "$ROOT/tests/vmlib.sh"
 "$ROOT/scripts/mkguest" >"$T/mkguest.out" 2>&1 || { cat "$T/mkguest.out"; echo "FAIL scripts/mkguest"; exit 1; }
 QDEV=(--device qemu-ftl)
 

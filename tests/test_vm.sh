@@ -28,10 +28,7 @@
 # FG_TEST_ACCEL=auto lets boot-vm use KVM when it works (default tcg).
 set -u
 ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
-BUILD=${FG_BUILD:-$ROOT/build}
-export FG_BUILD=$BUILD
-BOOT=$ROOT/scripts/boot-vm
-ACCEL=${FG_TEST_ACCEL:-tcg}
+. "$ROOT/tests/vmlib.sh"
 
 if ! command -v qemu-system-x86_64 >/dev/null; then
 	echo "SKIP: qemu-system-x86_64 is not installed (apt-get install -t bookworm-backports qemu-system-x86)"
@@ -50,7 +47,6 @@ fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export TMPDIR=$T   # boot-vm's private directories go under $T (checked for leaks at the end)
-. "$ROOT/tests/vmlib.sh"
 
 t0=$(date +%s)
 if ! "$ROOT/scripts/mkguest" >"$T/mkguest.out" 2>&1; then

@@ -1,5 +1,11 @@
 # vmlib.sh - what the VM tests (test_vm.sh, test_qemu_ftl.sh) share. Source it after setting
-# BOOT (scripts/boot-vm), ACCEL and T (the test's temporary directory); it sources testlib.sh.
+# ROOT (the source tree); boot() needs T (the test's temporary directory) when it runs.
+# It sets BUILD (FG_BUILD, exported), BOOT, ACCEL (FG_TEST_ACCEL, default tcg) and FG.
+BUILD=${FG_BUILD:-$ROOT/build}
+export FG_BUILD=$BUILD
+BOOT=$ROOT/scripts/boot-vm
+ACCEL=${FG_TEST_ACCEL:-tcg}
+FG=$BUILD/femu-gandalf
 # shellcheck source=testlib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 
