@@ -149,7 +149,7 @@ crash_round() { # crash_round PATH K: one round; sets rc
 	sleep "$(awk -v s=$RANDOM 'BEGIN { srand(s); printf "%.2f", 2 + 5 * rand() }')"
 	if [ "$path" = qemu-ftl ]; then victim="^$QEMU .*ftl-snapshot=$T/c-$path.snap"
 	else victim="^nbdkit .*snapshot=$T/c-$path.snap"; fi
-	pid=$(pgrep -f "$victim" | head -1)
+	pid=$(procs "$victim" | head -1 | cut -d' ' -f1)
 	[ -n "$pid" ] && kill -KILL "$pid"
 	sleep 1
 	kill -TERM $boot_pid 2>/dev/null

@@ -267,7 +267,7 @@ for cpu in default qemu64; do
 	fi
 done
 
-leak=$(pgrep -a -f "$T/fg-vm\." | grep -E 'qemu-system|nbdkit' || true)
+leak=$(procs "$T/fg-vm\." | grep -E 'qemu-system|nbdkit' || true)
 [ -z "$leak" ] && pass "no qemu/nbdkit left running" || fail "processes left: $leak"
 
 [ $fails -eq 0 ] && echo "test_vm: all passed" || echo "test_vm: $fails failed"

@@ -29,3 +29,17 @@ $code
 print(msg)
 sys.exit(0 if ok else 1)" "$@" 2>&1); then pass "$name: $out"; else fail "$name: $out"; fi
 }
+
+# procs REGEX: "PID COMMAND LINE" of every process whose command line (arguments joined by
+# spaces) matches REGEX, from /proc (a minimal Debian has no procps, so no pgrep)
+procs() {
+	local f c p
+	for f in /proc/[0-9]*/cmdline; do
+		p=${f#/proc/}
+		p=${p%/cmdline}
+		[ "$p" != $$ ] && [ "$p" != "$BASHPID" ] || continue
+		c=$(tr '\0' ' ' <"$f" 2>/dev/null) || continue
+		[[ $c =~ $1 ]] && echo "$p $c"
+	done
+	return 0
+}
