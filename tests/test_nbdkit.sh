@@ -150,6 +150,37 @@ then ok "data=file: data survives a restart with the snapshot"; else bad "data=f
 stop
 [ ! -e "$T/fsnap.data" ] && ok "data=file snapshot has no .data sidecar" || bad "stray fsnap.data"
 
+echo "# 3b. checkpoints: SIGKILL after a flushed write and GC; the next start has both"
+STATS=$T/k.json
+start k preset=tiny data="file:$T/kdisk.img" snapshot="$T/ksnap" checkpoint=0.2 stats="$STATS" || exit 1
+if out=$($PY - "$SOCK" "$T/pattern" <<'EOF'
+import nbd, random, sys
+h = nbd.NBD(); h.connect_unix(sys.argv[1])
+d = open(sys.argv[2], "rb").read()
+h.pwrite(d, 777 * 4096); h.flush()
+n = h.get_size() // 4096 - 1200  # random writes past the pattern: GC, erases
+r = random.Random(5)
+for i in range(30000):
+    h.pwrite(r.randbytes(4096), (1200 + r.randrange(n)) * 4096)
+EOF
+); then :; else bad "checkpoint writes: $out"; fi
+sleep 1.5 # several checkpoints after the last write
+kill -KILL "$PID"
+wait "$PID" 2>/dev/null
+start k2 preset=tiny data="file:$T/kdisk.img" snapshot="$T/ksnap" stats="$STATS" || exit 1
+if $PY - "$SOCK" "$T/pattern" <<'EOF'
+import nbd, sys
+h = nbd.NBD(); h.connect_unix(sys.argv[1])
+d = open(sys.argv[2], "rb").read()
+assert h.pread(len(d), 777 * 4096) == d
+h.shutdown()
+EOF
+then ok "kill -9: the flushed data reads back after the restart"; else bad "kill -9: the flushed data is lost"; fi
+check "kill -9: the restart resumed from a checkpoint with the wear" \
+	"d['nbdkit']['snapshot_loaded'] and d['checkpoint_seq'] > 1 and d['erases'] > 0 and d['host_write_bytes'] >= 30000 * 4096"
+echo "     checkpoint $(val "$STATS" 'd["checkpoint_seq"]'), erases $(val "$STATS" 'd["erases"]'), host bytes $(val "$STATS" 'd["host_write_bytes"]')"
+stop
+
 echo "# 4. data=none: metadata only, reads return zeroes"
 STATS=$T/e.json
 start e preset=tiny data=none stats="$STATS" || exit 1
@@ -193,6 +224,17 @@ expect_fail "non-empty data file without snapshot" "data=file:" preset=tiny data
 expect_fail "snapshot of another drive" "pe_cycles" preset=tiny set=pe_cycles=100 snapshot="$T/snap"
 head -c 1000 "$T/snap" >"$T/trunc"
 expect_fail "truncated snapshot" "snapshot=" preset=tiny data=none snapshot="$T/trunc"
+expect_fail "checkpoint=soon" "checkpoint=soon: expected seconds" preset=tiny checkpoint=soon
+expect_fail "checkpoint_flush=maybe" "checkpoint_flush=maybe" preset=tiny checkpoint_flush=maybe
+# the snapshot is bound to its data (snap.data, data=ram): an older copy of the data is refused
+if [ -f "$T/snap.data" ]; then
+	touch -r "$T/snap.data" "$T/stamp"
+	touch -d 2001-01-01 "$T/snap.data"
+	expect_fail "data older than the checkpoint" "the state is newer than the data" preset=tiny snapshot="$T/snap"
+	touch -r "$T/stamp" "$T/snap.data"
+else
+	bad "no snap.data beside the data=ram snapshot"
+fi
 [ "$(md5sum <"$T/snap")" = "$snap_sum" ] && ok "the failed starts left the snapshot untouched" ||
 	bad "a failed start changed the snapshot"
 
