@@ -145,7 +145,7 @@ crash_round() { # crash_round PATH K: one round; sets rc
 		exit 0" >"$T/crash-$path-$k.out" 2>&1 &
 	local boot_pid=$!
 	[ "$k" -le 3 ] || { wait $boot_pid; rc=$?; return; }
-	for i in $(seq 1200); do grep -q "^GUEST-FLUSHED $k" "$T/crash-$path-$k.out" && break; sleep 0.25; done
+	for i in $(seq 1200); do grep -qs "^GUEST-FLUSHED $k" "$T/crash-$path-$k.out" && break; sleep 0.25; done
 	sleep "$(awk -v s=$RANDOM 'BEGIN { srand(s); printf "%.2f", 2 + 5 * rand() }')"
 	if [ "$path" = qemu-ftl ]; then victim="^$QEMU .*ftl-snapshot=$T/c-$path.snap"
 	else victim="^nbdkit .*snapshot=$T/c-$path.snap"; fi

@@ -38,7 +38,7 @@ procs() {
 		p=${f#/proc/}
 		p=${p%/cmdline}
 		[ "$p" != $$ ] && [ "$p" != "$BASHPID" ] || continue
-		c=$(tr '\0' ' ' <"$f" 2>/dev/null) || continue
+		c=$(tr '\0' ' ' 2>/dev/null <"$f") || continue
 		[[ $c =~ $1 ]] && echo "$p $c"
 	done
 	return 0
