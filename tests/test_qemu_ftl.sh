@@ -10,8 +10,9 @@
 #     computes from the OCP C0h log (NAND bytes) and the SMART log (data units) equals the
 #     host stats' WAF to 3 decimals; fio verify=crc32c passes (data integrity);
 #  3. end of life: a drive rated for 30 P/E cycles written until it goes read-only: the guest
-#     sees critical warning 0x8 (read-only) in its SMART log, a write fails with Namespace Is
-#     Write Protected (sc 0x20), and data written before still verifies;
+#     sees critical warning 0x8 (read-only) in its SMART log and a SMART asynchronous event, a
+#     write fails with Namespace Is Write Protected (sc 0x20), and data written before still
+#     verifies;
 #  4. crash, on each device path (this one, then the nbdkit plugin): three rounds of fio
 #     writing, each killed with SIGKILL (QEMU, or nbdkit) at a random point during writes after
 #     a flushed region; after each, the checkpoint loads, ftl_check passes, erase counts never
@@ -103,7 +104,12 @@ ok = du * 512000 == s['host_write_bytes'] and nand == s['nand_write_bytes'] and 
     and s['waf_cumulative'] > 1 and round(g, 3) == round(s['waf_cumulative'], 3)" "$T/wear.json"
 
 # --- 3. end of life -------------------------------------------------------------------------
+# (the guest enables the SMART critical-warning events, which Linux leaves off, and traces the
+# asynchronous events it receives)
 boot eol "${QDEV[@]}" --preset tiny --set pe_cycles=30 --stats "$T/eol.json" -- sh -c "
+	tr=/sys/kernel/tracing; [ -d \$tr/events ] || tr=/sys/kernel/debug/tracing
+	echo 1 >\$tr/events/nvme/nvme_async_event/enable
+	nvme set-feature /dev/nvme0 -f 0x0b -v 0x1f >/dev/null
 	$FIO --rw=write --size=8M --do_verify=0 || exit 3
 	fio --name=burn --filename=/dev/nvme0n1 --offset=8M --rw=randwrite --bs=64k --direct=1 \
 		--ioengine=libaio --iodepth=8 --time_based --runtime=900 --eta=never >/dev/null 2>&1
@@ -111,11 +117,13 @@ boot eol "${QDEV[@]}" --preset tiny --set pe_cycles=30 --stats "$T/eol.json" -- 
 	nvme smart-log /dev/nvme0 | grep -i 'critical_warning'
 	dd if=/dev/zero of=/dev/nvme0n1 bs=4096 count=1 seek=4000 oflag=direct 2>&1; echo GUEST-DD \$?
 	dmesg | grep -i 'nvme0n1' | grep -i 'write' | tail -2
-	$FIO --rw=write --size=8M --verify_only; echo GUEST-VERIFY \$?"
+	$FIO --rw=write --size=8M --verify_only; echo GUEST-VERIFY \$?
+	grep -m1 'nvme_async_event' \$tr/trace"
 cw=$(sed -n 's/^critical_warning[^:]*: *\(0x[0-9a-f]*\).*/\1/p' "$T/eol.out")
 if [ $rc -eq 0 ] && grep -q '^GUEST-VERIFY 0' "$T/eol.out" && ! grep -q '^GUEST-DD 0' "$T/eol.out" &&
-	[ -n "$cw" ] && [ $((cw & 0x8)) -ne 0 ] && grep -qiE 'sc 0x20|write protect' "$T/eol.out"; then
-	pass "end of life: critical_warning $cw, the write fails ($(grep -m1 -ioE 'Namespace Is Write Protected[^)]*\)|sc 0x20' "$T/eol.out")), the data written before verifies"
+	[ -n "$cw" ] && [ $((cw & 0x8)) -ne 0 ] && grep -qiE 'sc 0x20|write protect' "$T/eol.out" &&
+	grep -q 'nvme_async_event: .*NVME_AER_SMART' "$T/eol.out"; then
+	pass "end of life: critical_warning $cw, the SMART AER came ($(grep -m1 -o 'NVME_AEN=[0-9a-fx]* \[NVME_AER_SMART\]' "$T/eol.out")), the write fails ($(grep -m1 -ioE 'Namespace Is Write Protected[^)]*\)|sc 0x20' "$T/eol.out")), the data written before verifies"
 else
 	fail "end of life: exit $rc, critical_warning ${cw:-?}"
 	show eol 30
