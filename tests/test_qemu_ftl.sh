@@ -16,7 +16,8 @@
 #  4. crash, on each device path (this one, then the nbdkit plugin): three rounds of fio
 #     writing, each killed with SIGKILL (QEMU, or nbdkit) at a random point during writes after
 #     a flushed region; after each, the checkpoint loads, ftl_check passes, erase counts never
-#     go backwards, and the next boot verifies every region flushed before the kills;
+#     go backwards, and the next boot verifies every region flushed before the kills; with
+#     checkpoints at flush only, the state saved before a kill holds exactly the bytes flushed;
 #  5. latency: QD1 4 KiB random reads at tiny's own tR, guest mean against the model's mean,
 #     for this path and the nbdkit path: this path is the closer;
 #  6. QEMU's own NVMe qtests (qos-test) pass on the patched build with the FTL off and on.
@@ -188,6 +189,33 @@ for path in qemu-ftl nbdkit; do
 	grep -q '^GUEST-VERIFIED 3' "$T/crash-$path-4.out" && [ $rc -eq 0 ] &&
 		pass "crash $path: after three kills, all three flushed regions verify" ||
 		{ fail "crash $path: final verification, exit $rc"; sed 's/^/     | /' "$T/crash-$path-4.out" | tail -15; }
+done
+
+# checkpoints at flush only (no period): 8 MiB written and flushed, then SIGKILL; the state
+# saved holds exactly those bytes
+for path in qemu-ftl nbdkit; do
+	if [ "$path" = qemu-ftl ]; then
+		dargs=(--device qemu-ftl --device-arg ftl-checkpoint=0 --device-arg ftl-checkpoint-flush=on)
+		victim="^$QEMU .*ftl-snapshot=$T/f-$path.snap"
+	else
+		dargs=(--plugin-arg checkpoint=0 --plugin-arg checkpoint_flush=on)
+		victim="^nbdkit .*snapshot=$T/f-$path.snap"
+	fi
+	"$BOOT" --accel "$ACCEL" --timeout 300 --preset tiny "${dargs[@]}" --snapshot "$T/f-$path.snap" \
+		--data "file:$T/f-$path.img" -- sh -c "dd if=/dev/urandom of=/dev/nvme0n1 bs=1M count=8 oflag=direct 2>/dev/null &&
+			nvme flush /dev/nvme0 -n 1 >/dev/null && echo GUEST-FLUSHED && sleep 600" >"$T/f-$path.out" 2>&1 &
+	bp=$!
+	for i in $(seq 1200); do grep -qs '^GUEST-FLUSHED' "$T/f-$path.out" && break; sleep 0.25; done
+	sleep 2 # the checkpoint follows the flush within a tick
+	pid=$(procs "$victim" | head -1 | cut -d' ' -f1)
+	[ -n "$pid" ] && kill -KILL "$pid"
+	sleep 1
+	kill -TERM $bp 2>/dev/null
+	wait $bp
+	hb=$("$FG" ssd --load-snapshot "$T/f-$path.snap" --writes 0 --json 2>&1 | sed -n 's/^ *"host_write_bytes": \([0-9]*\),*$/\1/p')
+	[ -n "$pid" ] && [ "${hb:-0}" -eq $((8 << 20)) ] &&
+		pass "checkpoint at flush ($path): killed after the flush, the state holds the 8 MiB written ($hb B)" ||
+		{ fail "checkpoint at flush ($path): pid '${pid}', host_write_bytes ${hb:-none}, want $((8 << 20))"; tail -5 "$T/f-$path.out"; }
 done
 
 # a data file older than the state that describes it (restored from an older copy) is refused

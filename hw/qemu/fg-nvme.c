@@ -223,11 +223,12 @@ static int write_stats(struct fg_nvme *d, char *err, size_t errlen)
 
 bool fg_nvme_checkpoint_due(struct fg_nvme *d, double now_s, bool after_flush)
 {
-	if (d->last_ckpt < 0) /* the first tick starts the period */
-		d->last_ckpt = now_s;
 	if (after_flush)
 		return d->checkpoint_flush && d->snapshot;
-	return d->checkpoint && now_s - d->last_ckpt >= d->checkpoint;
+	if (d->last_ckpt < 0) /* the first tick starts the period */
+		d->last_ckpt = now_s;
+	/* (without a snapshot or a stats file there is nothing to write) */
+	return d->checkpoint && (d->snapshot || d->stats) && now_s - d->last_ckpt >= d->checkpoint;
 }
 
 int fg_nvme_checkpoint(struct fg_nvme *d, double now_s, char *err, size_t errlen)

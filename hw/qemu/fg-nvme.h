@@ -45,9 +45,10 @@ int fg_nvme_io(struct fg_nvme *d, char op, uint64_t off, uint64_t len, uint64_t 
  * second, not per command. */
 uint8_t fg_nvme_health(struct fg_nvme *d, struct ftl_stats *st);
 
-/* Whether a checkpoint is due at real time now_s (seconds, any monotonic origin), or after every
- * flush; fg_nvme_checkpoint() takes one (the caller has made the data file durable first) and
- * writes the stats file. 0, or -1 with err. */
+/* Whether a checkpoint is due at real time now_s (seconds, any monotonic origin; the first call
+ * starts the period), or, with after_flush, after a guest flush (now_s unused);
+ * fg_nvme_checkpoint() takes one (the caller has made the data file durable first) and writes
+ * the stats file. 0, or -1 with err. */
 bool fg_nvme_checkpoint_due(struct fg_nvme *d, double now_s, bool after_flush);
 int fg_nvme_checkpoint(struct fg_nvme *d, double now_s, char *err, size_t errlen);
 
