@@ -136,8 +136,15 @@ ok = s['read_only'] is True" "$T/eol.json"
 # --- 4. crash: kill -9 three times on each path ------------------------------------------------
 # Round k verifies the regions 1..k-1 (4 MiB each, flushed in earlier rounds), writes region k
 # and flushes it, then writes at random past them until the host kills the device process.
+kill_device() { # kill_device PATH SNAPSHOT: SIGKILL QEMU (qemu-ftl) or nbdkit; its pid, or nothing
+	local re pid
+	if [ "$1" = qemu-ftl ]; then re="^$QEMU .*ftl-snapshot=$2"; else re="^nbdkit .*snapshot=$2"; fi
+	pid=$(procs "$re" | head -1 | cut -d' ' -f1)
+	[ -z "$pid" ] || kill -KILL "$pid"
+	echo "$pid"
+}
 crash_round() { # crash_round PATH K: one round; sets rc
-	local path=$1 k=$2 dargs=() pid='' i victim
+	local path=$1 k=$2 dargs=() pid='' i
 	if [ "$path" = qemu-ftl ]; then dargs=(--device qemu-ftl --device-arg ftl-checkpoint=1)
 	else dargs=(--plugin-arg checkpoint=1); fi
 	"$BOOT" --accel "$ACCEL" --timeout 300 --preset tiny "${dargs[@]}" --snapshot "$T/c-$path.snap" \
@@ -156,10 +163,7 @@ crash_round() { # crash_round PATH K: one round; sets rc
 	[ "$k" -le 3 ] || { wait $boot_pid; rc=$?; return; }
 	for i in $(seq 1200); do grep -qs "^GUEST-FLUSHED $k" "$T/crash-$path-$k.out" && break; sleep 0.25; done
 	sleep "$(awk -v s=$RANDOM 'BEGIN { srand(s); printf "%.2f", 2 + 5 * rand() }')"
-	if [ "$path" = qemu-ftl ]; then victim="^$QEMU .*ftl-snapshot=$T/c-$path.snap"
-	else victim="^nbdkit .*snapshot=$T/c-$path.snap"; fi
-	pid=$(procs "$victim" | head -1 | cut -d' ' -f1)
-	[ -n "$pid" ] && kill -KILL "$pid"
+	pid=$(kill_device "$path" "$T/c-$path.snap")
 	sleep 1
 	kill -TERM $boot_pid 2>/dev/null
 	wait $boot_pid
@@ -196,10 +200,8 @@ done
 for path in qemu-ftl nbdkit; do
 	if [ "$path" = qemu-ftl ]; then
 		dargs=(--device qemu-ftl --device-arg ftl-checkpoint=0 --device-arg ftl-checkpoint-flush=on)
-		victim="^$QEMU .*ftl-snapshot=$T/f-$path.snap"
 	else
 		dargs=(--plugin-arg checkpoint=0 --plugin-arg checkpoint_flush=on)
-		victim="^nbdkit .*snapshot=$T/f-$path.snap"
 	fi
 	"$BOOT" --accel "$ACCEL" --timeout 300 --preset tiny "${dargs[@]}" --snapshot "$T/f-$path.snap" \
 		--data "file:$T/f-$path.img" -- sh -c "dd if=/dev/urandom of=/dev/nvme0n1 bs=1M count=8 oflag=direct 2>/dev/null &&
@@ -207,8 +209,7 @@ for path in qemu-ftl nbdkit; do
 	bp=$!
 	for i in $(seq 1200); do grep -qs '^GUEST-FLUSHED' "$T/f-$path.out" && break; sleep 0.25; done
 	sleep 2 # the checkpoint follows the flush within a tick
-	pid=$(procs "$victim" | head -1 | cut -d' ' -f1)
-	[ -n "$pid" ] && kill -KILL "$pid"
+	pid=$(kill_device "$path" "$T/f-$path.snap")
 	sleep 1
 	kill -TERM $bp 2>/dev/null
 	wait $bp

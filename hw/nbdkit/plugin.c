@@ -83,6 +83,7 @@ static struct {
 	enum store_kind data;
 	char *data_path, *data_spec;
 	char *snapshot, *stats;
+	char *sidecar; /* SNAPSHOT.data: data=ram's data beside the snapshot (with snapshot=) */
 	enum { LAT_OFF, LAT_ON, LAT_SLEEP } latency;
 	bool flush_pad;
 	double stats_interval;
@@ -456,12 +457,10 @@ static char *data_sidecar(void)
 }
 
 /* The file the saved state is bound to: data=file's, data=ram's .data file beside the snapshot,
- * NULL for data=none (malloc'd). */
-static char *bound_data(void)
+ * NULL for data=none. */
+static const char *bound_data(void)
 {
-	if (g.data == STORE_FILE)
-		return strdup(g.data_path);
-	return g.data == STORE_RAM ? data_sidecar() : NULL;
+	return g.data == STORE_FILE ? g.data_path : g.data == STORE_RAM ? g.sidecar : NULL;
 }
 
 /* The drive: the snapshot's when snapshot= names an existing file (it must match cfg), else a
@@ -508,10 +507,7 @@ static int open_store(void)
 	char err[512];
 
 	if (g.loaded) { /* the state must describe this data (hw/ftl/checkpoint.c) */
-		char *bound = bound_data();
-		int rc = ftl_checkpoint_verify(g.ftl, bound, err, sizeof(err));
-		free(bound);
-		if (rc) {
+		if (ftl_checkpoint_verify(g.ftl, bound_data(), err, sizeof(err))) {
 			nbdkit_error("snapshot=%s: %s", g.snapshot, err);
 			return -1;
 		}
@@ -521,16 +517,13 @@ static int open_store(void)
 		return -1;
 	}
 	if (g.loaded && g.data == STORE_RAM) {
-		char *side = data_sidecar();
-		int rc = side ? store_load(&g.store, side, err, sizeof(err)) : -1;
-		if (rc)
+		if (store_load(&g.store, g.sidecar, err, sizeof(err))) {
 			nbdkit_error(
 			        "snapshot=%s with data=ram: cannot load the data: %s (a snapshot "
 			        "saved with data=none or data=file has no .data file)",
-			        g.snapshot, side ? err : "out of memory");
-		free(side);
-		if (rc)
+			        g.snapshot, err);
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -555,6 +548,10 @@ static int fg_config_complete(void)
 			return -1;
 	if (ftl_config_validate(&cfg, err, sizeof(err))) {
 		nbdkit_error("preset=%s%s: %s", g.preset, g.nsets ? " with set=" : "", err);
+		return -1;
+	}
+	if (g.snapshot && !(g.sidecar = data_sidecar())) {
+		nbdkit_error("snapshot=%s: out of memory", g.snapshot);
 		return -1;
 	}
 	if (open_drive(&cfg))
@@ -711,24 +708,21 @@ static void write_stats(bool final)
  */
 static int save_state(void)
 {
-	char err[512], *side = data_sidecar(), *bound = bound_data();
-	int rc = 0;
+	char err[512];
 
 	if (store_sync(&g.store))
 		nbdkit_error("data=%s: fdatasync: %s", g.data_spec, strerror(errno));
-	if (g.data == STORE_RAM)
-		rc = side ? store_save(&g.store, side, err, sizeof(err)) : -1;
-	else if (side)
-		unlink(side); /* a stale .data from a data=ram run no longer matches */
-	if (rc)
-		nbdkit_error("snapshot=%s: cannot save the data: %s", g.snapshot,
-		             side ? err : "out of memory");
-	if (!rc && (g.data == STORE_NONE || bound) &&
-	    (rc = ftl_checkpoint(g.ftl, g.snapshot, bound, err, sizeof(err))))
+	if (g.data != STORE_RAM) {
+		unlink(g.sidecar); /* a stale .data from a data=ram run no longer matches */
+	} else if (store_save(&g.store, g.sidecar, err, sizeof(err))) {
+		nbdkit_error("snapshot=%s: cannot save the data: %s", g.snapshot, err);
+		return -1;
+	}
+	if (ftl_checkpoint(g.ftl, g.snapshot, bound_data(), err, sizeof(err))) {
 		nbdkit_error("snapshot=%s: %s", g.snapshot, err);
-	free(side);
-	free(bound);
-	return rc ? -1 : 0;
+		return -1;
+	}
+	return 0;
 }
 
 static void checkpoint_now(void)
@@ -827,6 +821,7 @@ static void fg_unload(void)
 	free(g.data_spec);
 	free(g.data_path);
 	free(g.snapshot);
+	free(g.sidecar);
 	free(g.stats);
 }
 

@@ -241,8 +241,10 @@ int fg_nvme_checkpoint(struct fg_nvme *d, double now_s, char *err, size_t errlen
 		snprintf(err, errlen, "ftl-snapshot=%s: %s", d->snapshot, e);
 		rc = -1;
 	}
-	if (write_stats(d, rc ? e : err, rc ? sizeof(e) : errlen))
+	if (write_stats(d, e, sizeof(e)) && !rc) { /* the first error is the one reported */
+		snprintf(err, errlen, "%s", e);
 		rc = -1;
+	}
 	return rc;
 }
 
