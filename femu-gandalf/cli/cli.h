@@ -21,6 +21,17 @@ int cmd_synth(int argc, char **argv);
 int cmd_kv(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_lift(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+
+/* A sweep's jobs being written (cmd_sweep.c): emit() is called for every point that
+ * `femu-gandalf kv` with the same flags would run, in the order it would run them. */
+struct kv_jobs {
+	int (*emit)(const struct kv_jobs *j, const char *policy, uint64_t point); /* 0 or exit code */
+	void *arg;
+};
+/* `femu-gandalf kv ARGS` checked as a run would be (the trace loaded and measured), then its
+ * points handed to jobs->emit instead of run. 0, or an exit code after printing the error. */
+int kv_emit_jobs(int argc, char **argv, const struct kv_jobs *jobs);
 
 /* Options every trace-reading command shares (--format, --skip-bad, --block-tokens, WEKA arrivals). */
 struct trace_cli {
@@ -55,6 +66,10 @@ void progress_init(struct progress *p, const char *what);
 void progress_update(struct progress *p, double done, double total, const char *extra);
 void progress_end(struct progress *p);
 double now_seconds(void);
+/* data into path whole or not at all (a temporary file in its directory, synced, renamed over
+ * it). A path that exists and is not a regular file (a device, a pipe, a symlink) is refused,
+ * since the rename would replace it. 0, or -1 after printing "femu-gandalf: what: why". */
+int fg_save_file(const char *what, const char *path, const char *data, size_t len);
 /* "1.50 GiB" into buf (>= 32 bytes). */
 const char *fg_human(double bytes, char *buf);
 /* End a JSON document written with common/json.h to stdout: 0, or 1 after saying why on stderr

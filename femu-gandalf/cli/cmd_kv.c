@@ -16,7 +16,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include "cli.h"
 #include "kvsim.h"
@@ -110,6 +113,15 @@ struct kv_cli {
 	struct trace_cli tc;
 	struct trace_opts to;
 	struct kv_trace kt; /* parsed once, replayed by every run */
+	/* a sweep's jobs (cmd_sweep.c): --job runs one point, --output keeps it; with jobs set,
+	 * the points are written as commands instead of run */
+	char *job, *output;
+	const struct kv_policy *job_pol;
+	uint64_t job_point;
+	FILE *out; /* stdout, or a memory stream saved whole into --output at the end */
+	char *out_buf;
+	size_t out_len;
+	const struct kv_jobs *jobs;
 	char pols[256];     /* the policy names, for --help and errors */
 	char joined[256];   /* the --param values as one "k=v,..." */
 };
@@ -189,6 +201,13 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	        {"ssd-price", 0, 0, G_OPTION_ARG_DOUBLE, &cfg->ssd_usd_per_tb,
 	         "SSD price, $ per TB of user capacity (default 100)", "USD"},
 	        {"json", 'j', 0, G_OPTION_ARG_NONE, &c->json, "print one JSON object", NULL},
+	        {"job", 0, 0, G_OPTION_ARG_STRING, &c->job,
+	         "run only point J (from 0) of policy P's runs: one job of a sweep "
+	         "(femu-gandalf sweep --emit-jobs, docs/sweep.md)",
+	         "P:J"},
+	        {"output", 0, 0, G_OPTION_ARG_FILENAME, &c->output,
+	         "write the CSV or JSON into FILE, whole or not at all (a temporary file renamed)",
+	         "FILE"},
 	        {"target", 0, 0, G_OPTION_ARG_FILENAME, &c->target,
 	         "run as a store: the SSD tier's I/O goes to this block device or file (libaio, "
 	         "O_DIRECT; docs/store.md)",
@@ -517,6 +536,46 @@ static void store_text(const struct kv_cli *c, const struct store_stats *s)
 
 /* Point j of pol (its grid's with --sweep, else the --param values): run it and print it.
  * 0, or an exit code after printing the error. */
+/* Point j of pol: its "k=v,..." into pt, and ro->drive from --device (into fc). 0, or -1 after
+ * printing the error. */
+static int kv_point_setup(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_policy *pol,
+                          uint64_t j, char *pt, size_t len, struct ftl_config *fc)
+{
+	snprintf(pt, len, "%s", c->joined);
+	if (c->sweep) {
+		kv_sweep_point(pol, j, pt, len);
+		if (*c->joined)
+			snprintf(pt + strlen(pt), len - strlen(pt), "%s%s", *pt ? "," : "", c->joined);
+	}
+	add_alias(pol, "target_years", c->target_years, pt, len);
+	ro->drive = NULL;
+	if (strcmp(c->device, "none")) {
+		if (fg_config_from_opts(fc, c->device, c->sets, NULL))
+			return -1;
+		ro->drive = fc;
+	}
+	return 0;
+}
+
+/* sweep --emit-jobs: pol's points as jobs, once its first point passed kv_run()'s checks (the
+ * others differ only in the grid's values). 0, or an exit code after printing the error. */
+static int kv_emit_points(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_policy *pol,
+                          uint64_t npts)
+{
+	char pt[512], err[9000];
+	struct ftl_config fc;
+	if (kv_point_setup(c, ro, pol, 0, pt, sizeof(pt), &fc))
+		return EXIT_USAGE;
+	if (kv_run_check(ro, pol, pt, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: %s\n", err);
+		return EXIT_USAGE;
+	}
+	int rc = 0;
+	for (uint64_t j = 0; j < npts && !rc; j++)
+		rc = c->jobs->emit(c->jobs, pol->name, j);
+	return rc;
+}
+
 static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_policy *pol,
                     uint64_t j, bool csv)
 {
@@ -524,20 +583,8 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 	struct ftl_config fc;
 	struct kv_result res;
 	struct progress pg;
-	snprintf(pt, sizeof(pt), "%s", c->joined);
-	if (c->sweep) {
-		kv_sweep_point(pol, j, pt, sizeof(pt));
-		if (*c->joined)
-			snprintf(pt + strlen(pt), sizeof(pt) - strlen(pt), "%s%s", *pt ? "," : "",
-			         c->joined);
-	}
-	add_alias(pol, "target_years", c->target_years, pt, sizeof(pt));
-	ro->drive = NULL;
-	if (strcmp(c->device, "none")) {
-		if (fg_config_from_opts(&fc, c->device, c->sets, NULL))
-			return EXIT_USAGE;
-		ro->drive = &fc;
-	}
+	if (kv_point_setup(c, ro, pol, j, pt, sizeof(pt), &fc))
+		return EXIT_USAGE;
 	struct store *st = NULL;
 	struct store_stats ss;
 	if (c->target) {
@@ -581,10 +628,10 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 		return rc == SSD_RUN_E_FAIL ? 1 : EXIT_USAGE;
 	}
 	if (csv)
-		kv_result_csv_row(&res, stdout);
+		kv_result_csv_row(&res, c->out);
 	else if (c->json) {
 		struct json_out j;
-		jout_init(&j, stdout);
+		jout_init(&j, c->out);
 		kv_result_json(&res, &j);
 		rc = fg_json_finish(&j);
 	} else {
@@ -602,12 +649,17 @@ static int kv_policies_run(struct kv_cli *c, struct kv_run_opts *ro, const struc
 	char err[1024];
 	bool csv = c->sweep || !one || c->csv;
 	int rc = 0;
-	if (csv)
-		kv_result_csv_header(stdout);
+	if (csv && !c->jobs)
+		kv_result_csv_header(c->out);
 	for (int i = 0; kv_policies[i] && !rc; i++) {
 		const struct kv_policy *pol = kv_policies[i];
-		if (one && pol != one)
+		if ((one && pol != one) || (c->job_pol && pol != c->job_pol))
 			continue;
+		uint64_t npts = c->sweep ? kv_sweep_points(pol) : 1;
+		if (c->jobs) {
+			rc = kv_emit_points(c, ro, pol, npts);
+			continue;
+		}
 		/* an offline policy's pass over the trace, once for all its runs (one-pass
 		 * knowledge is only made for one pass: kv_run() refuses --loop) */
 		if (pol->prepare && !(pol->one_pass && c->loops != 1)) {
@@ -617,9 +669,9 @@ static int kv_policies_run(struct kv_cli *c, struct kv_run_opts *ro, const struc
 			}
 			ro->prepared_for = pol;
 		}
-		uint64_t npts = c->sweep ? kv_sweep_points(pol) : 1;
 		for (uint64_t j = 0; j < npts && !rc; j++)
-			rc = kv_point(c, ro, pol, j, csv);
+			if (!c->job_pol || j == c->job_point)
+				rc = kv_point(c, ro, pol, j, csv);
 		if (ro->prepared_for) {
 			ro->prepared_for->unprepare(ro->prepared);
 			ro->prepared_for = NULL;
@@ -629,18 +681,99 @@ static int kv_policies_run(struct kv_cli *c, struct kv_run_opts *ro, const struc
 	return rc;
 }
 
-int cmd_kv(int argc, char **argv)
+/* --job, --output and sweep --emit-jobs, once the policies are known. 0, or -1 after printing
+ * the error. */
+static int kv_job_flags(struct kv_cli *c, const struct kv_policy *one)
+{
+	if (c->jobs && (c->job || c->output || c->json || c->target)) {
+		fprintf(stderr, "femu-gandalf: sweep --emit-jobs: drop %s (each job gets its own "
+		                "--job and --output, and writes a CSV row)\n",
+		        c->job ? "--job" : c->output ? "--output" : c->json ? "--json" : "--target");
+		return -1;
+	}
+	if (c->output) {
+		char *dir = g_path_get_dirname(c->output);
+		GStatBuf st;
+		int bad = access(dir, W_OK | X_OK) ||
+		          (g_lstat(c->output, &st) == 0 && !S_ISREG(st.st_mode));
+		g_free(dir);
+		if (bad || !(c->json || c->csv || c->sweep || !one)) {
+			fprintf(stderr, "femu-gandalf: --output %s: %s\n", c->output,
+			        bad ? "its directory is missing or not writable, or it is not a "
+			              "regular file"
+			            : "writes CSV or JSON: add --csv or --json");
+			return -1;
+		}
+	}
+	if (!c->job)
+		return 0;
+	const char *colon = strrchr(c->job, ':');
+	char name[64], *end = NULL;
+	unsigned long long j = colon ? strtoull(colon + 1, &end, 10) : 0;
+	if (!colon || colon == c->job || colon - c->job >= (long)sizeof(name) || end == colon + 1 ||
+	    *end || colon[1] == '-') {
+		fprintf(stderr, "femu-gandalf: --job %s: must be POLICY:J (J counts from 0)\n",
+		        c->job);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(colon - c->job), c->job);
+	const struct kv_policy *pol = kv_policy_find(name);
+	uint64_t npts = pol ? (c->sweep ? kv_sweep_points(pol) : 1) : 0;
+	if (!pol || (one && pol != one) || j >= npts) {
+		if (!pol)
+			fprintf(stderr, "femu-gandalf: --job %s: unknown policy (known: %s)\n", c->job,
+			        c->pols);
+		else if (one && pol != one)
+			fprintf(stderr, "femu-gandalf: --job %s: this run's --policy is %s\n", c->job,
+			        one->name);
+		else
+			fprintf(stderr, "femu-gandalf: --job %s: %s has %llu point(s) here (0..%llu)\n",
+			        c->job, pol->name, (unsigned long long)npts,
+			        (unsigned long long)npts - 1);
+		return -1;
+	}
+	c->job_pol = pol;
+	c->job_point = j;
+	return 0;
+}
+
+/* What a run printed, into --output whole (or nothing on failure). The exit code. */
+static int kv_output_close(struct kv_cli *c, int rc)
+{
+	if (!c->output)
+		return rc;
+	fclose(c->out);
+	if (!rc && fg_save_file("--output", c->output, c->out_buf, c->out_len))
+		rc = 1;
+	free(c->out_buf);
+	return rc;
+}
+
+static int kv_main(int argc, char **argv, const struct kv_jobs *jobs)
 {
 	struct kv_cli c;
 	struct kv_run_opts ro;
 	const struct kv_policy *one;
 	kv_cli_default(&c, &ro);
+	c.jobs = jobs;
 	GOptionContext *ctx = kv_context(&c, &ro.cfg);
 	int rc = EXIT_USAGE;
 	if (fg_parse_opts(ctx, &argc, &argv) && !kv_check_flags(&c, &ro) &&
-	    !kv_select(&c, &ro, &one))
-		rc = kv_policies_run(&c, &ro, one);
+	    !kv_select(&c, &ro, &one) && !kv_job_flags(&c, one)) {
+		c.out = c.output ? open_memstream(&c.out_buf, &c.out_len) : stdout;
+		rc = c.out ? kv_output_close(&c, kv_policies_run(&c, &ro, one)) : 1;
+	}
 	kv_trace_free(&c.kt);
 	g_option_context_free(ctx);
 	return rc;
+}
+
+int cmd_kv(int argc, char **argv)
+{
+	return kv_main(argc, argv, NULL);
+}
+
+int kv_emit_jobs(int argc, char **argv, const struct kv_jobs *jobs)
+{
+	return kv_main(argc, argv, jobs);
 }

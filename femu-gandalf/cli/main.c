@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include "cli.h"
 #include "preset.h"
@@ -55,6 +58,7 @@ static const struct {
 	{"bench", cmd_bench, "FTL speed and memory benchmarks (JSON)"},
 	{"kv", cmd_kv, "a KV-cache tier (DRAM + emulated SSD) under a placement policy"},
 	{"models", cmd_models, "list the model catalog"},
+	{"sweep", cmd_sweep, "a kv sweep as jobs for parallel, xargs or Slurm, and their merge"},
 	{"lift", cmd_lift, "a KV store's block trace back to KV requests (docs/lift.md)"},
 	{"blkreplay", cmd_blkreplay, "replay a block trace on an emulated SSD"},
 	{"synth", cmd_synth, "write a seeded synthetic KV-request trace (AIPerf JSONL)"},
@@ -192,6 +196,25 @@ void progress_end(struct progress *p)
 {
 	if (p->tty && p->last > 0)
 		fprintf(stderr, "\r\033[K");
+}
+
+int fg_save_file(const char *what, const char *path, const char *data, size_t len)
+{
+	GError *e = NULL;
+	GStatBuf st;
+	if (g_lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "femu-gandalf: %s %s: not a regular file (it would be replaced); "
+		                "name a new or regular file\n",
+		        what, path);
+		return -1;
+	}
+	if (g_file_set_contents_full(path, data, (gssize)len,
+	                             G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+	                             0644, &e))
+		return 0;
+	fprintf(stderr, "femu-gandalf: %s: %s\n", what, e->message);
+	g_error_free(e);
+	return -1;
 }
 
 const char *fg_human(double b, char *buf)

@@ -130,6 +130,54 @@ static void kv_figures(struct kv_result *res, struct kvsim *s, struct ftl *f)
 	res->nfig = kvsim_policy_figures(s, res->fig);
 }
 
+/* The drive (*f, NULL without one) and the tier's config from it, and the checks on the run's
+ * flags. 0, or SSD_RUN_E_INPUT with the reason in err. */
+static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
+                    struct kv_config *cfg, struct ftl **f, char *err, size_t errlen)
+{
+	*f = NULL;
+	if (o->drive) {
+		if (!(*f = kv_drive(o, cfg, err, errlen)))
+			return SSD_RUN_E_INPUT;
+	} else {
+		if (!cfg->ssd_bytes) {
+			snprintf(err, errlen, "--device none needs --ssd SIZE");
+			return SSD_RUN_E_INPUT;
+		}
+		kv_cost_no_device(cfg);
+	}
+	if (o->loops < 1 || (pol->one_pass && o->loops != 1)) {
+		if (o->loops < 1)
+			snprintf(err, errlen, "--loop %d: must be >= 1", o->loops);
+		else
+			snprintf(err, errlen, "policy %s knows one pass of the trace: drop --loop",
+			         pol->name);
+		ftl_destroy(*f);
+		*f = NULL;
+		return SSD_RUN_E_INPUT;
+	}
+	return SSD_RUN_OK;
+}
+
+int kv_run_check(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
+                 char *err, size_t errlen)
+{
+	char e[8192];
+	struct kv_config cfg = o->cfg;
+	struct ftl *f;
+	int rc = kv_setup(o, pol, &cfg, &f, err, errlen);
+	if (!rc && !pol->prepare) { /* (an offline policy's needs its pass to be made) */
+		struct kvsim *s = kvsim_new(&cfg, pol, params, NULL, f, e, sizeof(e));
+		if (!s) {
+			snprintf(err, errlen, "%s", e);
+			rc = SSD_RUN_E_INPUT;
+		}
+		kvsim_free(s);
+	}
+	ftl_destroy(f);
+	return rc;
+}
+
 int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
            struct kv_result *res, char *err, size_t errlen)
 {
@@ -143,25 +191,9 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	snprintf(res->params, sizeof(res->params), "%s", params ? params : "");
 	res->cfg = o->cfg;
 	res->peak_active = o->peak_active;
-	if (o->drive) {
-		if (!(f = kv_drive(o, &res->cfg, err, errlen)))
-			return SSD_RUN_E_INPUT;
-	} else {
-		if (!res->cfg.ssd_bytes) {
-			snprintf(err, errlen, "--device none needs --ssd SIZE");
-			return SSD_RUN_E_INPUT;
-		}
-		kv_cost_no_device(&res->cfg);
-	}
-	if (o->loops < 1 || (pol->one_pass && o->loops != 1)) {
-		if (o->loops < 1)
-			snprintf(err, errlen, "--loop %d: must be >= 1", o->loops);
-		else
-			snprintf(err, errlen, "policy %s knows one pass of the trace: drop --loop",
-			         pol->name);
-		ftl_destroy(f);
-		return SSD_RUN_E_INPUT;
-	}
+	int rc = kv_setup(o, pol, &res->cfg, &f, err, errlen);
+	if (rc)
+		return rc;
 	struct kvsim *s = kvsim_new(&res->cfg, pol, res->params,
 	                            pol == o->prepared_for ? o->prepared : NULL, f, e, sizeof(e));
 	if (!s) {
@@ -174,7 +206,7 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	res->more_json = o->more_json;
 	res->more_arg = o->more_arg;
 	double t0 = wall_seconds();
-	int rc = kv_passes(o, s, err, errlen) ? SSD_RUN_E_FAIL : SSD_RUN_OK;
+	rc = kv_passes(o, s, err, errlen) ? SSD_RUN_E_FAIL : SSD_RUN_OK;
 	if (!rc) {
 		res->wall = wall_seconds() - t0;
 		kvsim_finish(s);

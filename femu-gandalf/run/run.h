@@ -318,6 +318,11 @@ struct kv_result {
  * with one line in err. */
 int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
            struct kv_result *res, char *err, size_t errlen);
+/* What kv_run() checks before its passes (the drive, the sizes, --loop, params), without the
+ * passes: SSD_RUN_OK or SSD_RUN_E_INPUT with the reason in err. An offline policy's params are
+ * not checked (its pass over the trace would have to be made first). */
+int kv_run_check(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
+                 char *err, size_t errlen);
 void kv_result_free(struct kv_result *res);
 /* Prefix blocks missed / prefix blocks (0 without any). */
 double kv_result_miss_ratio(const struct kv_result *res);
