@@ -60,7 +60,7 @@ expect 2 "too short" "corrupt snapshot" -- ssd --load-snapshot "$T/bad.snap"
 expect 2 "cannot open" "missing snapshot" -- ssd --load-snapshot "$T/none.snap"
 
 # every shipped preset opens
-for p in femu-bbssd ent-tlc-1t ent-tlc-4t client-tlc-1t qlc-8t tiny; do
+for p in femu-bbssd ent-tlc-1t ent-tlc-4t client-tlc-1t qlc-8t hbf-512g hbf-4t tiny; do
 	expect 0 '"lifetime_days"' "preset $p opens" -- ssd --preset $p --writes 0 --json
 done
 

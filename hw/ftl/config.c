@@ -56,7 +56,7 @@ static const struct key keys[] = {
 	{"multiplane", K_BOOL, O(multiplane), 0, 0, NULL, "planes of a LUN run reads, programs or erases together (multi-plane); off: a LUN's planes share one busy time"},
 	{"t_suspend_us", K_DBL, O(t_suspend_us), 0, 1e6, NULL, "program/erase suspend latency for a host read (us; 0 = reads wait for programs and erases)"},
 	{"suspend_max", K_U32, O(suspend_max), 0, 255, NULL, "suspensions of one program or erase at most"},
-	{"host_mbps", K_DBL, O(host_mbps), 0, 1e6, NULL, "host link bandwidth (MB/s, 1 MB = 1e6 B; 0 = no link model)"},
+	{"host_mbps", K_DBL, O(host_mbps), 0, 1e8, NULL, "host link bandwidth (MB/s, 1 MB = 1e6 B; 0 = no link model)"},
 	{"t_cmd_us", K_DBL, O(t_cmd_us), 0, 1e6, NULL, "controller time added to every host read and write (us): command processing, FTL lookup, DMA"},
 	{"gc_unit", K_ENUM, O(gc_unit), 0, 0, gc_unit_names, "GC/erase unit: block|superblock"},
 	{"gc_stream", K_ENUM, O(gc_stream), 0, 0, gc_stream_names, "GC copies: separate frontier|shared with host (mixed per victim)|shared-burst (FEMU-like)"},
