@@ -89,12 +89,32 @@ for _ in $(seq 50); do [ -S "$T/munge.sock" ] && break; sleep 0.2; done
 if munge -S "$T/munge.sock" -n | unmunge -S "$T/munge.sock" >/dev/null 2>&1; then
 	pass "munged: a credential made and checked on $T/munge.sock"
 else
-	fail "munged did not start: $(tail -5 "$T/munged.out")"
+	fail "munged did not start: $(tail -n 5 "$T/munged.out")"
 	exit 1
 fi
 slurmctld -D -f "$SLURM_CONF" >"$T/slurmctld.out" 2>&1 &
 pids+=($!)
-slurmd -D -f "$SLURM_CONF" -N "$H" >"$T/slurmd.out" 2>&1 &
+# slurmd 22.05 initialises its cgroup plugin even under proctrack/linuxproc, and stops when no
+# cgroup file system is mounted (a chroot, such as fresh-debian12's). Give it one in a mount
+# namespace of its own, which nothing outside sees: cgroup v2 where this process is only in
+# v2, else (v1 or hybrid, where slurmd wants v1) a tmpfs with the name=systemd hierarchy.
+SLURMD=(slurmd -D -f "$SLURM_CONF" -N "$H")
+if ! mountpoint -q /sys/fs/cgroup; then
+	cat >"$T/cgroup-ns.sh" <<'EOF'
+set -e
+mount --make-rprivate /sys
+if grep -q '^0::' /proc/self/cgroup && ! grep -qv '^0::' /proc/self/cgroup; then
+	mount -t cgroup2 none /sys/fs/cgroup
+else
+	mount -t tmpfs none /sys/fs/cgroup
+	mkdir /sys/fs/cgroup/systemd
+	mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd
+fi
+exec "$@"
+EOF
+	SLURMD=(unshare -m --propagation unchanged sh "$T/cgroup-ns.sh" "${SLURMD[@]}")
+fi
+"${SLURMD[@]}" >"$T/slurmd.out" 2>&1 &
 pids+=($!)
 state=
 for _ in $(seq 60); do
@@ -105,7 +125,7 @@ done
 if [ "$state" = idle ]; then
 	pass "one-node Slurm up: node $H idle with $NCPU CPUs (ports $P1, $P2)"
 else
-	fail "Slurm did not come up (node state '$state'): $(tail -3 "$T/slurmctld.out" "$T/slurmd.out" "$T/slurmctld.log" "$T/slurmd.log" 2>&1)"
+	fail "Slurm did not come up (node state '$state'): $(tail -n 3 "$T/slurmctld.out" "$T/slurmd.out" "$T/slurmctld.log" "$T/slurmd.log" 2>&1)"
 	exit 1
 fi
 
@@ -121,7 +141,7 @@ t0=$SECONDS
 if eval "timeout 400 ${line/sbatch /sbatch --wait --quiet }" >"$T/sbatch.out" 2>&1; then
 	pass "sbatch --array=1-$n: the array finished in $((SECONDS - t0)) s"
 else
-	fail "sbatch: $(cat "$T/sbatch.out"; tail -5 "$T/slurmctld.log")"
+	fail "sbatch: $(cat "$T/sbatch.out"; tail -n 5 "$T/slurmctld.log")"
 fi
 logs=$(ls "$T/slurm/logs" | wc -l)
 [ "$logs" -eq "$n" ] && pass "Slurm ran every task: $logs task logs (logs/%a.out)" ||
