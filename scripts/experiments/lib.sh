@@ -1,0 +1,149 @@
+# scripts/experiments/lib.sh - what every experiment shares. An experiment is one command,
+# scripts/experiments/NAME [--quick] [--jobs N] [--fresh] [--out DIR], writing results/NAME/
+# (results/NAME/quick/ with --quick): its CSV tables, PNG and SVG figures, table.md (the table
+# results/README.md quotes), and meta.json (the command, the git commit, the wall time).
+#
+# Its runs are `femu-gandalf kv` jobs made by `femu-gandalf sweep --emit-jobs` and run by GNU
+# parallel (docs/sweep.md), so they can equally run on a Slurm cluster. Each job directory is
+# kept under build/exp/NAME[-quick]/ until the binary changes: a stopped experiment resumes
+# where it was, and one that crashed loses only the jobs in flight.
+#
+#   . "$(dirname "$0")/lib.sh"; exp_init NAME "$@"
+#   exp_kv TAG KV-FLAGS...     the jobs of one `kv` command line (TAG: a directory name)
+#   exp_run                    every job not yet done, JOBS at a time
+#   exp_merge TAG              that command's table (kv's CSV without wall_s) on stdout
+#   exp_user_bytes PRESET ...  a drive's user bytes;  exp_steady_loops TAG USER: passes to 3.2x
+#   exp_plot NAME <<'GP'       one gnuplot script drawn twice: OUT/NAME.png and OUT/NAME.svg
+#   exp_finish                 meta.json, and the time taken
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+FG=${FG:-$ROOT/build/femu-gandalf}
+SH=${FG_SHARED_TRACES:-$ROOT/../shared/traces}
+
+exp_usage() {
+	sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+	cat <<EOF
+
+Common flags: --quick (the small setup, under a minute or two; into results/$EXP/quick/),
+--jobs N (runs at once, default 2), --fresh (forget finished runs), --out DIR (instead of
+results/$EXP[/quick]).
+EOF
+}
+
+exp_init() {
+	EXP=$1
+	shift
+	EXP_ARGS=("$@")
+	QUICK=0 JOBS=2 FRESH=0 OUT=
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--quick) QUICK=1; shift ;;
+		--jobs) JOBS=${2:?--jobs needs N}; shift 2 ;;
+		--fresh) FRESH=1; shift ;;
+		--out) OUT=${2:?--out needs a directory}; shift 2 ;;
+		-h|--help) exp_usage; exit 0 ;;
+		*) echo "$EXP: unknown flag $1 (try --help)" >&2; exit 2 ;;
+		esac
+	done
+	[[ $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "$EXP: --jobs $JOBS: must be a number >= 1" >&2; exit 2; }
+	[ -x "$FG" ] || { echo "$EXP: $FG is missing: build first (make)" >&2; exit 1; }
+	parallel --version 2>/dev/null | grep -q "GNU parallel" ||
+		{ echo "$EXP: GNU parallel is missing (apt-get install parallel)" >&2; exit 1; }
+	if [ -z "$OUT" ]; then
+		OUT=results/$EXP
+		[ $QUICK = 0 ] || OUT=$OUT/quick
+	fi
+	mkdir -p "$OUT"
+	WORK=$ROOT/build/exp/$EXP$([ $QUICK = 0 ] || echo -quick)
+	local stamp
+	stamp=$(sha256sum <"$FG" | cut -c1-16)
+	if [ $FRESH = 1 ] || [ "$(cat "$WORK/stamp" 2>/dev/null)" != "$stamp" ]; then
+		rm -rf "$WORK"
+	fi
+	mkdir -p "$WORK"
+	echo "$stamp" >"$WORK/stamp"
+	EXP_T0=$(date +%s)
+	EXP_TAGS=()
+}
+
+exp_kv() {
+	local tag=$1 err
+	shift
+	EXP_TAGS+=("$tag")
+	if ! err=$("$FG" sweep --emit-jobs "$WORK/$tag" "$@" 2>&1 >/dev/null); then
+		echo "$EXP: $tag: $err" >&2
+		exit 2
+	fi
+}
+
+exp_run() {
+	local tag pending=$WORK/pending.txt n
+	: >"$pending"
+	for tag in "${EXP_TAGS[@]}"; do
+		"$FG" sweep --missing "$WORK/$tag" >>"$pending"
+	done
+	n=$(wc -l <"$pending")
+	if [ "$n" -gt 0 ]; then
+		echo "$EXP: $n runs to make, $JOBS at a time (parallel; build/exp keeps the finished ones)" >&2
+		local bar=()
+		[ ! -t 2 ] || bar=(--bar)
+		parallel --will-cite -j "$JOBS" "${bar[@]}" --halt soon,fail=1 <"$pending" ||
+			{ echo "$EXP: a run failed (its message is above); the finished ones are kept" >&2; exit 1; }
+	fi
+	for tag in "${EXP_TAGS[@]}"; do
+		"$FG" sweep --merge "$WORK/$tag" --output "$WORK/$tag/table.csv" 2>/dev/null ||
+			{ "$FG" sweep --merge "$WORK/$tag" >/dev/null; exit 1; }
+	done
+}
+
+exp_merge() {
+	cat "$WORK/$1/table.csv"
+}
+
+# exp_user_bytes PRESET [--set K=V...]: the drive's user bytes
+exp_user_bytes() {
+	local preset=$1
+	shift
+	"$FG" ssd --preset "$preset" "$@" --writes 0 --json |
+		python3 -c "import json, sys; print(json.load(sys.stdin)['user_bytes'])"
+}
+
+# exp_steady_loops TAG USER_BYTES: the passes that write a drive of USER_BYTES over at least 3.2
+# times, from TAG's one-pass run (at most 12: a policy that writes little is marked not steady)
+exp_steady_loops() {
+	exp_merge "$1" | python3 -c "
+import csv, math, sys
+per = int(next(csv.DictReader(sys.stdin))['ssd_write_bytes']) / $2
+print(min(12, max(1, math.ceil(3.2 / per))) if per > 0 else 1)"
+}
+
+exp_plot() {
+	local name=$1 body
+	body=$(cat)
+	command -v gnuplot >/dev/null || { echo "$EXP: gnuplot is missing: no $name.png" >&2; return 0; }
+	gnuplot <<GP
+set terminal pngcairo size 1200,800 font "sans,10" noenhanced
+set output "$OUT/$name.png"
+$body
+set terminal svg size 1200,800 font "sans,10" noenhanced
+set output "$OUT/$name.svg"
+replot
+GP
+}
+
+exp_finish() {
+	local wall=$(($(date +%s) - EXP_T0)) commit dirty=false
+	commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+	[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
+	python3 - "$OUT/meta.json" "$EXP" "$commit" "$dirty" "$wall" "$JOBS" "$QUICK" "$0" "${EXP_ARGS[@]}" <<'PY'
+import json, os, sys, time
+out, exp, commit, dirty, wall, jobs, quick, prog, *args = sys.argv[1:]
+json.dump({"experiment": exp, "command": " ".join(["scripts/experiments/" + os.path.basename(prog)] + args),
+           "commit": commit, "dirty": dirty == "true", "wall_s": int(wall), "jobs": int(jobs),
+           "quick": quick == "1", "cpus": os.cpu_count(),
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, open(out, "w"), indent=1)
+open(out, "a").write("\n")
+PY
+	echo "$EXP: wrote $OUT/ in ${wall} s" >&2
+}
