@@ -5,8 +5,9 @@
 #
 # Its runs are `femu-gandalf kv` jobs made by `femu-gandalf sweep --emit-jobs` and run by GNU
 # parallel (docs/sweep.md), so they can equally run on a Slurm cluster. Each job directory is
-# kept under build/exp/NAME[-quick]/ until the binary changes: a stopped experiment resumes
-# where it was, and one that crashed loses only the jobs in flight.
+# kept under build/exp/NAME[-quick]/ (FG_EXP_WORK instead of build/exp) until the binary
+# changes: a stopped experiment resumes where it was, and one that crashed loses only the jobs
+# in flight.
 #
 #   . "$(dirname "$0")/lib.sh"; exp_init NAME "$@"
 #   exp_kv TAG KV-FLAGS...     the jobs of one `kv` command line (TAG: a directory name)
@@ -55,7 +56,7 @@ exp_init() {
 		[ $QUICK = 0 ] || OUT=$OUT/quick
 	fi
 	mkdir -p "$OUT"
-	WORK=$ROOT/build/exp/$EXP$([ $QUICK = 0 ] || echo -quick)
+	WORK=${FG_EXP_WORK:-$ROOT/build/exp}/$EXP$([ $QUICK = 0 ] || echo -quick)
 	local stamp
 	stamp=$(sha256sum <"$FG" | cut -c1-16)
 	if [ $FRESH = 1 ] || [ "$(cat "$WORK/stamp" 2>/dev/null)" != "$stamp" ]; then

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""hbf_endurance.py INDEX READS OUT - hbf-endurance's table, its answers and the figure's data.
+
+INDEX: "PRESET POLICY PE LOOPS USER_BYTES TABLE.csv" per run (the merged `kv` row); READS:
+"PRESET MB/s" per preset (may be empty). Writes OUT/hbf-endurance.csv, OUT/table.md and
+OUT/plot-PRESET.csv. Lifetimes between the two rated P/E values run are interpolated on log-log
+axes between the two runs (the erase-count lifetime is close to proportional to P/E: the ratio
+is in the table). Deterministic: no wall time."""
+import csv
+import math
+import os
+import sys
+
+YEARS = 5
+GRID = [3000, 10000, 30000, 100000]
+STACK_MBPS = 1.6e6  # the public 1.6 TB/s of read per stack
+
+
+def num(s):
+    return float("inf") if s == "inf" else float(s) if s else None
+
+
+def interp(points, pe):
+    """years at pe on the log-log line through points [(pe, years)], sorted by pe"""
+    (p0, y0), (p1, y1) = points[0], points[-1]
+    if math.isinf(y0) or math.isinf(y1):
+        return float("inf")
+    t = (math.log(pe) - math.log(p0)) / (math.log(p1) - math.log(p0))
+    return math.exp(math.log(y0) + t * (math.log(y1) - math.log(y0)))
+
+
+def pe_needed(points):
+    """the rated P/E for YEARS on the same line (None if not within 1K..1M)"""
+    (p0, y0), (p1, y1) = points[0], points[-1]
+    if math.isinf(y0):
+        return 0
+    slope = (math.log(y1) - math.log(y0)) / (math.log(p1) - math.log(p0))
+    if slope <= 0:
+        return None
+    pe = math.exp(math.log(p0) + (math.log(YEARS) - math.log(y0)) / slope)
+    return pe if pe <= 1e6 else None
+
+
+def load(index):
+    runs = {}
+    for line in open(index):
+        preset, pol, pe, loops, user, path = line.split()
+        r = next(csv.DictReader(open(path)))
+        runs.setdefault((preset, pol), {})[int(pe)] = (int(loops), int(user), r)
+    return runs
+
+
+def rows_of(runs):
+    rows = []
+    for (preset, pol), by_pe in runs.items():
+        pes = sorted(by_pe)
+        loops, user, lo = by_pe[pes[0]]
+        hi = by_pe[pes[-1]][2]
+        pts = [(pe, num(by_pe[pe][2]["lifetime_erase_days"]) / 365) for pe in pes]
+        scale = (pts[-1][1] / pts[0][1]) / (pes[-1] / pes[0]) if not math.isinf(pts[0][1]) else None
+        need = pe_needed(pts)
+        rows.append({
+            "preset": preset, "policy": pol, "loops": loops,
+            "drive_writes": "%.3f" % (int(lo["ssd_write_bytes"]) / user),
+            "miss_ratio": lo["miss_ratio"], "token_miss_ratio": lo["token_miss_ratio"],
+            "waf_pe_low": lo["waf"], "waf_pe_high": hi["waf"],
+            "erase_years_pe_low": "%.4g" % pts[0][1], "erase_years_pe_high": "%.4g" % pts[-1][1],
+            "scaling": "%.3f" % scale if scale else "",
+            "tbw_years_pe_low": "%.4g" % (num(lo["lifetime_tbw_days"]) / 365),
+            "pe_for_5y": "" if need is None else "%.0f" % need,
+            "load_latency_mean_s": lo["latency_mean_s"], "load_latency_p99_s": lo["latency_p99_s"],
+            "_pts": pts})
+    return rows
+
+
+def write(rows, reads, outdir, pes):
+    cols = [k for k in rows[0] if not k.startswith("_")]
+    with open(os.path.join(outdir, "hbf-endurance.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, cols, extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    presets = list(dict.fromkeys(r["preset"] for r in rows))
+    for p in presets:
+        with open(os.path.join(outdir, "plot-%s.csv" % p), "w") as f:
+            for r in rows:
+                if r["preset"] == p:
+                    f.write("P/E,years,%s\n" % r["policy"])
+                    for pe in GRID:
+                        f.write("%d,%.6g\n" % (pe, interp(r["_pts"], pe)))
+                    f.write("\n\n")
+    lo, hi = pes[0], pes[-1]
+    out = ["| preset | policy | passes | drive writes | miss (blocks) | miss (tokens) | WAF at %dK / %dK P/E | "
+           "erase-count years at %dK / %dK | scaling | TBW-division years at %dK | P/E for 5 years | "
+           "load latency mean / p99 (s) |" % (lo // 1000, hi // 1000, lo // 1000, hi // 1000, lo // 1000),
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        steady = "" if float(r["drive_writes"]) >= 3 else " (not steady)"
+        out.append("| %s | %s | %d | %s%s | %.4f | %.4f | %s / %s | %s / %s | %s | %s | %s | %s / %s |" % (
+            r["preset"], r["policy"], r["loops"], r["drive_writes"], steady, float(r["miss_ratio"]),
+            float(r["token_miss_ratio"]), r["waf_pe_low"] or "-", r["waf_pe_high"] or "-",
+            r["erase_years_pe_low"], r["erase_years_pe_high"], r["scaling"] or "-",
+            r["tbw_years_pe_low"], r["pe_for_5y"] or "> 1M", r["load_latency_mean_s"],
+            r["load_latency_p99_s"]))
+    out.append("")
+    out.append("| preset | rated P/E | alive for %d years (erase count) | lowest miss among them |" % YEARS)
+    out.append("|---|---|---|---|")
+    for p in presets:
+        for pe in GRID:
+            alive = [r for r in rows if r["preset"] == p and interp(r["_pts"], pe) >= YEARS]
+            best = min(alive, key=lambda r: float(r["miss_ratio"])) if alive else None
+            out.append("| %s | %d | %s | %s |" % (
+                p, pe, ", ".join(r["policy"] for r in alive) or "none",
+                "%s (miss %.4f)" % (best["policy"], float(best["miss_ratio"])) if best else "-"))
+    for line in open(reads):
+        p, mbps = line.split()
+        stacks = 8 if p.endswith("4t") else 1
+        out.append("")
+        out.append("%s: 4 MiB sequential reads at QD1024 after preconditioning: %.2f TB/s "
+                   "(public: %.1f TB/s)" % (p, float(mbps) / 1e6, stacks * STACK_MBPS / 1e6))
+    open(os.path.join(outdir, "table.md"), "w").write("\n".join(out) + "\n")
+
+
+def main():
+    index, reads, outdir = sys.argv[1:4]
+    runs = load(index)
+    pes = sorted({pe for v in runs.values() for pe in v})
+    write(rows_of(runs), reads, outdir, pes)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+#!/bin/bash
+# test_results.sh - the experiments' quick mode, end to end (issue 16): scripts/experiments/all
+# --quick into a temporary directory, with its own job directories (so every run is made again
+# by this build); then every CSV must parse with its expected columns and a row for each run,
+# every figure must exist as PNG and SVG, meta.json must name the command, the commit and the
+# wall time, and results/README.md's quick tables must be exactly the tables just made
+# (scripts/experiments/readme-sync --check): the numbers in the README are the scripts' numbers.
+# Usage: test_results.sh SOURCE_ROOT
+set -u
+ROOT=${1:?usage: test_results.sh SOURCE_ROOT}
+cd "$ROOT"
+FG=$ROOT/build/femu-gandalf
+. tests/testlib.sh
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+t0=$(date +%s)
+if FG_EXP_WORK=$T/work scripts/experiments/all --quick --out-root "$T/out" >"$T/all.log" 2>&1; then
+	pass "experiments/all --quick: $(tail -1 "$T/all.log") (test wall $(($(date +%s) - t0)) s)"
+else
+	fail "experiments/all --quick: $(tail -20 "$T/all.log")"
+fi
+
+# check_csv FILE ROWS COLUMN...: FILE has exactly ROWS data rows and these columns, each row full
+check_csv() {
+	local f=$1 n=$2
+	shift 2
+	local out
+	if out=$(python3 - "$f" "$n" "$@" <<'PY'
+import csv, sys
+f, n, cols = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+rows = list(csv.DictReader(open(f)))
+missing = [c for c in cols if c not in (rows[0] if rows else {})]
+assert not missing, "missing columns %s" % missing
+assert len(rows) == n, "%d rows, want %d" % (len(rows), n)
+for i, r in enumerate(rows, 2):
+    for c in cols:
+        assert r[c] not in (None,), "line %d: no %s" % (i, c)
+print("%d rows, %d columns" % (len(rows), len(rows[0])))
+PY
+	); then pass "$(basename "$f"): $out"; else fail "$f: $out"; fi
+}
+O=$T/out
+# waf-check --quick: 1 drive x 2 TRIM x 2 layouts x 5 policies
+check_csv "$O/waf-check/waf-check.csv" 20 drive trim alloc policy loops drive_writes steady miss_ratio \
+	token_miss_ratio ssd_write_bytes waf lifetime_tbw_days lifetime_naive_pe_days lifetime_erase_days erase_over_tbw
+# hbf-endurance --quick: 1 preset x 5 policies
+check_csv "$O/hbf-endurance/hbf-endurance.csv" 5 preset policy loops drive_writes miss_ratio token_miss_ratio \
+	waf_pe_low waf_pe_high erase_years_pe_low erase_years_pe_high scaling tbw_years_pe_low pe_for_5y \
+	load_latency_mean_s load_latency_p99_s
+for fig in waf-check/waf-check-ent-tlc-1t hbf-endurance/hbf-endurance; do
+	if [ -s "$O/$fig.png" ] && [ "$(head -c 4 "$O/$fig.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
+		grep -q "<svg" "$O/$fig.svg"; then pass "figure $fig: PNG and SVG"
+	else fail "figure $fig: missing or not PNG/SVG"; fi
+done
+for e in waf-check hbf-endurance; do
+	python3 -c "
+import json, sys, subprocess
+m = json.load(open(sys.argv[1]))
+assert m['command'].startswith('scripts/experiments/' + sys.argv[2]) and '--quick' in m['command'], m['command']
+assert len(m['commit']) == 40 and m['wall_s'] >= 0 and m['quick'] is True, m
+" "$O/$e/meta.json" "$e" && pass "$e/meta.json: command, commit, wall time" || fail "$e/meta.json"
+done
+if out=$(scripts/experiments/readme-sync --check --quick-root "$O" 2>&1); then
+	pass "results/README.md: every quick table is the script's, byte for byte"
+else
+	fail "results/README.md differs from the scripts' quick tables: $out"
+fi
+
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]
