@@ -44,19 +44,23 @@ O=$T/out
 # waf-check --quick: 1 drive x 2 TRIM x 2 layouts x 5 policies
 check_csv "$O/waf-check/waf-check.csv" 20 drive trim alloc policy loops drive_writes steady miss_ratio \
 	token_miss_ratio ssd_write_bytes waf lifetime_tbw_days lifetime_naive_pe_days lifetime_erase_days erase_over_tbw
-# hbf-endurance --quick: 1 preset x 5 policies
-check_csv "$O/hbf-endurance/hbf-endurance.csv" 5 preset policy loops drive_writes miss_ratio token_miss_ratio \
+# hbf-endurance --quick: 1 preset x 4 policies
+check_csv "$O/hbf-endurance/hbf-endurance.csv" 4 preset policy loops drive_writes miss_ratio token_miss_ratio \
 	waf_pe_low waf_pe_high erase_years_pe_low erase_years_pe_high scaling tbw_years_pe_low pe_for_5y \
 	load_latency_mean_s load_latency_p99_s
 # lifetime-miss --quick: every point of six policies' sweeps (17 + 1 + 1 + 10 + 3 + 10)
 check_csv "$O/lifetime-miss/lifetime-miss.csv" 42 policy params miss_ratio token_miss_ratio ssd_write_bytes \
 	waf lifetime_tbw_days lifetime_naive_pe_days lifetime_erase_days
-for fig in waf-check/waf-check-ent-tlc-1t lifetime-miss/lifetime-miss hbf-endurance/hbf-endurance; do
+# placement-hints --quick: 4 policies x 2 hints
+check_csv "$O/placement-hints/placement-hints.csv" 8 policy streams loops drive_writes miss_ratio \
+	ssd_write_bytes waf lifetime_tbw_days lifetime_erase_days
+for fig in waf-check/waf-check-ent-tlc-1t lifetime-miss/lifetime-miss placement-hints/placement-hints \
+	hbf-endurance/hbf-endurance; do
 	if [ -s "$O/$fig.png" ] && [ "$(head -c 4 "$O/$fig.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
 		grep -q "<svg" "$O/$fig.svg"; then pass "figure $fig: PNG and SVG"
 	else fail "figure $fig: missing or not PNG/SVG"; fi
 done
-for e in waf-check lifetime-miss hbf-endurance; do
+for e in waf-check lifetime-miss placement-hints hbf-endurance; do
 	python3 -c "
 import json, sys, subprocess
 m = json.load(open(sys.argv[1]))

@@ -116,7 +116,7 @@ exp_steady_loops() {
 	exp_merge "$1" | python3 -c "
 import csv, math, sys
 per = int(next(csv.DictReader(sys.stdin))['ssd_write_bytes']) / $2
-print(min(12, max(1, math.ceil(3.2 / per))) if per > 0 else 1)"
+print(min(${EXP_MAX_LOOPS:-12}, max(1, math.ceil(3.2 / per))) if per > 0 else 1)"
 }
 
 exp_plot() {
