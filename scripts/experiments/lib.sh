@@ -72,10 +72,13 @@ exp_kv() {
 	local tag=$1 err
 	shift
 	EXP_TAGS+=("$tag")
+	# the same flags were emitted by this build already (emitting loads the trace: seconds)
+	[ "$(cat "$WORK/$tag/flags" 2>/dev/null)" != "$*" ] || return 0
 	if ! err=$("$FG" sweep --emit-jobs "$WORK/$tag" "$@" 2>&1 >/dev/null); then
 		echo "$EXP: $tag: $err" >&2
 		exit 2
 	fi
+	echo "$*" >"$WORK/$tag/flags"
 }
 
 exp_run() {
