@@ -28,7 +28,8 @@ exp_usage() {
 
 Common flags: --quick (the small setup, under a minute or two; into results/$EXP/quick/),
 --jobs N (runs at once, default 2), --fresh (forget finished runs), --out DIR (instead of
-results/$EXP[/quick]).
+results/$EXP[/quick]), --only "A B" (only these of the drives, presets or policies the
+experiment loops over first; the tables say which ran).
 EOF
 }
 
@@ -36,10 +37,11 @@ exp_init() {
 	EXP=$1
 	shift
 	EXP_ARGS=("$@")
-	QUICK=0 JOBS=2 FRESH=0 OUT=
+	QUICK=0 JOBS=2 FRESH=0 OUT= ONLY=
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--quick) QUICK=1; shift ;;
+		--only) ONLY=${2:?--only needs a list}; shift 2 ;;
 		--jobs) JOBS=${2:?--jobs needs N}; shift 2 ;;
 		--fresh) FRESH=1; shift ;;
 		--out) OUT=${2:?--out needs a directory}; shift 2 ;;
@@ -106,6 +108,18 @@ exp_merge() {
 }
 
 # exp_user_bytes PRESET [--set K=V...]: the drive's user bytes
+# exp_only NAME...: NAME... restricted to --only's list (all of them without --only); prints
+# the kept names, one line; an --only name outside the list is an error
+exp_only() {
+	[ -n "$ONLY" ] || { echo "$*"; return; }
+	local n kept=()
+	for n in $ONLY; do
+		[[ " $* " == *" $n "* ]] || { echo "$EXP: --only $n: not one of: $*" >&2; return 2; }
+		kept+=("$n")
+	done
+	echo "${kept[*]}"
+}
+
 exp_user_bytes() {
 	local preset=$1
 	shift
