@@ -15,7 +15,8 @@
 #   exp_merge TAG              that command's table (kv's CSV without wall_s) on stdout
 #   exp_user_bytes PRESET ...  a drive's user bytes;  exp_steady_loops TAG USER: passes to 3.2x
 #   exp_plot NAME <<'GP'       one gnuplot script drawn twice: OUT/NAME.png and OUT/NAME.svg
-#   exp_finish                 meta.json, and the time taken
+#   exp_finish                 meta.json (wall_s: this invocation, which may have resumed;
+#                              runs_wall_s: every run's own wall time, summed), the time taken
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
@@ -154,11 +155,17 @@ exp_finish() {
 	local wall=$(($(date +%s) - EXP_T0)) commit dirty=false
 	commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 	[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
-	python3 - "$OUT/meta.json" "$EXP" "$commit" "$dirty" "$wall" "$JOBS" "$QUICK" "$0" "${EXP_ARGS[@]}" <<'PY'
-import json, os, sys, time
-out, exp, commit, dirty, wall, jobs, quick, prog, *args = sys.argv[1:]
+	local tag walls=()
+	for tag in "${EXP_TAGS[@]}"; do walls+=("$WORK/$tag/wall.csv"); done
+	python3 - "$OUT/meta.json" "$EXP" "$commit" "$dirty" "$wall" "$JOBS" "$QUICK" "$0" "${#walls[@]}" \
+		"${walls[@]}" "${EXP_ARGS[@]}" <<'PY'
+import csv, json, os, sys, time
+out, exp, commit, dirty, wall, jobs, quick, prog, n, *rest = sys.argv[1:]
+walls, args = rest[:int(n)], rest[int(n):]
+runs = [float(r["wall_s"]) for w in walls for r in csv.DictReader(open(w))]
 json.dump({"experiment": exp, "command": " ".join(["scripts/experiments/" + os.path.basename(prog)] + args),
            "commit": commit, "dirty": dirty == "true", "wall_s": int(wall), "jobs": int(jobs),
+           "runs": len(runs), "runs_wall_s": round(sum(runs), 1),
            "quick": quick == "1", "cpus": os.cpu_count(),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, open(out, "w"), indent=1)
 open(out, "a").write("\n")
