@@ -51,16 +51,22 @@ check_csv "$O/hbf-endurance/hbf-endurance.csv" 4 preset policy loops drive_write
 # lifetime-miss --quick: every point of six policies' sweeps (17 + 1 + 1 + 10 + 3 + 10)
 check_csv "$O/lifetime-miss/lifetime-miss.csv" 42 policy params miss_ratio token_miss_ratio ssd_write_bytes \
 	waf lifetime_tbw_days lifetime_naive_pe_days lifetime_erase_days
+# capacity-ratio --quick: 5 splits x 4 policies; models --quick: 6 models x 4 policies
+check_csv "$O/capacity-ratio/capacity-ratio.csv" 20 dram ssd policy miss_ratio token_miss_ratio ssd_write_bytes \
+	waf lifetime_tbw_days lifetime_erase_days
+check_csv "$O/models/models.csv" 24 model state_per_chunk dram_bytes ssd_bytes policy miss_ratio \
+	token_miss_ratio ssd_write_bytes lifetime_tbw_days
 # placement-hints --quick: 4 policies x 2 hints
 check_csv "$O/placement-hints/placement-hints.csv" 8 policy streams loops drive_writes miss_ratio \
 	ssd_write_bytes waf lifetime_tbw_days lifetime_erase_days
-for fig in waf-check/waf-check-ent-tlc-1t lifetime-miss/lifetime-miss placement-hints/placement-hints \
+for fig in waf-check/waf-check-ent-tlc-1t lifetime-miss/lifetime-miss lifetime-miss/writes-by-kind \
+	lifetime-miss/latency-cost capacity-ratio/capacity-ratio models/models placement-hints/placement-hints \
 	hbf-endurance/hbf-endurance; do
 	if [ -s "$O/$fig.png" ] && [ "$(head -c 4 "$O/$fig.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
 		grep -q "<svg" "$O/$fig.svg"; then pass "figure $fig: PNG and SVG"
 	else fail "figure $fig: missing or not PNG/SVG"; fi
 done
-for e in waf-check lifetime-miss placement-hints hbf-endurance; do
+for e in waf-check lifetime-miss capacity-ratio models placement-hints hbf-endurance; do
 	python3 -c "
 import json, sys, subprocess
 m = json.load(open(sys.argv[1]))

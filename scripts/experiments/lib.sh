@@ -77,6 +77,7 @@ exp_kv() {
 	EXP_TAGS+=("$tag")
 	# the same flags were emitted by this build already (emitting loads the trace: seconds)
 	[ "$(cat "$WORK/$tag/flags" 2>/dev/null)" != "$*" ] || return 0
+	rm -rf "${WORK:?}/$tag" # (other flags under this tag: its results are not these flags')
 	if ! err=$("$FG" sweep --emit-jobs "$WORK/$tag" "$@" 2>&1 >/dev/null); then
 		echo "$EXP: $tag: $err" >&2
 		exit 2
