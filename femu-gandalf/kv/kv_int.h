@@ -37,6 +37,7 @@ struct kv_obj {
 };
 struct kvsim {
 	struct kv_config cfg;
+	struct u64map seen; /* every block id a request has carried: the entries that exist */
 	const struct kv_policy *pol;
 	void *pol_state;
 	double pv[KV_MAX_PARAMS]; /* the policy's parameters, in its table's order */

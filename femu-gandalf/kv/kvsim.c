@@ -1070,6 +1070,25 @@ static inline int account(struct kvsim *s, const struct kv_request *rq, uint32_t
 }
 
 /*
+ * The request-level miss (the Gandalf paper's words: a request served "without needing to
+ * recompute the KV cache entries" is a hit): the request recomputes a block that an earlier
+ * request produced. Blocks no request carried before are new work, not misses. Then its
+ * recomputed blocks are known to exist. 0, or -1 when out of memory.
+ */
+static int count_recomputed(struct kvsim *s, const struct kv_request *rq, uint32_t b)
+{
+	bool again = false;
+	for (uint32_t i = b; i < rq->nblocks; i++) {
+		uint64_t *v = u64map_upsert(&s->seen, rq->blocks[i], s->st.requests);
+		if (!v)
+			return -1;
+		again |= *v != s->st.requests;
+	}
+	s->st.missed_requests += again;
+	return 0;
+}
+
+/*
  * Admit the recomputed chunks b..n-1. A chunk is admitted only below its cached parent: once one
  * cannot be (no room, or the admissions' evictions took its parent), the rest of the prefix
  * stays out. Leaves s->idx[b..n) the chunks' objects (KV_NONE where not cached).
@@ -1150,7 +1169,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 		for (uint32_t i = b; i < r; i++)
 			if (s->obj[s->idx[i]].in_ssd)
 				sink_io(s, KV_IO_PROBE, &s->obj[s->idx[i]]);
-	if (account(s, rq, b, &h)) {
+	if (account(s, rq, b, &h) || count_recomputed(s, rq, b)) {
 		s->cur_rq = NULL;
 		return fg_err(err, errlen, "out of memory");
 	}
@@ -1208,10 +1227,13 @@ static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct k
 	if (p->prepare && !prepared)
 		return fg_err(err, errlen,
 		            "policy %s needs its pass over the trace (prepare()) first", p->name);
-	if (u64map_init(&s->map, 1024))
+	if (u64map_init(&s->map, 1024) || u64map_init(&s->seen, 1024)) {
+		u64map_free(&s->map);
 		return fg_err(err, errlen, "out of memory");
+	}
 	if (p->init && p->init(s, err, errlen)) {
 		u64map_free(&s->map);
+		u64map_free(&s->seen);
 		s->pol = NULL; /* nothing for kvsim_free() to finish */
 		return -1;
 	}
@@ -1287,6 +1309,7 @@ void kvsim_free(struct kvsim *s)
 	free(s->obj);
 	free(s->scratch);
 	u64map_free(&s->map);
+	u64map_free(&s->seen);
 	free(s->freeslot[0]);
 	free(s->freeslot[1]);
 	free(s->ring);

@@ -135,6 +135,7 @@ double kv_wear_usd(const struct kv_config *c, bool device, uint64_t host_bytes,
 
 struct kv_stats {
 	uint64_t requests, prefix_blocks, hit_blocks, prefix_tokens, missed_tokens;
+	uint64_t missed_requests; /* requests that recomputed a block an earlier request produced */
 	uint64_t hits[2][2]; /* [tier: 0 DRAM, 1 SSD][kind] objects served */
 	uint64_t ssd_write_bytes[2], ssd_writes[2], ssd_written_hit[2]; /* by kind */
 	uint64_t ssd_read_bytes, ssd_evictions, dram_drops, not_admitted, ssd_alloc_fail;

@@ -263,6 +263,7 @@ static void json_counts(const struct kv_result *r, struct json_out *j)
 	jout_u64(j, "requests", st->requests);
 	jout_num(j, "miss_ratio", "%.6f", kv_result_miss_ratio(r));
 	jout_num(j, "token_miss_ratio", "%.6f", share(st->missed_tokens, st->prefix_tokens));
+	jout_num(j, "request_miss_ratio", "%.6f", share(st->missed_requests, st->requests));
 	jout_object(j, "hits", JOUT_INLINE);
 	jout_u64(j, "dram_full", st->hits[0][0]);
 	jout_u64(j, "dram_linear", st->hits[0][1]);
@@ -373,7 +374,7 @@ void kv_result_csv_header(FILE *out)
 	             "ssd_write_linear,ssd_read_bytes,hit_share_full,hit_share_linear,waf,"
 	             "lifetime_tbw_days,lifetime_naive_pe_days,lifetime_erase_days,latency_mean_s,"
 	             "latency_p99_s,cost_per_1k,wall_s,token_miss_ratio,peak_active_kv_bytes,"
-	             "policy_figures\n");
+	             "policy_figures,request_miss_ratio\n");
 }
 
 /* s as one quoted CSV field (RFC 4180: quotes doubled), so a comma or a quote stays inside it */
@@ -420,6 +421,6 @@ void kv_result_csv_row(const struct kv_result *r, FILE *out)
 		         r->fig[i].name, r->fig[i].value);
 	fputc(',', out);
 	csv_quoted(figs, out);
-	fputc('\n', out);
+	fprintf(out, ",%.6f\n", share(st->missed_requests, st->requests));
 	fflush(out);
 }
