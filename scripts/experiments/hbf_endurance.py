@@ -63,6 +63,7 @@ def rows_of(runs):
             "preset": preset, "policy": pol, "loops": loops,
             "drive_writes": "%.3f" % (int(lo["ssd_write_bytes"]) / user),
             "miss_ratio": lo["miss_ratio"], "token_miss_ratio": lo["token_miss_ratio"],
+            "request_miss_ratio": lo["request_miss_ratio"],
             "waf_pe_low": lo["waf"], "waf_pe_high": hi["waf"],
             "erase_years_pe_low": "%.4g" % pts[0][1], "erase_years_pe_high": "%.4g" % pts[-1][1],
             "scaling": "%.3f" % scale if scale else "",
@@ -89,15 +90,15 @@ def write(rows, reads, outdir, pes):
                         f.write("%d,%.6g\n" % (pe, interp(r["_pts"], pe)))
                     f.write("\n\n")
     lo, hi = pes[0], pes[-1]
-    out = ["| preset | policy | passes | drive writes | miss (blocks) | miss (tokens) | WAF at %dK / %dK P/E | "
+    out = ["| preset | policy | passes | drive writes | miss (blocks) | miss (tokens) | miss (requests) | WAF at %dK / %dK P/E | "
            "erase-count years at %dK / %dK | scaling | TBW-division years at %dK | P/E for 5 years | "
            "load latency mean / p99 (s) |" % (lo // 1000, hi // 1000, lo // 1000, hi // 1000, lo // 1000),
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         steady = "" if float(r["drive_writes"]) >= 3 else " (not steady)"
-        out.append("| %s | %s | %d | %s%s | %.4f | %.4f | %s / %s | %s / %s | %s | %s | %s | %s / %s |" % (
+        out.append("| %s | %s | %d | %s%s | %.4f | %.4f | %.4f | %s / %s | %s / %s | %s | %s | %s | %s / %s |" % (
             r["preset"], r["policy"], r["loops"], r["drive_writes"], steady, float(r["miss_ratio"]),
-            float(r["token_miss_ratio"]), r["waf_pe_low"] or "-", r["waf_pe_high"] or "-",
+            float(r["token_miss_ratio"]), float(r["request_miss_ratio"]), r["waf_pe_low"] or "-", r["waf_pe_high"] or "-",
             r["erase_years_pe_low"], r["erase_years_pe_high"], r["scaling"] or "-",
             r["tbw_years_pe_low"], r["pe_for_5y"] or "> 1M", r["load_latency_mean_s"],
             r["load_latency_p99_s"]))

@@ -10,7 +10,7 @@ import os
 import sys
 
 COLS = ["drive", "trim", "alloc", "policy", "loops", "drive_writes", "steady", "miss_ratio",
-        "token_miss_ratio", "ssd_write_bytes", "waf", "lifetime_tbw_days",
+        "token_miss_ratio", "request_miss_ratio", "ssd_write_bytes", "waf", "lifetime_tbw_days",
         "lifetime_naive_pe_days", "lifetime_erase_days", "erase_over_tbw"]
 
 
@@ -55,7 +55,7 @@ def load(index):
             "drive": drive, "trim": trim, "alloc": alloc, "policy": r["policy"],
             "loops": int(loops), "drive_writes": "%.3f" % dw, "steady": str(dw >= 3).lower(),
             "miss_ratio": r["miss_ratio"], "token_miss_ratio": r["token_miss_ratio"],
-            "ssd_write_bytes": w, "waf": r["waf"] or "",
+            "request_miss_ratio": r["request_miss_ratio"], "ssd_write_bytes": w, "waf": r["waf"] or "",
             "lifetime_tbw_days": r["lifetime_tbw_days"],
             "lifetime_naive_pe_days": r["lifetime_naive_pe_days"],
             "lifetime_erase_days": r["lifetime_erase_days"],
@@ -115,13 +115,14 @@ def main():
                     f.write("%s,%s,%s,%s,%s\n" % (r["policy"], r["lifetime_tbw_days"],
                                                   r["lifetime_naive_pe_days"],
                                                   r["lifetime_erase_days"], r["waf"] or "nan"))
-    out = ["| drive | TRIM | layout | policy | passes | drive writes | miss (blocks) | "
+    out = ["| drive | TRIM | layout | policy | passes | drive writes | miss: blocks / requests | "
            "host GB | WAF | TBW div. d | naive P/E d | erase count d | erase / TBW |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        out.append("| %s | %s | %s | %s | %d | %s%s | %.4f | %.0f | %s | %s | %s | %s | %s |" % (
+        out.append("| %s | %s | %s | %s | %d | %s%s | %.4f / %.4f | %.0f | %s | %s | %s | %s | %s |" % (
             r["drive"], r["trim"], r["alloc"], r["policy"], r["loops"], r["drive_writes"],
             "" if r["steady"] == "true" else " (not steady)", float(r["miss_ratio"]),
+            float(r["request_miss_ratio"]),
             r["ssd_write_bytes"] / 1e9, r["waf"] or "-", r["lifetime_tbw_days"],
             r["lifetime_naive_pe_days"], r["lifetime_erase_days"], r["erase_over_tbw"] or "-"))
     answers(rows, out)
