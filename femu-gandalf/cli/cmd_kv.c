@@ -534,8 +534,6 @@ static void store_text(const struct kv_cli *c, const struct store_stats *s)
 	       s->lat_mean_us);
 }
 
-/* Point j of pol (its grid's with --sweep, else the --param values): run it and print it.
- * 0, or an exit code after printing the error. */
 /* Point j of pol: its "k=v,..." into pt, and ro->drive from --device (into fc). 0, or -1 after
  * printing the error. */
 static int kv_point_setup(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_policy *pol,
@@ -576,6 +574,8 @@ static int kv_emit_points(struct kv_cli *c, struct kv_run_opts *ro, const struct
 	return rc;
 }
 
+/* Point j of pol (its grid's with --sweep, else the --param values): run it and print it.
+ * 0, or an exit code after printing the error. */
 static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_policy *pol,
                     uint64_t j, bool csv)
 {
