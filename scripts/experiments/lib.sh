@@ -100,8 +100,8 @@ exp_run() {
 			{ echo "$EXP: a run failed (its message is above); the finished ones are kept" >&2; exit 1; }
 	fi
 	for tag in "${EXP_TAGS[@]}"; do
-		"$FG" sweep --merge "$WORK/$tag" --output "$WORK/$tag/table.csv" 2>/dev/null ||
-			{ "$FG" sweep --merge "$WORK/$tag" >/dev/null; exit 1; }
+		"$FG" sweep --merge "$WORK/$tag" --output "$WORK/$tag/table.csv" 2>"$WORK/merge.err" ||
+			{ cat "$WORK/merge.err" >&2; exit 1; }
 	done
 }
 
