@@ -223,6 +223,25 @@ expect 0 "peak active KV for paper-kimi-k3: " "trace info --model" -- trace info
 expect 2 "unknown model 'gpt-9'" "trace info unknown model" -- trace info "$SRC/traces/multiturn-small.jsonl" --model gpt-9
 expect 2 "is a block trace" "trace info --model on a block trace" -- trace info "$SRC/traces/blk-kvcache-small.csv" --model paper-kimi-k3
 expect 2 "knows one pass of the trace: drop --loop" "kv one-pass policy with --loop" -- "${KV[@]}" --policy oracle --loop 2
+expect 2 "--loop-ids new: must be same or fresh" "kv bad --loop-ids" -- "${KV[@]}" --loop 2 --loop-ids new
+# --loop-ids: on a tier that never evicts, a second pass of the same content misses nothing new,
+# and a pass of fresh ids misses exactly what the first pass did (the trace's own miss ratios)
+LI=(kv --trace "$SRC/traces/multiturn-small.jsonl" --model paper-kimi-k3 --dram 1G --device none --ssd 10T --policy lru --json)
+for m in one same fresh; do
+	case $m in one) a=(--loop 1) ;; *) a=(--loop 2 --loop-ids "$m") ;; esac
+	"$FG" "${LI[@]}" "${a[@]}" >"$T/loop-$m.json" 2>"$T/err" || fail "kv --loop-ids $m: $(cat "$T/err")"
+done
+python3 - "$T"/loop-{one,same,fresh}.json <<'PY' && pass "kv --loop-ids same and fresh" || fail "kv --loop-ids same and fresh"
+import json, sys
+one, same, fresh = (json.load(open(p)) for p in sys.argv[1:4])
+assert one["ssd_evictions"] == same["ssd_evictions"] == fresh["ssd_evictions"] == 0
+hits = lambda r: sum(r["hits"].values())
+assert same["requests"] == fresh["requests"] == 2 * one["requests"]
+assert fresh["miss_ratio"] == one["miss_ratio"] and fresh["request_miss_ratio"] == one["request_miss_ratio"]
+assert fresh["token_miss_ratio"] == one["token_miss_ratio"]
+assert same["miss_ratio"] < one["miss_ratio"] and same["ssd_write_bytes"] == one["ssd_write_bytes"]
+assert fresh["ssd_write_bytes"] >= 2 * one["ssd_write_bytes"]
+PY
 expect 2 "--dram 0" "kv zero DRAM" -- "${KV[@]}" --dram 0
 expect 2 "--ssd 0" "kv zero SSD" -- "${KV[@]}" --ssd 0
 expect 2 "larger than the tiny drive" "kv SSD tier larger than the drive" -- "${KV[@]}" --ssd 1T

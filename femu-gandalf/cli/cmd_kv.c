@@ -104,6 +104,7 @@ struct kv_cli {
 	char **sets, **params;
 	gboolean json, sweep, csv;
 	gint loops;
+	gchar *loop_ids;
 	/* the store (--target): a real device or file in a backend's layout */
 	char *target, *layout, *meta, *record, *timing;
 	gboolean capture, force, no_fences;
@@ -187,6 +188,10 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	         "S"},
 	        {"loop", 0, 0, G_OPTION_ARG_INT, &c->loops,
 	         "replay the trace N times (toward steady state)", "N"},
+	        {"loop-ids", 0, 0, G_OPTION_ARG_STRING, &c->loop_ids,
+	         "--loop: same (default: every pass replays the same content) | fresh (each pass "
+	         "after the first has new block and session ids: new users, the same load)",
+	         "same|fresh"},
 	        {"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &c->target_years,
 	         "alias of --param target_years=Y (gandalf: SSD write budget to last this long)",
 	         "Y"},
@@ -471,6 +476,11 @@ static int kv_select(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_p
 	ro->kt = &c->kt;
 	ro->device = c->device;
 	ro->loops = c->loops;
+	if (c->loop_ids && strcmp(c->loop_ids, "same") && strcmp(c->loop_ids, "fresh")) {
+		fprintf(stderr, "femu-gandalf: --loop-ids %s: must be same or fresh\n", c->loop_ids);
+		return -1;
+	}
+	ro->fresh_ids = c->loop_ids && !strcmp(c->loop_ids, "fresh");
 	return 0;
 }
 

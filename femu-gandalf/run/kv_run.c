@@ -71,29 +71,75 @@ static struct ftl *kv_drive(const struct kv_run_opts *o, struct kv_config *cfg, 
 	return f;
 }
 
-/* The passes. 0, or -1 with the failing request in err. */
+/* A pass's own id for x (pass >= 1): splitmix64's finalizer of x mixed with the pass, computed
+ * modulo 2^bits. Each step (an odd multiplier, a right xorshift) is a bijection there, so
+ * prefixes stay prefixes within the pass, a block id stays below 2^63 (KV_LINEAR_BIT is the
+ * state's), and two passes share an id with probability ~ n^2 / 2^63 (1e-3 for 1e8 ids). */
+static uint64_t pass_mix(uint64_t x, int pass, int bits)
+{
+	const uint64_t m = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+	uint64_t z = (x + (uint64_t)pass * 0x9e3779b97f4a7c15ull) & m;
+	z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull) & m;
+	z = ((z ^ (z >> 27)) * 0x94d049bb133111ebull) & m;
+	return z ^ (z >> 31);
+}
+
+static uint64_t pass_session(uint64_t session, int pass)
+{
+	if (session == KV_NO_SESSION)
+		return session;
+	uint64_t z = pass_mix(session, pass, 64);
+	return z == KV_NO_SESSION ? session : z; /* (2^-64: keep the trace's own) */
+}
+
+/* The passes. 0, or -1 with the failing request in err. With fresh_ids, each pass after the
+ * first is a new population of sessions behaving as the trace's (new users, the same load):
+ * the tier keeps meeting new content, as a deployment does, and a drive larger than the trace's
+ * whole KV still reaches steady state; with the same ids, the passes replay the same content,
+ * and what the previous pass left on the SSD is hit. */
 static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, char *err, size_t errlen)
 {
 	char e[8192];
 	double toff = 0, span = 0;
+	uint64_t *ids = NULL, nids = 0;
+	int rc = 0;
 
-	for (int pass = 0; pass < o->loops; pass++) {
+	for (int pass = 0; pass < o->loops && !rc; pass++) {
 		for (uint64_t i = 0; i < o->kt->n; i++) {
 			struct kv_request rq = o->kt->rq[i];
 			rq.t += toff;
 			if (rq.t > span)
 				span = rq.t;
+			if (o->fresh_ids && pass) {
+				if (rq.nblocks > nids) {
+					uint64_t *n = realloc(ids, rq.nblocks * sizeof(*ids));
+					if (!n) {
+						snprintf(err, errlen, "out of memory");
+						rc = -1;
+						break;
+					}
+					ids = n;
+					nids = rq.nblocks;
+				}
+				for (uint32_t b = 0; b < rq.nblocks; b++)
+					ids[b] = pass_mix(rq.blocks[b], pass, 63);
+				rq.blocks = ids;
+				rq.session = pass_session(rq.session, pass);
+				rq.parent = pass_session(rq.parent, pass);
+			}
 			if (kvsim_request(s, &rq, e, sizeof(e))) {
 				snprintf(err, errlen, "%s: request %llu: %s", o->trace,
 				         (unsigned long long)i + 1, e);
-				return -1;
+				rc = -1;
+				break;
 			}
 			if (o->progress && !((i + 1) & 1023))
 				o->progress(o->progress_arg, pass, kvsim_stats(s));
 		}
 		toff = span + 1;
 	}
-	return 0;
+	free(ids);
+	return rc;
 }
 
 /* The figures, from the finished simulator and the drive (NULL: none). */

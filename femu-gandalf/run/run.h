@@ -271,6 +271,7 @@ struct kv_run_opts {
 	const struct ftl_config *drive; /* the SSD tier's drive (validated); NULL: none, TBW only */
 	struct kv_config cfg; /* the tier (kv_config_default() + model, sizes); ssd_bytes 0: all */
 	int loops;            /* passes over the trace (>= 1) */
+	bool fresh_ids;       /* passes after the first under new block and session ids (kv_run.c) */
 	const struct kv_policy *prepared_for; /* the policy whose prepare() result is prepared */
 	void *prepared;
 	kv_run_progress_fn progress;
