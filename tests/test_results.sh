@@ -59,14 +59,22 @@ check_csv "$O/models/models.csv" 24 model state_per_chunk dram_bytes ssd_bytes p
 # placement-hints --quick: 4 policies x 2 hints
 check_csv "$O/placement-hints/placement-hints.csv" 8 policy streams loops drive_writes miss_ratio \
 	ssd_write_bytes waf lifetime_tbw_days lifetime_erase_days
-for fig in waf-check/waf-check-ent-tlc-1t lifetime-miss/lifetime-miss lifetime-miss/writes-by-kind \
+# dwpd --quick: 2 models at the trace's own arrival rate, where a stream's DWPD is the replay's
+check_csv "$O/dwpd/dwpd.csv" 2 model session_rate rate_source sessions span_h host_tb miss_ratio gb_per_session \
+	dwpd_replay dwpd_stream paper_dwpd rate_for_paper
+python3 -c "
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    assert r['rate_source'] == 'trace' and abs(float(r['dwpd_replay']) - float(r['dwpd_stream'])) < 0.01, r
+" "$O/dwpd/dwpd.csv" && pass "dwpd: a stream at the trace's own rate writes what its replay does" || fail "dwpd: replay and stream differ"
+for fig in dwpd/dwpd waf-check/waf-check-ent-tlc-1t lifetime-miss/lifetime-miss lifetime-miss/writes-by-kind \
 	lifetime-miss/latency-cost capacity-ratio/capacity-ratio models/models placement-hints/placement-hints \
 	hbf-endurance/hbf-endurance; do
 	if [ -s "$O/$fig.png" ] && [ "$(head -c 4 "$O/$fig.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
 		grep -q "<svg" "$O/$fig.svg"; then pass "figure $fig: PNG and SVG"
 	else fail "figure $fig: missing or not PNG/SVG"; fi
 done
-for e in waf-check lifetime-miss capacity-ratio models placement-hints hbf-endurance; do
+for e in waf-check lifetime-miss capacity-ratio models placement-hints hbf-endurance dwpd; do
 	python3 -c "
 import json, sys, subprocess
 m = json.load(open(sys.argv[1]))
