@@ -79,7 +79,7 @@ for e in waf-check lifetime-miss capacity-ratio models placement-hints hbf-endur
 import json, sys, subprocess
 m = json.load(open(sys.argv[1]))
 assert m['command'].startswith('scripts/experiments/' + sys.argv[2]) and '--quick' in m['command'], m['command']
-assert len(m['commit']) == 40 and m['wall_s'] >= 0 and m['quick'] is True and m['runs'] > 0 and m['runs_wall_s'] > 0, m
+assert len(m['commit']) == 40 and m['wall_s'] >= 0 and m['quick'] is True and m['runs'] > 0 and m['runs_wall_s'] >= 0, m  # (dwpd's quick runs take a millisecond)
 " "$O/$e/meta.json" "$e" && pass "$e/meta.json: command, commit, wall time" || fail "$e/meta.json"
 done
 if out=$(scripts/experiments/readme-sync --check --quick-root "$O" 2>&1); then

@@ -166,7 +166,7 @@ walls, args = rest[:int(n)], rest[int(n):]
 runs = [float(r["wall_s"]) for w in walls for r in csv.DictReader(open(w))]
 json.dump({"experiment": exp, "command": " ".join(["scripts/experiments/" + os.path.basename(prog)] + args),
            "commit": commit, "dirty": dirty == "true", "wall_s": int(wall), "jobs": int(jobs),
-           "runs": len(runs), "runs_wall_s": round(sum(runs), 1),
+           "runs": len(runs), "runs_wall_s": round(sum(runs), 3),
            "quick": quick == "1", "cpus": os.cpu_count(),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, open(out, "w"), indent=1)
 open(out, "a").write("\n")
