@@ -82,6 +82,34 @@ assert m['command'].startswith('scripts/experiments/' + sys.argv[2]) and '--quic
 assert len(m['commit']) == 40 and m['wall_s'] >= 0 and m['quick'] is True and m['runs'] > 0 and m['runs_wall_s'] >= 0, m  # (dwpd's quick runs take a millisecond)
 " "$O/$e/meta.json" "$e" && pass "$e/meta.json: command, commit, wall time" || fail "$e/meta.json"
 done
+# --trace: an experiment on the user's own trace; here a small Bailian-format one (the paper's
+# trace A is the user's to supply): 12 root chats, chains of 1-4 turns, 16-token blocks
+python3 - "$T/bailian-a.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    cid, t = 100, 0.0
+    for root in range(12):
+        parent, ids = -1, []
+        for turn in range(1 + root % 4):
+            ids = ids + [root * 1000 + turn * 10 + k for k in range(3 + turn)]
+            f.write(json.dumps({"chat_id": cid, "parent_chat_id": parent, "timestamp": t,
+                                "input_length": 16 * len(ids) - 5, "output_length": 40, "type": "text",
+                                "turn": turn + 1, "hash_ids": ids}) + "\n")
+            parent, cid, t = cid, cid + 1, t + 1.5
+PY
+if FG_EXP_WORK=$T/work scripts/experiments/dwpd --quick --trace "$T/bailian-a.jsonl" --out "$T/bailian" >"$T/b.log" 2>&1 &&
+	python3 -c "
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1] + '/dwpd.csv')))
+assert len(rows) == 2 and all(r['sessions'] == '12' for r in rows), rows
+assert json.load(open(sys.argv[1] + '/meta.json'))['command'].endswith('--trace ' + sys.argv[2] + ' --out ' + sys.argv[1])
+" "$T/bailian" "$T/bailian-a.jsonl"; then pass "dwpd --quick --trace on a Bailian-format trace: 12 sessions"
+else fail "dwpd --trace bailian: $(tail -5 "$T/b.log")"; fi
+expect_rc() { "$@" >"$T/e.log" 2>&1; echo $?; }
+rc=$(expect_rc scripts/experiments/waf-check --quick --trace "$T/nope.jsonl")
+if [ "$rc" = 2 ] && grep -q "waf-check: --trace $T/nope.jsonl: no such file or directory" "$T/e.log"; then
+	pass "--trace of a missing file: exit 2, named"
+else fail "--trace missing: exit $rc: $(cat "$T/e.log")"; fi
 if out=$(scripts/experiments/readme-sync --check --quick-root "$O" 2>&1); then
 	pass "results/README.md: every quick table is the script's, byte for byte"
 else

@@ -10,6 +10,7 @@
 # in flight.
 #
 #   . "$(dirname "$0")/lib.sh"; exp_init NAME "$@"
+#   exp_trace DEFAULT          TRACE: --trace's, or DEFAULT (missing: exit 77, a skip)
 #   exp_kv TAG KV-FLAGS...     the jobs of one `kv` command line (TAG: a directory name)
 #   exp_run                    every job not yet done, JOBS at a time
 #   exp_merge TAG              that command's table (kv's CSV without wall_s) on stdout
@@ -30,7 +31,9 @@ exp_usage() {
 Common flags: --quick (the small setup, under a minute or two; into results/$EXP/quick/),
 --jobs N (runs at once, default 2), --fresh (forget finished runs), --out DIR (instead of
 results/$EXP[/quick]), --only "A B" (only these of the drives, presets or policies the
-experiment loops over first; the tables say which ran).
+experiment loops over first; the tables say which ran), --trace PATH (the experiment on your
+own KV trace, e.g. Bailian trace A: any format \`femu-gandalf kv\` reads; into
+results/$EXP-NAME[/quick]/, NAME the trace's file name without its extension).
 EOF
 }
 
@@ -38,11 +41,12 @@ exp_init() {
 	EXP=$1
 	shift
 	EXP_ARGS=("$@")
-	QUICK=0 JOBS=2 FRESH=0 OUT= ONLY=
+	QUICK=0 JOBS=2 FRESH=0 OUT= ONLY= EXP_TRACE= EXP_TAGNAME=
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--quick) QUICK=1; shift ;;
 		--only) ONLY=${2:?--only needs a list}; shift 2 ;;
+		--trace) EXP_TRACE=${2:?--trace needs a path}; shift 2 ;;
 		--jobs) JOBS=${2:?--jobs needs N}; shift 2 ;;
 		--fresh) FRESH=1; shift ;;
 		--out) OUT=${2:?--out needs a directory}; shift 2 ;;
@@ -54,12 +58,17 @@ exp_init() {
 	[ -x "$FG" ] || { echo "$EXP: $FG is missing: build first (make)" >&2; exit 1; }
 	parallel --version 2>/dev/null | grep -q "GNU parallel" ||
 		{ echo "$EXP: GNU parallel is missing (apt-get install parallel)" >&2; exit 1; }
+	if [ -n "$EXP_TRACE" ]; then
+		[ -e "$EXP_TRACE" ] || { echo "$EXP: --trace $EXP_TRACE: no such file or directory" >&2; exit 2; }
+		EXP_TAGNAME=$(basename "${EXP_TRACE%/}")
+		EXP_TAGNAME=-${EXP_TAGNAME%%.*}
+	fi
 	if [ -z "$OUT" ]; then
-		OUT=results/$EXP
+		OUT=results/$EXP$EXP_TAGNAME
 		[ $QUICK = 0 ] || OUT=$OUT/quick
 	fi
 	mkdir -p "$OUT"
-	WORK=${FG_EXP_WORK:-$ROOT/build/exp}/$EXP$([ $QUICK = 0 ] || echo -quick)
+	WORK=${FG_EXP_WORK:-$ROOT/build/exp}/$EXP$EXP_TAGNAME$([ $QUICK = 0 ] || echo -quick)
 	local stamp
 	stamp=$(sha256sum <"$FG" | cut -c1-16)
 	if [ $FRESH = 1 ] || [ "$(cat "$WORK/stamp" 2>/dev/null)" != "$stamp" ]; then
@@ -69,6 +78,17 @@ exp_init() {
 	echo "$stamp" >"$WORK/stamp"
 	EXP_T0=$(date +%s)
 	EXP_TAGS=()
+}
+
+exp_trace() {
+	if [ -n "$EXP_TRACE" ]; then
+		TRACE=$EXP_TRACE
+	elif [ ! -e "$1" ]; then
+		echo "$EXP: $1 is missing (the real traces live in ../shared/traces)" >&2
+		exit 77
+	else
+		TRACE=$1
+	fi
 }
 
 exp_kv() {
