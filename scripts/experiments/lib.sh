@@ -175,7 +175,8 @@ GP
 exp_finish() {
 	local wall=$(($(date +%s) - EXP_T0)) commit dirty=false
 	commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-	[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
+	# (what the experiments write under results/ is not a change to the code that made it)
+	[ -z "$(git status --porcelain --untracked-files=no -- . ':!results' 2>/dev/null)" ] || dirty=true
 	local tag walls=()
 	for tag in "${EXP_TAGS[@]}"; do walls+=("$WORK/$tag/wall.csv"); done
 	python3 - "$OUT/meta.json" "$EXP" "$commit" "$dirty" "$wall" "$JOBS" "$QUICK" "$0" "${#walls[@]}" \
