@@ -135,6 +135,7 @@ static void kv_cli_default(struct kv_cli *c, struct kv_run_opts *ro)
 	c->policy = "gandalf";
 	c->device = (char *)kv_device_def;
 	c->trim = (char *)kv_trim_def;
+	c->loop_ids = "same";
 	c->layout = "lmcache-rawblock";
 	c->timing = "afap";
 	c->iodepth = AIO_TARGET_DEFAULT_IODEPTH_CLI;
@@ -360,6 +361,10 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 		fprintf(stderr, "femu-gandalf: --trim %s: must be on or off\n", c->trim);
 		return -1;
 	}
+	if (strcmp(c->loop_ids, "same") && strcmp(c->loop_ids, "fresh")) {
+		fprintf(stderr, "femu-gandalf: --loop-ids %s: must be same or fresh\n", c->loop_ids);
+		return -1;
+	}
 	if (strcmp(c->alloc, "slots") && strcmp(c->alloc, "log") && strcmp(c->alloc, "region")) {
 		fprintf(stderr, "femu-gandalf: --alloc %s: must be slots, log or region\n", c->alloc);
 		return -1;
@@ -415,6 +420,7 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 	ro->cfg.dram_bytes = dram;
 	ro->cfg.ssd_bytes = ssd;
 	ro->cfg.trim = !strcmp(c->trim, "on");
+	ro->fresh_ids = !strcmp(c->loop_ids, "fresh");
 	ro->cfg.streams_by_kind = bykind;
 	ro->cfg.session_streams = (uint32_t)nsess;
 	ro->cfg.alloc = !strcmp(c->alloc, "log")      ? KV_ALLOC_LOG
@@ -476,11 +482,6 @@ static int kv_select(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_p
 	ro->kt = &c->kt;
 	ro->device = c->device;
 	ro->loops = c->loops;
-	if (c->loop_ids && strcmp(c->loop_ids, "same") && strcmp(c->loop_ids, "fresh")) {
-		fprintf(stderr, "femu-gandalf: --loop-ids %s: must be same or fresh\n", c->loop_ids);
-		return -1;
-	}
-	ro->fresh_ids = c->loop_ids && !strcmp(c->loop_ids, "fresh");
 	return 0;
 }
 

@@ -92,6 +92,16 @@ static uint64_t pass_session(uint64_t session, int pass)
 	return z == KV_NO_SESSION ? session : z; /* (2^-64: keep the trace's own) */
 }
 
+/* rq as pass `pass` of fresh ids sees it, its blocks rewritten into ids (room for them). */
+static void pass_request(struct kv_request *rq, int pass, uint64_t *ids)
+{
+	for (uint32_t b = 0; b < rq->nblocks; b++)
+		ids[b] = pass_mix(rq->blocks[b], pass, 63);
+	rq->blocks = ids;
+	rq->session = pass_session(rq->session, pass);
+	rq->parent = pass_session(rq->parent, pass);
+}
+
 /* The passes. 0, or -1 with the failing request in err. With fresh_ids, each pass after the
  * first is a new population of sessions behaving as the trace's (new users, the same load):
  * the tier keeps meeting new content, as a deployment does, and a drive larger than the trace's
@@ -101,32 +111,26 @@ static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, char *err, si
 {
 	char e[8192];
 	double toff = 0, span = 0;
-	uint64_t *ids = NULL, nids = 0;
-	int rc = 0;
+	uint64_t *ids = NULL, nmax = 1;
 
+	if (o->fresh_ids && o->loops > 1) { /* room for the longest request's ids, once */
+		for (uint64_t i = 0; i < o->kt->n; i++)
+			if (o->kt->rq[i].nblocks > nmax)
+				nmax = o->kt->rq[i].nblocks;
+		if (!(ids = malloc(nmax * sizeof(*ids)))) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	int rc = 0;
 	for (int pass = 0; pass < o->loops && !rc; pass++) {
 		for (uint64_t i = 0; i < o->kt->n; i++) {
 			struct kv_request rq = o->kt->rq[i];
 			rq.t += toff;
 			if (rq.t > span)
 				span = rq.t;
-			if (o->fresh_ids && pass) {
-				if (rq.nblocks > nids) {
-					uint64_t *n = realloc(ids, rq.nblocks * sizeof(*ids));
-					if (!n) {
-						snprintf(err, errlen, "out of memory");
-						rc = -1;
-						break;
-					}
-					ids = n;
-					nids = rq.nblocks;
-				}
-				for (uint32_t b = 0; b < rq.nblocks; b++)
-					ids[b] = pass_mix(rq.blocks[b], pass, 63);
-				rq.blocks = ids;
-				rq.session = pass_session(rq.session, pass);
-				rq.parent = pass_session(rq.parent, pass);
-			}
+			if (ids && pass)
+				pass_request(&rq, pass, ids);
 			if (kvsim_request(s, &rq, e, sizeof(e))) {
 				snprintf(err, errlen, "%s: request %llu: %s", o->trace,
 				         (unsigned long long)i + 1, e);
