@@ -5,7 +5,8 @@ INDEX: "PRESET POLICY PE LOOPS USER_BYTES TABLE.csv" per run (the merged `kv` ro
 "PRESET MB/s" per preset (may be empty). Writes OUT/hbf-endurance.csv, OUT/table.md and
 OUT/plot-PRESET.csv. Lifetimes between the two rated P/E values run are interpolated on log-log
 axes between the two runs (the erase-count lifetime is close to proportional to P/E: the ratio
-is in the table). Deterministic: no wall time."""
+is in the table). A preset run at one rated P/E only has its lifetime taken as proportional to
+P/E (scaling "1 (assumed)"), which the presets run at two check. Deterministic: no wall time."""
 import csv
 import math
 import os
@@ -25,6 +26,8 @@ def interp(points, pe):
     (p0, y0), (p1, y1) = points[0], points[-1]
     if math.isinf(y0) or math.isinf(y1):
         return float("inf")
+    if p0 == p1:
+        return y0 * pe / p0
     t = (math.log(pe) - math.log(p0)) / (math.log(p1) - math.log(p0))
     return math.exp(math.log(y0) + t * (math.log(y1) - math.log(y0)))
 
@@ -34,6 +37,9 @@ def pe_needed(points):
     (p0, y0), (p1, y1) = points[0], points[-1]
     if math.isinf(y0):
         return 0
+    if p0 == p1:
+        pe = p0 * YEARS / y0
+        return pe if pe <= 1e6 else None
     slope = (math.log(y1) - math.log(y0)) / (math.log(p1) - math.log(p0))
     if slope <= 0:
         return None
@@ -57,16 +63,22 @@ def rows_of(runs):
         loops, user, lo = by_pe[pes[0]]
         hi = by_pe[pes[-1]][2]
         pts = [(pe, num(by_pe[pe][2]["lifetime_erase_days"]) / 365) for pe in pes]
-        scale = (pts[-1][1] / pts[0][1]) / (pes[-1] / pes[0]) if not math.isinf(pts[0][1]) else None
+        if len(pes) == 1:
+            scale = "1 (assumed)"
+        elif math.isinf(pts[0][1]):
+            scale = ""
+        else:
+            scale = "%.3f" % ((pts[-1][1] / pts[0][1]) / (pes[-1] / pes[0]))
         need = pe_needed(pts)
         rows.append({
             "preset": preset, "policy": pol, "loops": loops,
             "drive_writes": "%.3f" % (int(lo["ssd_write_bytes"]) / user),
             "miss_ratio": lo["miss_ratio"], "token_miss_ratio": lo["token_miss_ratio"],
             "request_miss_ratio": lo["request_miss_ratio"],
-            "waf_pe_low": lo["waf"], "waf_pe_high": hi["waf"],
-            "erase_years_pe_low": "%.4g" % pts[0][1], "erase_years_pe_high": "%.4g" % pts[-1][1],
-            "scaling": "%.3f" % scale if scale else "",
+            "waf_pe_low": lo["waf"], "waf_pe_high": hi["waf"] if len(pes) > 1 else "",
+            "erase_years_pe_low": "%.4g" % pts[0][1],
+            "erase_years_pe_high": "%.4g" % pts[-1][1] if len(pes) > 1 else "",
+            "scaling": scale,
             "tbw_years_pe_low": "%.4g" % (num(lo["lifetime_tbw_days"]) / 365),
             "pe_for_5y": "" if need is None else "%.0f" % need,
             "load_latency_mean_s": lo["latency_mean_s"], "load_latency_p99_s": lo["latency_p99_s"],
@@ -99,7 +111,7 @@ def write(rows, reads, outdir, pes):
         out.append("| %s | %s | %d | %s%s | %.4f | %.4f | %.4f | %s / %s | %s / %s | %s | %s | %s | %s / %s |" % (
             r["preset"], r["policy"], r["loops"], r["drive_writes"], steady, float(r["miss_ratio"]),
             float(r["token_miss_ratio"]), float(r["request_miss_ratio"]), r["waf_pe_low"] or "-", r["waf_pe_high"] or "-",
-            r["erase_years_pe_low"], r["erase_years_pe_high"], r["scaling"] or "-",
+            r["erase_years_pe_low"], r["erase_years_pe_high"] or "-", r["scaling"] or "-",
             r["tbw_years_pe_low"], r["pe_for_5y"] or "> 1M", r["load_latency_mean_s"],
             r["load_latency_p99_s"]))
     out.append("")
