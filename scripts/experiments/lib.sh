@@ -149,13 +149,16 @@ exp_user_bytes() {
 		python3 -c "import json, sys; print(json.load(sys.stdin)['user_bytes'])"
 }
 
-# exp_steady_loops TAG USER_BYTES: the passes that write a drive of USER_BYTES over at least 3.2
-# times, from TAG's one-pass run (at most 12: a policy that writes little is marked not steady)
+# exp_steady_loops TAG USER_BYTES [ZERO]: the passes that write a drive of USER_BYTES over at
+# least 3.2 times, from TAG's one-pass run, a line per row of its table (at most EXP_MAX_LOOPS,
+# 12: a policy that writes little is marked not steady; ZERO, default 1, for a row that wrote
+# nothing)
 exp_steady_loops() {
 	exp_merge "$1" | python3 -c "
 import csv, math, sys
-per = int(next(csv.DictReader(sys.stdin))['ssd_write_bytes']) / $2
-print(min(${EXP_MAX_LOOPS:-12}, max(1, math.ceil(3.2 / per))) if per > 0 else 1)"
+for r in csv.DictReader(sys.stdin):
+    per = int(r['ssd_write_bytes']) / $2
+    print(min(${EXP_MAX_LOOPS:-12}, max(1, math.ceil(3.2 / per))) if per > 0 else ${3:-1})"
 }
 
 exp_plot() {
