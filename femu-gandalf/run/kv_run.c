@@ -356,7 +356,8 @@ static void json_drive(const struct kv_result *r, struct json_out *j)
 		jout_num(j, "waf_cumulative", "%.4f", r->fs.waf_cumulative);
 		jout_u64(j, "erases", r->fs.erases);
 		jout_num(j, "drive_writes", "%.4f", r->drive_writes);
-		jout_bool(j, "steady", r->drive_writes >= KV_RUN_STEADY_DRIVE_WRITES);
+		jout_bool(j, "steady", r->lt.steady);
+		jout_num(j, "window_waf_range", "%.4f", r->lt.window_waf_range);
 	} else if (r->have_ftl) { /* nothing written: WAF is undefined */
 		jout_null(j, "waf");
 		jout_null(j, "waf_cumulative");
@@ -370,8 +371,10 @@ static void json_drive(const struct kv_result *r, struct json_out *j)
 	if (r->have_ftl) {
 		jout_num(j, "naive_pe", "%.6g", r->lt.naive_pe_days);
 		jout_num(j, "erase", "%.6g", r->lt.erase_days);
+		jout_num(j, "erase_cumulative", "%.6g", r->lt.erase_cumulative_days);
 		jout_str(j, "eol_reason", r->lt.eol_reason);
 		jout_str(j, "basis", r->lt.basis);
+		jout_bool(j, "steady", r->lt.steady);
 	} else {
 		jout_null(j, "naive_pe");
 		jout_null(j, "erase");

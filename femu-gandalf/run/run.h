@@ -82,6 +82,34 @@ void run_steady_init(struct run_steady *s);
  * (RUN_STEADY_MAX_ROUNDS) drops the round and returns false. */
 bool run_steady_add(struct run_steady *s, double waf);
 
+/*
+ * End of life as an event (docs/output.md, "eol"): the first write the drive refused because it
+ * had gone read-only. Every command stops there by default and prints its report up to that
+ * point with this beside it. where names the position in the command's own terms: the pass
+ * (1-based; 0 when the command has no passes) and the request, I/O or write (1-based, within
+ * the pass) that failed.
+ */
+struct run_eol {
+	bool reached;
+	const char *cause;         /* ftl_eol_cause(): "spare" or "gc-reserve" */
+	int pass;                  /* 1-based, 0: no passes */
+	uint64_t index;            /* 1-based request / I/O / write within the pass */
+	const char *unit;          /* what index counts: "request", "io", "write" */
+	uint64_t host_write_bytes; /* the drive's host bytes written by then */
+	double drive_writes;       /* the same over the user capacity */
+	double virtual_s;          /* the drive's virtual clock, seconds */
+	uint32_t percentage_used;  /* SMART Percentage Used then (mean erase / rated P/E) */
+	uint32_t available_spare;  /* SMART Available Spare then, % */
+	uint64_t retired_blocks;
+};
+/* Record end of life on f (read-only) at pass/index into e. */
+void run_eol_note(struct run_eol *e, const struct ftl *f, int pass, uint64_t index,
+                  const char *unit);
+/* "eol": null, or the object. */
+void run_eol_json(const struct run_eol *e, struct json_out *j);
+/* One text line ("end of life: ...\n") when reached, else nothing. */
+void run_eol_text(const struct run_eol *e, FILE *out);
+
 /* Progress, called about 512 times per user capacity written; may be NULL. */
 typedef void (*ssd_run_progress_fn)(void *arg, uint64_t done_bytes, uint64_t total_bytes,
                                     double waf_window);

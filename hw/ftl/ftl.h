@@ -270,6 +270,11 @@ struct ftl_stats {
 	uint64_t clock_ns; /* latest completion time seen */
 };
 void ftl_get_stats(const struct ftl *ftl, struct ftl_stats *st);
+/* Why the drive is read-only (end of life), or NULL while it is not: "spare" (retired blocks
+ * took the available spare below spare_threshold_pct) or "gc-reserve" (GC had data to move and
+ * no free block left to move it to). Blocks retire when their erase count reaches their own
+ * endurance (rated P/E, varied by pe_variation), so P/E exhaustion shows up as "spare". */
+const char *ftl_eol_cause(const struct ftl *ftl);
 /* Erase-count histogram over live blocks: bins[i] counts blocks with erase in [i*w,(i+1)*w). */
 void ftl_erase_histogram(const struct ftl *ftl, uint64_t *bins, size_t nbins, uint32_t *width);
 /* Erase count and endurance of global block b (0..blocks-1); *bad set when it is retired. */
@@ -291,7 +296,20 @@ struct ftl_lifetime {
 	const char *eol_reason; /* "spare" or "rated-pe" */
 	const char *basis;      /* "window-erase-rate" or "program-rate" (no erase seen yet) */
 	double erases_per_host_byte;
+	/* the same extrapolation at the cumulative erase rate (every erase over every host byte
+	 * since the drive was new, fill included): a young drive's is lower than the window's */
+	double erase_cumulative_days;
+	/* steady (FTL_STEADY_*): written FTL_STEADY_DRIVE_WRITES times or more, and the WAF of the
+	 * last user capacity's four quarters within FTL_STEADY_WAF_RANGE of their mean (max - min;
+	 * window_waf_range is that spread over the mean, NaN before a whole window) */
+	bool steady;
+	double drive_writes, window_waf_range;
 };
+/* The steady rule for lifetimes: a drive written fewer than 3 times has not settled (GC starts
+ * after the first fill, and the erase count then lags the programs), and a WAF that still
+ * moves by more than 5% across the last capacity of writes would move its lifetime as much. */
+#define FTL_STEADY_DRIVE_WRITES 3.0
+#define FTL_STEADY_WAF_RANGE 0.05
 void ftl_lifetime(const struct ftl *ftl, double host_bytes_per_day, struct ftl_lifetime *lt);
 /* The same for a drive whose P/E limits (rated and per block) are pe_scale times this one's:
  * what the real drive would predict during an accelerated-aging run. */

@@ -127,6 +127,35 @@ uint64_t ftl_metadata_bytes(const struct ftl *f)
 	       (uint64_t)(f->upg + 1) * sizeof(uint32_t);
 }
 
+const char *ftl_eol_cause(const struct ftl *f)
+{
+	if (!f->st.read_only)
+		return NULL;
+	return ftl_worn_out(f) ? "spare" : "gc-reserve";
+}
+
+/* The WAF of the last user capacity of host writes in four quarters (two window samples each):
+ * (max - min) / mean, or NaN before the window holds a whole capacity or when a quarter has no
+ * host writes. */
+static double window_waf_range(const struct ftl *f)
+{
+	const uint32_t n = sizeof(f->win_host) / sizeof(f->win_host[0]);
+	if (f->win_n < n)
+		return NAN;
+	double w[4], lo = INFINITY, hi = -INFINITY, sum = 0;
+	for (int q = 0; q < 4; q++) {
+		uint32_t a = 2 * q, b = 2 * q + 2;
+		uint64_t dh = f->win_host[b] - f->win_host[a], dn = f->win_nand[b] - f->win_nand[a];
+		if (!dh)
+			return NAN;
+		w[q] = (double)dn / (double)dh;
+		lo = w[q] < lo ? w[q] : lo;
+		hi = w[q] > hi ? w[q] : hi;
+		sum += w[q];
+	}
+	return sum > 0 ? (hi - lo) / (sum / 4) : NAN;
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -144,8 +173,13 @@ void ftl_lifetime_scaled(const struct ftl *f, double bytes_per_day, double pe_sc
 	ftl_get_stats(f, &st);
 	memset(lt, 0, sizeof(*lt));
 	double user = (double)f->g.user_bytes, phys = (double)f->g.phys_bytes;
+	lt->drive_writes = (double)f->st.host_write_bytes / user;
+	lt->window_waf_range = window_waf_range(f);
+	lt->steady = lt->drive_writes >= FTL_STEADY_DRIVE_WRITES &&
+		     lt->window_waf_range <= FTL_STEADY_WAF_RANGE;
 	if (bytes_per_day <= 0) {
 		lt->tbw_days = lt->naive_pe_days = lt->erase_days = INFINITY;
+		lt->erase_cumulative_days = INFINITY;
 		lt->eol_reason = "none";
 		lt->basis = "no writes";
 		return;
@@ -169,7 +203,7 @@ void ftl_lifetime_scaled(const struct ftl *f, double bytes_per_day, double pe_sc
 	lt->erases_per_host_byte = rate;
 	double erases_per_day = rate * bytes_per_day;
 	if (!f->live_blocks || f->st.read_only) {
-		lt->erase_days = lt->elapsed_days;
+		lt->erase_days = lt->erase_cumulative_days = lt->elapsed_days;
 		lt->eol_reason = "spare";
 		return;
 	}
@@ -200,6 +234,10 @@ void ftl_lifetime_scaled(const struct ftl *f, double bytes_per_day, double pe_sc
 	double to_go = to_pe < to_spare ? to_pe : to_spare;
 	lt->eol_reason = to_pe < to_spare ? "rated-pe" : "spare";
 	lt->erase_days = lt->elapsed_days + to_go / erases_per_day;
+	/* the cumulative rate; before any erase it is the program rate, as above */
+	double cum = st.erases && st.host_write_bytes
+			     ? (double)st.erases / (double)st.host_write_bytes : rate;
+	lt->erase_cumulative_days = lt->elapsed_days + to_go / (cum * bytes_per_day);
 }
 
 void ftl_json_members(const struct ftl *f, double bytes_per_day, struct json_out *j)
@@ -256,9 +294,12 @@ void ftl_json_members(const struct ftl *f, double bytes_per_day, struct json_out
 	jout_num(j, "tbw", "%.6g", lt.tbw_days);
 	jout_num(j, "naive_pe", "%.6g", lt.naive_pe_days);
 	jout_num(j, "erase", "%.6g", lt.erase_days);
+	jout_num(j, "erase_cumulative", "%.6g", lt.erase_cumulative_days);
 	jout_num(j, "elapsed", "%.6g", lt.elapsed_days);
 	jout_str(j, "eol_reason", lt.eol_reason);
 	jout_str(j, "basis", lt.basis);
+	jout_bool(j, "steady", lt.steady);
+	jout_num(j, "window_waf_range", "%.4f", lt.window_waf_range);
 	jout_end(j);
 	jout_object(j, "smart", JOUT_INLINE);
 	jout_u64(j, "percentage_used", st.percentage_used);
