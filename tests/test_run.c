@@ -893,7 +893,12 @@ static void test_kv_tiny_loop(void **state)
 	struct kv_result r;
 	char err[1024];
 
-	kv_opts(&o, &tiny, 0);
+	/* 7,356 drive writes: the tiny drive rated 3,000 P/E would reach end of life in the first
+	 * pass (test_kv_eol), so this one is rated 100,000, static wear leveling as at 3,000 */
+	struct ftl_config cfg = tiny;
+	assert_int_equal(ftl_config_set(&cfg, "pe_cycles", "100000", err, sizeof(err)), 0);
+	assert_int_equal(ftl_config_set(&cfg, "wl_threshold", "93", err, sizeof(err)), 0);
+	kv_opts(&o, &cfg, 0);
 	o.loops = 2;
 	int rc = kv_run(&o, kv_policy_find("lru"), "", &r, err, sizeof(err));
 	if (rc)
@@ -905,11 +910,14 @@ static void test_kv_tiny_loop(void **state)
 	assert_int_equal(r.st.ssd_write_bytes[1], 80696180736ull);
 	assert_int_equal(r.st.ssd_write_bytes[0] + r.st.ssd_write_bytes[1], 394941825024ull);
 	assert_int_equal(r.st.ssd_read_bytes, 237109248ull);
-	assert_int_equal(r.fs.erases, 722763);
+	assert_int_equal(r.fs.erases, 1506396);
 	expect_fmt("%.4f", r.fs.waf_window, "1.0000");
-	expect_fmt("%.6g", r.cost_ssd * 1000.0 / r.st.requests, "0.00237049");
+	expect_fmt("%.6g", r.cost_ssd * 1000.0 / r.st.requests, "0.0001482");
 	assert_int_equal(r.cfg.ssd_bytes, 53686272); /* the tiny drive's user bytes */
-	assert_true(r.drive_writes >= KV_RUN_STEADY_DRIVE_WRITES);
+	assert_true(r.drive_writes >= FTL_STEADY_DRIVE_WRITES);
+	assert_true(r.lt.steady); /* WAF 1 throughout: every quarter of the window alike */
+	assert_int_equal(r.passes, 2);
+	assert_false(r.eol.reached);
 	kv_result_free(&r);
 }
 
@@ -940,6 +948,181 @@ static void test_kv_errors(void **state)
 	o.loops = 2;
 	kv_expect_error(&o, "oracle", "", SSD_RUN_E_INPUT,
 	                "policy oracle knows one pass of the trace: drop --loop");
+	o.loops = 1;
+	o.drive_writes = 3;
+	kv_expect_error(&o, "lru", "", SSD_RUN_E_INPUT, "need a drive (--device PRESET)");
+	kv_opts(&o, &tiny, 0);
+	o.drive_writes = 3;
+	o.accelerate = 10;
+	kv_expect_error(&o, "lru", "", SSD_RUN_E_INPUT, "exclude each other");
+	o.accelerate = 0;
+	o.drive_writes = -1;
+	kv_expect_error(&o, "lru", "", SSD_RUN_E_INPUT, "--drive-writes must be in (0, 1e6]");
+}
+
+/* The agentic trace on a tiny drive (test-hybrid-256, 8 MiB of DRAM, no TRIM): its passes each
+ * write about 1.4 drive capacities, so the drive reaches steady state and, at a low P/E, end of
+ * life within a few dozen passes. */
+#define KV_AGENTIC FG_PRESET_DIR "/../../../traces/agentic-small.jsonl"
+
+static struct kv_trace kv_agentic;
+
+static int load_kv_agentic(void **state)
+{
+	struct trace_opts to;
+	char err[1024];
+
+	setenv("FEMU_GANDALF_MODELS", FG_PRESET_DIR "/../../../femu-gandalf/kv", 1);
+	trace_opts_default(&to);
+	if (kv_trace_load(KV_AGENTIC, &to, &kv_agentic, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int free_kv_agentic(void **state)
+{
+	kv_trace_free(&kv_agentic);
+	return 0;
+}
+
+static void kv_agentic_opts(struct kv_run_opts *o, const struct ftl_config *drive)
+{
+	char err[1024];
+
+	memset(o, 0, sizeof(*o));
+	kv_config_default(&o->cfg);
+	if (kv_model_load("test-hybrid-256", &o->cfg.model, err, sizeof(err)))
+		fail_msg("model: %s", err);
+	o->trace = "traces/agentic-small.jsonl";
+	o->kt = &kv_agentic;
+	o->device = "tiny";
+	o->drive = drive;
+	o->cfg.dram_bytes = 8ull << 20;
+	o->fresh_ids = true;
+	o->loops = 1;
+}
+
+static void kv_run_ok(const struct kv_run_opts *o, const char *pol, struct kv_result *r)
+{
+	char err[1024];
+
+	if (kv_run(o, kv_policy_find(pol), "", r, err, sizeof(err)))
+		fail_msg("kv_run: %s", err);
+}
+
+/* A drive rated 20 P/E goes read-only in the sixteenth pass of write-through: the run stops
+ * after the request during which it did, and the drive's host bytes are those end of life
+ * was noted at. The simulator counted that request's writes, the failed ones too (ftl_errors):
+ * nothing after it. */
+static void test_kv_eol(void **state)
+{
+	struct ftl_config cfg = tiny;
+	struct kv_run_opts o;
+	struct kv_result r;
+	char err[256];
+
+	assert_int_equal(ftl_config_set(&cfg, "pe_cycles", "20", err, sizeof(err)), 0);
+	kv_agentic_opts(&o, &cfg);
+	o.cfg.trim = true;
+	o.loops = 1000;
+	kv_run_ok(&o, "write-through", &r);
+	assert_true(r.eol.reached);
+	assert_string_equal(r.eol.cause, "spare");
+	assert_string_equal(r.eol.unit, "request");
+	assert_int_equal(r.passes, r.eol.pass);
+	assert_true(r.passes < 1000);
+	assert_int_equal(r.eol.host_write_bytes, r.fs.host_write_bytes);
+	assert_true(r.fs.read_only);
+	assert_int_equal(r.st.requests, (uint64_t)(r.passes - 1) * kv_agentic.n + r.eol.index);
+	uint64_t kv_bytes = r.st.ssd_write_bytes[0] + r.st.ssd_write_bytes[1];
+	assert_true(kv_bytes >= r.fs.host_write_bytes);
+	assert_true(r.st.ftl_errors > 0);
+	/* the refused writes are the last request's only: at most its objects, 4 KiB slots each */
+	assert_true(kv_bytes - r.fs.host_write_bytes <= r.st.ftl_errors * (1ull << 20));
+	kv_result_free(&r);
+	/* the same run, asked for one pass fewer than end of life, never meets it */
+	o.loops = r.eol.pass - 1;
+	kv_run_ok(&o, "write-through", &r);
+	assert_false(r.eol.reached);
+	assert_int_equal(r.st.ftl_errors, 0);
+	kv_result_free(&r);
+}
+
+/* --drive-writes X stops at the end of the first pass that takes the drive's host writes to X
+ * user capacities: one pass fewer stays below. */
+static void test_kv_drive_writes(void **state)
+{
+	struct kv_run_opts o;
+	struct kv_result r;
+
+	kv_agentic_opts(&o, &tiny);
+	o.drive_writes = 3.2;
+	o.loops = 0; /* (the default cap) */
+	kv_run_ok(&o, "lru", &r);
+	int passes = r.passes;
+	assert_true(passes >= 2);
+	assert_true(r.drive_writes >= 3.2);
+	assert_int_equal(r.st.requests, (uint64_t)passes * kv_agentic.n);
+	assert_false(r.eol.reached);
+	kv_result_free(&r);
+	o.drive_writes = 0;
+	o.loops = passes - 1;
+	kv_run_ok(&o, "lru", &r);
+	assert_true(r.drive_writes < 3.2);
+	kv_result_free(&r);
+	/* the cap: at most two passes, whatever X asks */
+	o.drive_writes = 1000;
+	o.loops = 2;
+	kv_run_ok(&o, "lru", &r);
+	assert_int_equal(r.passes, 2);
+	assert_true(r.drive_writes < 1000);
+	kv_result_free(&r);
+}
+
+/*
+ * kv --accelerate: the lifetime measured at end of life, against the one the rated drive
+ * extrapolates at its first steady pass. The extrapolation assumes that from then on every
+ * block wears at the mean rate and that the WAF stays as measured; the drive instead retires
+ * its most-worn blocks first, while the mean erase count is still short of the rated P/E by
+ * about the spread of the erase counts (max - mean), and its WAF rises as retired blocks eat
+ * the spare. So the two agree within that spread over the P/E, plus 2% for the WAF (the bound
+ * ssd's own accelerated test holds on a synthetic workload). Endurance is even (pe_variation
+ * 0) and static wear leveling tight (8), as in ssd's test.
+ */
+static void test_kv_accelerate(void **state)
+{
+	struct ftl_config cfg = tiny;
+	struct kv_run_opts o;
+	struct kv_result r;
+	char err[256];
+
+	assert_int_equal(ftl_config_set(&cfg, "pe_variation", "0", err, sizeof(err)), 0);
+	assert_int_equal(ftl_config_set(&cfg, "wl_threshold", "8", err, sizeof(err)), 0);
+	kv_agentic_opts(&o, &cfg);
+	o.accelerate = 30;
+	o.loops = 0; /* (the default cap) */
+	kv_run_ok(&o, "gandalf", &r);
+	assert_int_equal(r.accel_pe_cycles, 100);
+	assert_int_equal(r.cfg.ssd_pe, 3000); /* the policy priced the rated drive */
+	assert_true(r.eol.reached);
+	assert_false(isnan(r.accel_extrapolated_days));
+	double spread = (r.fs.erase_max - r.fs.erase_mean) / 100.0;
+	double off = fabs(r.accel_eol_days / r.accel_extrapolated_days - 1);
+	if (!(off <= spread + 0.02))
+		fail_msg("accelerated %.4g d against %.4g d extrapolated: %.1f%% apart, bound %.1f%%",
+		         r.accel_eol_days, r.accel_extrapolated_days, 100 * off,
+		         100 * (spread + 0.02));
+	assert_true(fabs(r.accel_eol_days - r.lt.elapsed_days * 30) < 1e-9);
+	kv_result_free(&r);
+	/* a factor that leaves the drive no P/E cycle is refused, naming the flag */
+	o.accelerate = 3001;
+	struct kv_result bad;
+	assert_int_equal(kv_run(&o, kv_policy_find("lru"), "", &bad, err, sizeof(err)),
+	                 SSD_RUN_E_INPUT);
+	assert_non_null(strstr(err, "--accelerate 3001: must be in [1, 3000]"));
+	kv_result_free(&bad);
 }
 
 int main(void)
@@ -969,6 +1152,9 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_kv_no_device, load_kv_small, free_kv_small),
 	        cmocka_unit_test_setup_teardown(test_kv_tiny_loop, load_kv_small, free_kv_small),
 	        cmocka_unit_test_setup_teardown(test_kv_errors, load_kv_small, free_kv_small),
+	        cmocka_unit_test_setup_teardown(test_kv_eol, load_kv_agentic, free_kv_agentic),
+	        cmocka_unit_test_setup_teardown(test_kv_drive_writes, load_kv_agentic, free_kv_agentic),
+	        cmocka_unit_test_setup_teardown(test_kv_accelerate, load_kv_agentic, free_kv_agentic),
 	};
 	return cmocka_run_group_tests(tests, load_tiny, NULL);
 }

@@ -40,6 +40,7 @@ struct trace_cli {
 	gint block_tokens;
 	double session_rate, stagger;
 	gint64 seed;
+	char *fold;
 };
 GOptionEntry *fg_trace_entries(struct trace_cli *c);
 int fg_trace_opts(const struct trace_cli *c, struct trace_opts *o);

@@ -53,8 +53,9 @@ static void print_text(const struct kv_result *r)
 	       *r->params ? " " : "", r->params, r->trace, r->cfg.model.name,
 	       fg_human((double)r->cfg.dram_bytes, b1), fg_human((double)r->cfg.ssd_bytes, b2),
 	       r->device);
-	printf("  requests %llu over %.1f h; miss ratio %.4f (blocks)\n",
-	       (unsigned long long)st->requests, r->duration / 3600, kv_result_miss_ratio(r));
+	printf("  requests %llu in %d pass%s over %.1f h; miss ratio %.4f (blocks)\n",
+	       (unsigned long long)st->requests, r->passes, r->passes == 1 ? "" : "es",
+	       r->duration / 3600, kv_result_miss_ratio(r));
 	if (r->peak_active)
 		printf("  peak active KV %s: DRAM holds %.3g%% of it\n",
 		       fg_human((double)r->peak_active, b1),
@@ -66,12 +67,30 @@ static void print_text(const struct kv_result *r)
 	       fg_human((double)st->ssd_write_bytes[0], b2), fg_human((double)st->ssd_write_bytes[1], b3),
 	       fg_human((double)st->ssd_read_bytes, b4));
 	if (r->have_ftl) {
-		printf("  WAF %.3f; lifetime: TBW division %.1f d, naive P/E %.1f d, erase count %.1f d (%s, %s)\n",
-		       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, r->lt.eol_reason,
-		       r->lt.basis);
-		if (r->drive_writes < KV_RUN_STEADY_DRIVE_WRITES)
-			printf("  note: the drive was written %.2fx its capacity: not steady state, so the erase-count "
-			       "lifetime is not yet meaningful; replay with --loop N\n", r->drive_writes);
+		const char *mark = r->lt.steady ? "" : "*";
+		printf("  WAF %.3f; lifetime: TBW division %.1f d, naive P/E %.1f d, erase count %.1f d%s "
+		       "(%s, %s; at the cumulative erase rate %.1f d%s)\n",
+		       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, mark,
+		       r->lt.eol_reason, r->lt.basis, r->lt.erase_cumulative_days, mark);
+		if (!r->lt.steady)
+			printf("  * not steady: the drive was written %.2fx its capacity and its WAF moved "
+			       "%.1f%% between the last two groups of passes (steady: >= %.0fx and <= "
+			       "%.0f%%), so the erase count does not yet say how long it lives; replay "
+			       "with --drive-writes X\n",
+			       r->drive_writes, 100 * r->pass_waf_spread, FTL_STEADY_DRIVE_WRITES,
+			       100 * FTL_STEADY_WAF_RANGE);
+		if (r->drive_writes_target && r->drive_writes < r->drive_writes_target)
+			printf("  note: --drive-writes %g not reached in %d passes (--max-loops)\n",
+			       r->drive_writes_target, r->passes);
+		if (r->accel_factor)
+			printf("  accelerated x%g (P/E %u): end of life after %.1f d (x F), against %.1f d "
+			       "extrapolated by the rated drive at its first steady pass\n",
+			       r->accel_factor, r->accel_pe_cycles, r->accel_eol_days,
+			       r->accel_extrapolated_days);
+		run_eol_text(&r->eol, stdout);
+		if (r->st.ftl_errors)
+			printf("  %llu SSD I/Os failed on the drive (ftl_errors)\n",
+			       (unsigned long long)r->st.ftl_errors);
 	} else {
 		printf("  lifetime: TBW division %.1f days (no device: WAF not measured)\n", r->tbw_days);
 	}
@@ -103,8 +122,9 @@ struct kv_cli {
 	char *trace, *model, *dram, *ssd, *policy, *device, *trim, *streams, *alloc, *region;
 	char **sets, **params;
 	gboolean json, sweep, csv;
-	gint loops;
+	gint loops, max_loops;
 	gchar *loop_ids;
+	double drive_writes, accelerate;
 	/* the store (--target): a real device or file in a backend's layout */
 	char *target, *layout, *meta, *record, *timing;
 	gboolean capture, force, no_fences;
@@ -135,7 +155,8 @@ static void kv_cli_default(struct kv_cli *c, struct kv_run_opts *ro)
 	c->policy = "gandalf";
 	c->device = (char *)kv_device_def;
 	c->trim = (char *)kv_trim_def;
-	c->loop_ids = "same";
+	c->loop_ids = "fresh";
+	c->accelerate = NAN; /* (not given: an explicit 0 is refused) */
 	c->layout = "lmcache-rawblock";
 	c->timing = "afap";
 	c->iodepth = AIO_TARGET_DEFAULT_IODEPTH_CLI;
@@ -190,9 +211,21 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	        {"loop", 0, 0, G_OPTION_ARG_INT, &c->loops,
 	         "replay the trace N times (toward steady state)", "N"},
 	        {"loop-ids", 0, 0, G_OPTION_ARG_STRING, &c->loop_ids,
-	         "--loop: same (default: every pass replays the same content) | fresh (each pass "
-	         "after the first has new block and session ids: new users, the same load)",
-	         "same|fresh"},
+	         "passes after the first: fresh (default: new block and session ids, new users "
+	         "with the same load, as a deployment sees) | same (every pass replays the same "
+	         "content, so what a policy kept from the last pass is hit again: it measures "
+	         "how well a policy memorises a trace, and flatters the ones that keep most)",
+	         "fresh|same"},
+	        {"drive-writes", 0, 0, G_OPTION_ARG_DOUBLE, &c->drive_writes,
+	         "instead of --loop: passes until the drive's host writes reach X user capacities "
+	         "(3.2 for a steady lifetime; at most --max-loops)",
+	         "X"},
+	        {"max-loops", 0, 0, G_OPTION_ARG_INT, &c->max_loops,
+	         "--drive-writes, --accelerate: the most passes (default 1000)", "N"},
+	        {"accelerate", 0, 0, G_OPTION_ARG_DOUBLE, &c->accelerate,
+	         "accelerated aging: the drive's P/E / F, passes until end of life, its lifetime "
+	         "x F beside the extrapolated one",
+	         "F"},
 	        {"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &c->target_years,
 	         "alias of --param target_years=Y (gandalf: SSD write budget to last this long)",
 	         "Y"},
@@ -317,9 +350,10 @@ static int kv_store_flags(struct kv_cli *c, const struct kv_run_opts *ro, unsign
 	}
 	/* neither backend discards a freed slot: the store does only when asked (--trim on) */
 	so->trim = c->trim != kv_trim_def && ro->cfg.trim;
-	if (c->sweep || !strcmp(c->policy, "all") || c->loops != 1) {
+	if (c->sweep || !strcmp(c->policy, "all") || c->loops != 1 || c->drive_writes ||
+	    !isnan(c->accelerate)) {
 		fprintf(stderr, "femu-gandalf: --target runs one policy once: drop --sweep, --policy "
-		                "all and --loop\n");
+		                "all, --loop, --drive-writes and --accelerate\n");
 		return -1;
 	}
 	if (c->device != kv_device_def && strcmp(c->device, "none")) {
@@ -363,6 +397,27 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 	}
 	if (strcmp(c->loop_ids, "same") && strcmp(c->loop_ids, "fresh")) {
 		fprintf(stderr, "femu-gandalf: --loop-ids %s: must be same or fresh\n", c->loop_ids);
+		return -1;
+	}
+	bool until = c->drive_writes || !isnan(c->accelerate);
+	if (!isnan(c->accelerate) && !(c->accelerate >= 1)) {
+		fprintf(stderr, "femu-gandalf: --accelerate %g: must be >= 1 (and at most the drive's "
+		                "rated P/E cycles)\n", c->accelerate);
+		return -1;
+	}
+	if (c->drive_writes && !(c->drive_writes > 0 && c->drive_writes <= 1e6)) {
+		fprintf(stderr, "femu-gandalf: --drive-writes %g: must be in (0, 1e6]\n",
+		        c->drive_writes);
+		return -1;
+	}
+	if (until && c->loops != 1) {
+		fprintf(stderr, "femu-gandalf: --loop: drop it: --drive-writes and --accelerate choose "
+		                "the passes (cap them with --max-loops)\n");
+		return -1;
+	}
+	if (c->max_loops && (!until || c->max_loops < 1)) {
+		fprintf(stderr, "femu-gandalf: --max-loops %d: %s\n", c->max_loops,
+		        until ? "must be >= 1" : "needs --drive-writes or --accelerate");
 		return -1;
 	}
 	if (strcmp(c->alloc, "slots") && strcmp(c->alloc, "log") && strcmp(c->alloc, "region")) {
@@ -421,6 +476,8 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 	ro->cfg.ssd_bytes = ssd;
 	ro->cfg.trim = !strcmp(c->trim, "on");
 	ro->fresh_ids = !strcmp(c->loop_ids, "fresh");
+	ro->drive_writes = c->drive_writes;
+	ro->accelerate = isnan(c->accelerate) ? 0 : c->accelerate;
 	ro->cfg.streams_by_kind = bykind;
 	ro->cfg.session_streams = (uint32_t)nsess;
 	ro->cfg.alloc = !strcmp(c->alloc, "log")      ? KV_ALLOC_LOG
@@ -481,7 +538,7 @@ static int kv_select(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_p
 	ro->trace = c->trace;
 	ro->kt = &c->kt;
 	ro->device = c->device;
-	ro->loops = c->loops;
+	ro->loops = c->drive_writes || !isnan(c->accelerate) ? c->max_loops : c->loops;
 	return 0;
 }
 
@@ -673,7 +730,7 @@ static int kv_policies_run(struct kv_cli *c, struct kv_run_opts *ro, const struc
 		}
 		/* an offline policy's pass over the trace, once for all its runs (one-pass
 		 * knowledge is only made for one pass: kv_run() refuses --loop) */
-		if (pol->prepare && !(pol->one_pass && c->loops != 1)) {
+		if (pol->prepare && !(pol->one_pass && ro->loops != 1)) {
 			if (!(ro->prepared = pol->prepare(&c->kt, &ro->cfg, err, sizeof(err)))) {
 				fprintf(stderr, "femu-gandalf: %s\n", err);
 				return 1;

@@ -4,6 +4,7 @@
  * Reads the whole trace once, streaming, and prints the detected format and its counts. Block
  * ids are collected and sorted to count the unique ones (8 bytes per block reference).
  */
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static int cmp_u64(const void *a, const void *b)
 
 GOptionEntry *fg_trace_entries(struct trace_cli *c)
 {
-	static GOptionEntry e[7];
+	static GOptionEntry e[8];
 	GOptionEntry tmp[] = {
 		{"format", 0, 0, G_OPTION_ARG_STRING, &c->format, "force a format: blk-csv, biosnoop, mooncake, bailian, aiperf, weka", "F"},
 		{"skip-bad", 0, 0, G_OPTION_ARG_NONE, &c->skip_bad, "count and skip malformed records instead of stopping", NULL},
@@ -30,6 +31,7 @@ GOptionEntry *fg_trace_entries(struct trace_cli *c)
 		{"session-rate", 0, 0, G_OPTION_ARG_DOUBLE, &c->session_rate, "WEKA: Poisson session arrivals per second (default 0.05)", "R"},
 		{"stagger", 0, 0, G_OPTION_ARG_DOUBLE, &c->stagger, "WEKA: fixed seconds between session starts (overrides the rate)", "S"},
 		{"seed", 0, 0, G_OPTION_ARG_INT64, &c->seed, "WEKA: arrival seed (default 1)", "S"},
+		{"fold", 0, 0, G_OPTION_ARG_STRING, &c->fold, "only fold I of K of the sessions (1 <= I <= K <= 64; docs/kv.md)", "I/K"},
 		{NULL},
 	};
 	memcpy(e, tmp, sizeof(tmp));
@@ -57,6 +59,17 @@ int fg_trace_opts(const struct trace_cli *c, struct trace_opts *o)
 	o->stagger = c->stagger;
 	if (c->seed)
 		o->seed = (uint64_t)c->seed;
+	if (c->fold) {
+		unsigned i = 0, k = 0;
+		int end = 0;
+		if (sscanf(c->fold, "%u/%u%n", &i, &k, &end) != 2 || c->fold[end] || !isdigit((unsigned char)*c->fold) ||
+		    k < 1 || k > 64 || i < 1 || i > k) {
+			fprintf(stderr, "femu-gandalf: --fold %s: must be I/K with 1 <= I <= K <= 64 (e.g. 2/4)\n", c->fold);
+			return -1;
+		}
+		o->fold = i;
+		o->folds = k;
+	}
 	return 0;
 }
 

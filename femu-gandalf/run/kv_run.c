@@ -43,7 +43,18 @@ static struct ftl *kv_drive(const struct kv_run_opts *o, struct kv_config *cfg, 
 {
 	char e[8192];
 	struct ftl_config fc = *o->drive;
+	const uint32_t rated_pe = fc.pe_cycles;
 
+	if (o->accelerate) { /* (the policies keep pricing the rated drive: cfg->ssd_pe below) */
+		if (!(o->accelerate >= 1 && o->accelerate <= fc.pe_cycles)) {
+			snprintf(err, errlen, "--accelerate %g: must be in [1, %u] (the %s drive's rated "
+			         "P/E cycles), so that the aged drive keeps at least one", o->accelerate,
+			         fc.pe_cycles, o->device);
+			return NULL;
+		}
+		long pe = lround(fc.pe_cycles / o->accelerate);
+		fc.pe_cycles = (uint32_t)(pe < 1 ? 1 : pe);
+	}
 	/* the SSD tier and the drive use both streams when placement hints are on */
 	if (fc.host_streams < kv_streams(cfg))
 		fc.host_streams = kv_streams(cfg);
@@ -65,7 +76,7 @@ static struct ftl *kv_drive(const struct kv_run_opts *o, struct kv_config *cfg, 
 	}
 	cfg->tbw_bytes = fc.dwpd * (double)g->user_bytes * 365.0 * fc.warranty_years;
 	cfg->ssd_usd = cfg->ssd_usd_per_tb * (double)g->user_bytes / 1e12;
-	cfg->ssd_pe = fc.pe_cycles;
+	cfg->ssd_pe = rated_pe;
 	cfg->ssd_phys_bytes = (double)g->phys_bytes;
 	cfg->use_ftl_timing = true;
 	return f;
@@ -102,18 +113,55 @@ static void pass_request(struct kv_request *rq, int pass, uint64_t *ids)
 	rq->parent = pass_session(rq->parent, pass);
 }
 
+/* Has the run done its passes? After pass (0-based) ended: its fixed number, or the drive
+ * written drive_writes times over, or (accelerate) end of life; never more than the cap. */
+static bool passes_done(const struct kv_run_opts *o, struct ftl *f, int pass)
+{
+	if (!o->drive_writes && !o->accelerate)
+		return pass + 1 >= o->loops;
+	if (pass + 1 >= (o->loops > 0 ? o->loops : KV_RUN_MAX_LOOPS_DEF))
+		return true;
+	if (o->drive_writes && f) {
+		struct ftl_stats st;
+		ftl_get_stats(f, &st);
+		return (double)st.host_write_bytes >=
+		       o->drive_writes * (double)ftl_get_geometry(f)->user_bytes;
+	}
+	return false;
+}
+
+/* At the end of a pass of an accelerated run: the unscaled drive's extrapolation, once, at the
+ * first pass that leaves the drive steady (the host rate so far stands for the whole run's). */
+static void accel_extrapolate(struct kv_result *res, struct kvsim *s, struct ftl *f,
+                              const struct run_passes *pp, double factor)
+{
+	const struct kv_stats *st = kvsim_stats(s);
+	struct ftl_lifetime lt;
+	double spread;
+	if (!isnan(res->accel_extrapolated_days) ||
+	    !run_passes_steady(pp, ftl_get_geometry(f)->user_bytes, &spread))
+		return;
+	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
+	double bpd = kv_bytes_per_day(host, st->t_last - st->t_first);
+	ftl_lifetime_scaled(f, bpd, factor, &lt);
+	res->accel_extrapolated_days = lt.erase_days;
+}
+
 /* The passes. 0, or -1 with the failing request in err. With fresh_ids, each pass after the
  * first is a new population of sessions behaving as the trace's (new users, the same load):
  * the tier keeps meeting new content, as a deployment does, and a drive larger than the trace's
  * whole KV still reaches steady state; with the same ids, the passes replay the same content,
- * and what the previous pass left on the SSD is hit. */
-static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, char *err, size_t errlen)
+ * and what the previous pass left on the SSD is hit. A drive that reaches end of life ends the
+ * run after the request during which it went read-only (res->eol). */
+static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, struct ftl *f,
+                     struct kv_result *res, struct run_passes *pp, char *err, size_t errlen)
 {
 	char e[8192];
 	double toff = 0, span = 0;
 	uint64_t *ids = NULL, nmax = 1;
+	bool more = o->loops > 1 || o->drive_writes || o->accelerate;
 
-	if (o->fresh_ids && o->loops > 1) { /* room for the longest request's ids, once */
+	if (o->fresh_ids && more) { /* room for the longest request's ids, once */
 		for (uint64_t i = 0; i < o->kt->n; i++)
 			if (o->kt->rq[i].nblocks > nmax)
 				nmax = o->kt->rq[i].nblocks;
@@ -123,7 +171,13 @@ static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, char *err, si
 		}
 	}
 	int rc = 0;
-	for (int pass = 0; pass < o->loops && !rc; pass++) {
+	if (f && run_passes_note(pp, f)) {
+		free(ids);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int pass = 0; !rc && !res->eol.reached; pass++) {
+		res->passes = pass + 1;
 		for (uint64_t i = 0; i < o->kt->n; i++) {
 			struct kv_request rq = o->kt->rq[i];
 			rq.t += toff;
@@ -137,9 +191,24 @@ static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, char *err, si
 				rc = -1;
 				break;
 			}
+			if (f && ftl_eol_cause(f)) {
+				run_eol_note(&res->eol, f, pass + 1, i + 1, "request");
+				break;
+			}
 			if (o->progress && !((i + 1) & 1023))
 				o->progress(o->progress_arg, pass, kvsim_stats(s));
 		}
+		if (rc || res->eol.reached)
+			break;
+		if (f && run_passes_note(pp, f)) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+			break;
+		}
+		if (o->accelerate && f)
+			accel_extrapolate(res, s, f, pp, o->accelerate);
+		if (passes_done(o, f, pass))
+			break;
 		toff = span + 1;
 	}
 	free(ids);
@@ -196,12 +265,25 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 		}
 		kv_cost_no_device(cfg);
 	}
-	if (o->loops < 1 || (pol->one_pass && o->loops != 1)) {
-		if (o->loops < 1)
-			snprintf(err, errlen, "--loop %d: must be >= 1", o->loops);
+	bool until = o->drive_writes || o->accelerate;
+	const char *bad = NULL;
+	if (o->loops < (until ? 0 : 1))
+		bad = until ? "--max-loops must be >= 1" : "--loop must be >= 1";
+	else if (o->drive_writes && !(o->drive_writes > 0 && o->drive_writes <= 1e6))
+		bad = "--drive-writes must be in (0, 1e6]";
+	else if (until && !o->drive)
+		bad = "--drive-writes and --accelerate need a drive (--device PRESET)";
+	else if (o->drive_writes && o->accelerate)
+		bad = "--drive-writes and --accelerate exclude each other (--accelerate runs to "
+		      "end of life)";
+	else if (pol->one_pass && (o->loops > 1 || until))
+		bad = "";
+	if (bad) {
+		if (*bad)
+			snprintf(err, errlen, "%s", bad);
 		else
-			snprintf(err, errlen, "policy %s knows one pass of the trace: drop --loop",
-			         pol->name);
+			snprintf(err, errlen, "policy %s knows one pass of the trace: drop --loop, "
+			         "--drive-writes and --accelerate", pol->name);
 		ftl_destroy(*f);
 		*f = NULL;
 		return SSD_RUN_E_INPUT;
@@ -255,14 +337,30 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 		kvsim_set_sink(s, o->sink);
 	res->more_json = o->more_json;
 	res->more_arg = o->more_arg;
+	res->drive_writes_target = o->drive_writes;
+	res->accel_factor = o->accelerate;
+	res->accel_pe_cycles = f && o->accelerate ? ftl_get_config(f)->pe_cycles : 0;
+	res->accel_eol_days = res->accel_extrapolated_days = NAN;
 	double t0 = wall_seconds();
-	rc = kv_passes(o, s, err, errlen) ? SSD_RUN_E_FAIL : SSD_RUN_OK;
+	struct run_passes pp = {0};
+	rc = kv_passes(o, s, f, res, &pp, err, errlen) ? SSD_RUN_E_FAIL : SSD_RUN_OK;
+	if (!rc && o->accelerate && !res->eol.reached) {
+		snprintf(err, errlen, "--accelerate %g: end of life not reached in %d passes "
+		         "(raise --max-loops or F)", o->accelerate, res->passes);
+		rc = SSD_RUN_E_FAIL;
+	}
 	if (!rc) {
 		res->wall = wall_seconds() - t0;
 		kvsim_finish(s);
 		kv_figures(res, s, f);
+		if (f) /* (the drive's own rule is the FTL's; a run in passes is judged by passes) */
+			res->lt.steady = run_passes_steady(&pp, ftl_get_geometry(f)->user_bytes,
+			                                   &res->pass_waf_spread);
 		res->region_bytes = kvsim_region_bytes(s);
+		if (o->accelerate) /* host bytes to end of life at the trace's rate, x F */
+			res->accel_eol_days = res->lt.elapsed_days * o->accelerate;
 	}
+	run_passes_free(&pp);
 	kvsim_free(s);
 	ftl_destroy(f);
 	return rc;
@@ -311,6 +409,7 @@ static void json_counts(const struct kv_result *r, struct json_out *j)
 		jout_str(j, "streams", c->streams_by_kind ? "kind" : "none");
 	}
 	jout_u64(j, "requests", st->requests);
+	jout_i64(j, "passes", r->passes);
 	jout_num(j, "miss_ratio", "%.6f", kv_result_miss_ratio(r));
 	jout_num(j, "token_miss_ratio", "%.6f", share(st->missed_tokens, st->prefix_tokens));
 	jout_num(j, "request_miss_ratio", "%.6f", share(st->missed_requests, st->requests));
@@ -357,7 +456,7 @@ static void json_drive(const struct kv_result *r, struct json_out *j)
 		jout_u64(j, "erases", r->fs.erases);
 		jout_num(j, "drive_writes", "%.4f", r->drive_writes);
 		jout_bool(j, "steady", r->lt.steady);
-		jout_num(j, "window_waf_range", "%.4f", r->lt.window_waf_range);
+		jout_num(j, "pass_waf_spread", "%.4f", r->pass_waf_spread);
 	} else if (r->have_ftl) { /* nothing written: WAF is undefined */
 		jout_null(j, "waf");
 		jout_null(j, "waf_cumulative");
@@ -380,6 +479,22 @@ static void json_drive(const struct kv_result *r, struct json_out *j)
 		jout_null(j, "erase");
 	}
 	jout_end(j);
+	if (r->have_ftl) {
+		jout_u64(j, "ftl_errors", r->st.ftl_errors);
+		run_eol_json(&r->eol, j);
+	}
+	if (r->drive_writes_target) {
+		jout_num(j, "drive_writes_target", "%.6g", r->drive_writes_target);
+		jout_bool(j, "drive_writes_reached", r->drive_writes >= r->drive_writes_target);
+	}
+	if (r->accel_factor) {
+		jout_object(j, "accelerated", JOUT_INLINE);
+		jout_num(j, "factor", "%.6g", r->accel_factor);
+		jout_u64(j, "pe_cycles", r->accel_pe_cycles);
+		jout_num(j, "eol_days", "%.6g", r->accel_eol_days);
+		jout_num(j, "extrapolated_days", "%.6g", r->accel_extrapolated_days);
+		jout_end(j);
+	}
 }
 
 void kv_result_json(const struct kv_result *r, struct json_out *j)
@@ -427,7 +542,8 @@ void kv_result_csv_header(FILE *out)
 	             "ssd_write_linear,ssd_read_bytes,hit_share_full,hit_share_linear,waf,"
 	             "lifetime_tbw_days,lifetime_naive_pe_days,lifetime_erase_days,latency_mean_s,"
 	             "latency_p99_s,cost_per_1k,wall_s,token_miss_ratio,peak_active_kv_bytes,"
-	             "policy_figures,request_miss_ratio\n");
+	             "policy_figures,request_miss_ratio,drive_writes,steady,"
+	             "lifetime_erase_cumulative_days,lifetime_basis,eol\n");
 }
 
 /* s as one quoted CSV field (RFC 4180: quotes doubled), so a comma or a quote stays inside it */
@@ -474,6 +590,11 @@ void kv_result_csv_row(const struct kv_result *r, FILE *out)
 		         r->fig[i].name, r->fig[i].value);
 	fputc(',', out);
 	csv_quoted(figs, out);
-	fprintf(out, ",%.6f\n", share(st->missed_requests, st->requests));
+	fprintf(out, ",%.6f,", share(st->missed_requests, st->requests));
+	if (r->have_ftl)
+		fprintf(out, "%.4f,%d,%.6g,%s,%d\n", r->drive_writes, r->lt.steady,
+		        r->lt.erase_cumulative_days, r->lt.basis, r->eol.reached);
+	else
+		fprintf(out, ",0,,,0\n");
 	fflush(out);
 }

@@ -298,8 +298,14 @@ struct kv_run_opts {
 	const char *device;             /* the drive as the errors and the report name it */
 	const struct ftl_config *drive; /* the SSD tier's drive (validated); NULL: none, TBW only */
 	struct kv_config cfg; /* the tier (kv_config_default() + model, sizes); ssd_bytes 0: all */
-	int loops;            /* passes over the trace (>= 1) */
+	int loops;            /* passes over the trace (>= 1); with drive_writes or accelerate, the
+	                         most passes (0: KV_RUN_MAX_LOOPS_DEF) */
 	bool fresh_ids;       /* passes after the first under new block and session ids (kv_run.c) */
+	double drive_writes;  /* > 0: passes until the drive's host writes reach this many user
+	                         capacities (at a pass's end), at most loops passes */
+	double accelerate;    /* >= 1: the drive's P/E limits / F, passes until end of life (at most
+	                         loops), the lifetime measured there x F beside the extrapolated one;
+	                         0: off */
 	const struct kv_policy *prepared_for; /* the policy whose prepare() result is prepared */
 	void *prepared;
 	kv_run_progress_fn progress;
@@ -311,10 +317,29 @@ struct kv_run_opts {
 	const void *more_arg;
 };
 
-/* A fresh drive has not reached steady state before it has been written about twice over (SNIA
- * PTS preconditions with 2x): until then GC has barely started and the erase count, extrapolated,
- * says far too much. */
-#define KV_RUN_STEADY_DRIVE_WRITES 2.0
+/*
+ * Steady state of a run in passes (kv, blkreplay). A KV trace's write mix changes within a pass
+ * (sessions arrive, grow and end), so a drive at steady state still shows a WAF that moves
+ * within each pass; what must settle is the WAF from one pass to the next. The passes are
+ * grouped from the last whole one backwards, each group at least RUN_PASS_GROUP user capacities
+ * of host writes; the run is steady when the drive was written FTL_STEADY_DRIVE_WRITES times or
+ * more and the WAF of the last two groups differs by at most FTL_STEADY_WAF_RANGE of their mean.
+ */
+#define RUN_PASS_GROUP 0.5
+struct run_passes {
+	int n, cap;           /* samples recorded: the start, then each whole pass's end */
+	uint64_t *host, *nand; /* the drive's host and NAND bytes at each sample */
+};
+/* Record the drive's counters (zero p first; the first call is the start). 0, or -1 when out
+ * of memory. run_passes_free() releases the arrays. */
+int run_passes_note(struct run_passes *p, const struct ftl *f);
+void run_passes_free(struct run_passes *p);
+/* The WAF spread of the last two pass groups, |a - b| / mean (NaN without two groups), and the
+ * verdict for a drive of user_bytes. */
+bool run_passes_steady(const struct run_passes *p, uint64_t user_bytes, double *spread);
+
+/* The most passes of a run to a number of drive writes or to end of life, by default. */
+#define KV_RUN_MAX_LOOPS_DEF 1000
 
 /* What a kv run measured: every figure `kv` prints. st.lat (the sorted load latencies, st.nlat
  * of them) is owned by the result: kv_result_free(). */
@@ -336,6 +361,15 @@ struct kv_result {
 	struct kv_figure fig[KV_MAX_FIGURES]; /* what the policy learned (kvsim_policy_figures()) */
 	int nfig;
 	double wall;               /* wall-clock seconds of the passes */
+	int passes;                /* passes made (the last one may have stopped at end of life) */
+	double pass_waf_spread;    /* run_passes_steady()'s spread; lt.steady is its verdict */
+	double drive_writes_target; /* opts.drive_writes (0: none) */
+	struct run_eol eol;        /* end of life, when the drive reached it (the run stopped) */
+	/* opts.accelerate: the factor, the P/E the drive ran with, the lifetime measured at end of
+	 * life (trace days x F, NaN when not reached) and the one extrapolated by the unscaled drive
+	 * at the end of the first steady pass (NaN: none was steady) */
+	double accel_factor, accel_eol_days, accel_extrapolated_days;
+	uint32_t accel_pe_cycles;
 	uint64_t region_bytes;     /* --alloc region: the region size used */
 	void (*more_json)(const void *arg, struct json_out *j); /* opts.more_json */
 	const void *more_arg;

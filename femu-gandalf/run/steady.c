@@ -14,6 +14,8 @@
  * ends the series (SNIA unless the caller asks; `ssd --steady-rule tight`).
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "run.h"
 
@@ -80,4 +82,56 @@ bool run_steady_add(struct run_steady *s, double waf)
 	s->reached = s->rule == RUN_RULE_TIGHT ? tight : snia;
 	s->waf = s->rule == RUN_RULE_TIGHT ? tight_mean : snia_mean;
 	return s->reached;
+}
+
+int run_passes_note(struct run_passes *p, const struct ftl *f)
+{
+	struct ftl_stats st;
+	if (p->n == p->cap) {
+		int cap = p->cap ? 2 * p->cap : 64;
+		uint64_t *h = realloc(p->host, cap * sizeof(*h)), *n;
+		if (!h)
+			return -1;
+		p->host = h;
+		if (!(n = realloc(p->nand, cap * sizeof(*n))))
+			return -1;
+		p->nand = n;
+		p->cap = cap;
+	}
+	ftl_get_stats(f, &st);
+	p->host[p->n] = st.host_write_bytes;
+	p->nand[p->n++] = st.nand_write_bytes;
+	return 0;
+}
+
+void run_passes_free(struct run_passes *p)
+{
+	free(p->host);
+	free(p->nand);
+	memset(p, 0, sizeof(*p));
+}
+
+/* The first sample (going back from sample end) that closes a group of at least min host bytes
+ * after it, or -1 when the passes before end hold too little. */
+static int group_start(const struct run_passes *p, int end, double min)
+{
+	for (int i = end - 1; i >= 0; i--)
+		if ((double)(p->host[end] - p->host[i]) >= min)
+			return i;
+	return -1;
+}
+
+bool run_passes_steady(const struct run_passes *p, uint64_t user_bytes, double *spread)
+{
+	double min = RUN_PASS_GROUP * (double)user_bytes;
+	int last = p->n - 1, mid = last > 0 ? group_start(p, last, min) : -1;
+	int first = mid > 0 ? group_start(p, mid, min) : -1;
+	*spread = NAN;
+	if (first < 0)
+		return false;
+	double a = (double)(p->nand[mid] - p->nand[first]) / (double)(p->host[mid] - p->host[first]);
+	double b = (double)(p->nand[last] - p->nand[mid]) / (double)(p->host[last] - p->host[mid]);
+	*spread = fabs(a - b) / ((a + b) / 2);
+	return (double)p->host[last] >= FTL_STEADY_DRIVE_WRITES * (double)user_bytes &&
+	       *spread <= FTL_STEADY_WAF_RANGE;
 }

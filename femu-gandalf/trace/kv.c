@@ -596,7 +596,7 @@ static int weka_file(struct trace *t, const char *path, size_t i, double *start,
 	}
 	if (bs)
 		c.block_tokens = (uint32_t)bs;
-	if (i)
+	if (t->nsessions) /* (the first file read starts at 0, whichever fold it is in) */
 		*start = next_start(t, *start, rng);
 	uint64_t s = t->nsessions++;
 	r = weka_requests(&c, json_object_get(root, "requests"), *start, s, KV_NO_SESSION, "");
@@ -606,8 +606,50 @@ static int weka_file(struct trace *t, const char *path, size_t i, double *start,
 	return r;
 }
 
+/* FNV-1a of a file name: which fold a conversation falls in depends on its name only, not on
+ * which other conversations the directory holds. */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+struct ranked {
+	uint64_t h;
+	size_t i;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	return x->h != y->h ? (x->h < y->h ? -1 : 1) : (x->i < y->i ? -1 : x->i > y->i);
+}
+
+/* Which of the n (sorted) names are in fold (1..folds): dealt out in the order of their hashes,
+ * so every fold holds n / folds of them, give or take one. NULL when out of memory. */
+static bool *weka_fold(char **names, size_t n, uint32_t fold, uint32_t folds)
+{
+	struct ranked *r = malloc((n ? n : 1) * sizeof(*r));
+	bool *keep = calloc(n ? n : 1, sizeof(*keep));
+	if (!r || !keep) {
+		free(r);
+		free(keep);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct ranked){name_hash(names[i]), i};
+	qsort(r, n, sizeof(*r), cmp_ranked);
+	for (size_t k = 0; k < n; k++)
+		keep[r[k].i] = k % folds + 1 == fold;
+	free(r);
+	return keep;
+}
+
 static int weka_load(struct trace *t)
 {
+	bool *keep = NULL;
 	char **names;
 	size_t n;
 	int rc = -1;
@@ -619,9 +661,15 @@ static int weka_load(struct trace *t)
 		         names || errno == ENOMEM ? "out of memory" : "cannot open directory");
 		goto out;
 	}
+	if (t->o.folds && !(keep = weka_fold(names, n, t->o.fold, t->o.folds))) {
+		snprintf(t->err, sizeof(t->err), "%s: out of memory", t->path);
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char path[PATH_MAX + 256];
 
+		if (keep && !keep[i])
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", t->path, names[i]);
 		if (i >> (64 - NS_SHIFT)) {
 			snprintf(t->err, sizeof(t->err), "%s: more than 2^24 files", t->path);
@@ -639,6 +687,7 @@ out:
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	free(keep);
 	return rc;
 }
 
@@ -830,6 +879,21 @@ static int jsonl_record(struct trace *t, char *line, size_t len, struct kv_reque
 	return rc;
 }
 
+/* Is rq in the fold asked for (trace_opts.fold)? Keyed by its root session, or without one by
+ * its first block (the root of its prefix tree); a request with neither stays in fold 1. */
+static bool jsonl_in_fold(const struct trace *t, const struct kv_request *rq)
+{
+	if (!t->o.folds)
+		return true;
+	uint64_t key = rq->parent != KV_NO_SESSION    ? rq->parent
+	               : rq->session != KV_NO_SESSION ? rq->session
+	               : rq->nblocks                  ? rq->blocks[0]
+	                                              : 0;
+	if (rq->session == KV_NO_SESSION && !rq->nblocks)
+		return t->o.fold == 1;
+	return trace_fold_of(key, t->o.folds) == t->o.fold;
+}
+
 /* The next well-formed JSONL record (blank and '#' lines skipped): 1, 0 at the end, -1 on error. */
 static int next_jsonl(struct trace *t, struct kv_request *rq)
 {
@@ -842,6 +906,8 @@ static int next_jsonl(struct trace *t, struct kv_request *rq)
 		if (!*line || *line == '#')
 			continue;
 		int r = jsonl_record(t, line, len, rq);
+		if (r == 1 && !jsonl_in_fold(t, rq))
+			continue;
 		if (r)
 			return r;
 	}

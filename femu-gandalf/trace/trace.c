@@ -225,6 +225,16 @@ int trace_next_blk(struct trace *t, struct blk_io *io)
 	return blk_next(t, io);
 }
 
+uint32_t trace_fold_of(uint64_t key, uint32_t folds)
+{
+	/* splitmix64's finalizer: consecutive ids (dense session numbers) spread evenly */
+	uint64_t z = key + 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (uint32_t)(z % folds) + 1;
+}
+
 int trace_next_kv(struct trace *t, struct kv_request *rq)
 {
 	if (trace_is_block(t)) {

@@ -52,7 +52,16 @@ struct trace_opts {
 	double session_rate;     /* WEKA: Poisson session arrivals per second (default 0.05) */
 	double stagger;          /* WEKA: fixed gap between session starts in s (>0 overrides rate) */
 	uint64_t seed;           /* WEKA arrival seed */
+	/* one fold of the sessions (folds 0: the whole trace; else fold 1..folds). A WEKA
+	 * directory's conversations are dealt out whole and evenly: sorted by a hash of their file
+	 * name, the i-th goes to fold i mod folds + 1, and the kept ones arrive as the whole set's
+	 * would (the same --session-rate). Any other format keeps the requests whose root session
+	 * (the parent of a sub-agent, else the session; without sessions the first block id, the
+	 * root of a Mooncake prefix tree) hashes to the fold. trace.c: trace_fold_of(). */
+	uint32_t fold, folds;
 };
+/* The fold (1..folds) of a key, for formats dealt out by hash. */
+uint32_t trace_fold_of(uint64_t key, uint32_t folds);
 void trace_opts_default(struct trace_opts *o);
 
 struct trace;
