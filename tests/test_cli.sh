@@ -260,6 +260,34 @@ expect 2 "too few for 4 streams" "kv --alloc region with more streams than regio
 expect 0 '"regions_cleaned"' "kv --alloc region in the JSON" -- "${KV[@]}" --model llama-3.1-8b --policy gandalf --alloc region --json
 expect 0 '"alloc": "log"' "kv --alloc log in the JSON" -- "${KV[@]}" --policy lru --alloc log --json
 expect 2 "needs --ssd" "kv without device needs --ssd" -- kv --trace "$SRC/traces/multiturn-small.jsonl" --device none
+# end of life stops the run, with the report up to it (a drive rated 20 P/E dies in pass 16)
+EOL=(kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M --device tiny --policy write-through --set pe_cycles=20 --loop 1000)
+expect 0 "end of life (spare) at pass 16, request 70: 21.85 drive writes" "kv stops at end of life" -- "${EOL[@]}"
+expect 0 '"eol": {"cause": "spare", "pass": 16, "request": 70,' "kv --json eol object" -- "${EOL[@]}" --json
+LIVE=(kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M --device tiny --policy lru)
+expect 0 '"eol": null' "kv --json eol null on a live drive" -- "${LIVE[@]}" --json
+expect 0 "erase count .* d\* (" "kv marks a lifetime that is not steady" -- "${LIVE[@]}"
+expect 0 "\* not steady: the drive was written 1.23x its capacity and its passes are too few" "kv explains a lifetime that is not steady" -- "${LIVE[@]}"
+expect 2 "--drive-writes -1: must be in (0, 1e6]" "kv bad --drive-writes" -- "${KV[@]}" --drive-writes -1
+expect 2 "--loop: drop it" "kv --loop with --drive-writes" -- "${KV[@]}" --drive-writes 3 --loop 2
+expect 2 "--max-loops 5: needs --drive-writes or --accelerate" "kv --max-loops alone" -- "${KV[@]}" --max-loops 5
+expect 2 "--accelerate 0: must be >= 1" "kv --accelerate 0" -- "${KV[@]}" --accelerate 0
+expect 2 "--accelerate 1e+30: must be in \[1, 3000\]" "kv --accelerate beyond the rated P/E" -- "${KV[@]}" --accelerate 1e30
+expect 2 "need a drive" "kv --drive-writes without a drive" -- kv --trace "$SRC/traces/multiturn-small.jsonl" --device none --ssd 1G --drive-writes 3
+expect 0 '"passes": 3,' "kv --drive-writes stops at --max-loops" -- "${LIVE[@]}" --drive-writes 30 --max-loops 3 --json
+expect 0 "--drive-writes 30 not reached in 3 passes" "kv says --drive-writes was not reached" -- "${LIVE[@]}" --drive-writes 30 --max-loops 3
+# --fold: the four folds of a trace partition its requests and its sessions
+expect 2 "--fold 5/4: must be I/K" "kv bad --fold" -- "${KV[@]}" --fold 5/4
+for f in 1 2 3 4; do
+	"$FG" trace info "$SRC/traces/multiturn-small.jsonl" --fold "$f/4" --json >"$T/fold-$f.json" 2>"$T/err" || fail "trace info --fold $f/4: $(cat "$T/err")"
+done
+python3 - "$T"/fold-{1,2,3,4}.json <<'PY' && pass "trace --fold: four folds partition the requests and sessions" || fail "trace --fold partition"
+import json, sys
+folds = [json.load(open(p)) for p in sys.argv[1:]]
+assert sum(f["requests"] for f in folds) == 1066, [f["requests"] for f in folds]
+assert sum(f["sessions"] for f in folds) == 100, [f["sessions"] for f in folds]
+assert all(f["requests"] > 0 for f in folds)
+PY
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --model qwen3-next-80b-a3b --dram 1G --device tiny --policy gandalf --json >"$T/kv.json" 2>"$T/err" || fail "kv --json: $(cat "$T/err")"
 python3 - "$T/kv.json" <<'PY' && pass "kv --json keys" || fail "kv --json keys"
 import json, sys

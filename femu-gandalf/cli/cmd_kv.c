@@ -72,13 +72,19 @@ static void print_text(const struct kv_result *r)
 		       "(%s, %s; at the cumulative erase rate %.1f d%s)\n",
 		       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, mark,
 		       r->lt.eol_reason, r->lt.basis, r->lt.erase_cumulative_days, mark);
-		if (!r->lt.steady)
-			printf("  * not steady: the drive was written %.2fx its capacity and its WAF moved "
-			       "%.1f%% between the last two groups of passes (steady: >= %.0fx and <= "
-			       "%.0f%%), so the erase count does not yet say how long it lives; replay "
-			       "with --drive-writes X\n",
-			       r->drive_writes, 100 * r->pass_waf_spread, FTL_STEADY_DRIVE_WRITES,
-			       100 * FTL_STEADY_WAF_RANGE);
+		if (!r->lt.steady) {
+			char moved[128];
+			if (isnan(r->pass_waf_spread))
+				snprintf(moved, sizeof(moved), "its passes are too few for two groups of "
+				         ">= %.1f capacities to compare", RUN_PASS_GROUP);
+			else
+				snprintf(moved, sizeof(moved), "its WAF moved %.1f%% between the last two "
+				         "groups of passes", 100 * r->pass_waf_spread);
+			printf("  * not steady: the drive was written %.2fx its capacity and %s (steady: "
+			       ">= %.0fx and <= %.0f%%), so the erase count does not yet say how long it "
+			       "lives; replay with --drive-writes X\n",
+			       r->drive_writes, moved, FTL_STEADY_DRIVE_WRITES, 100 * FTL_STEADY_WAF_RANGE);
+		}
 		if (r->drive_writes_target && r->drive_writes < r->drive_writes_target)
 			printf("  note: --drive-writes %g not reached in %d passes (--max-loops)\n",
 			       r->drive_writes_target, r->passes);

@@ -81,6 +81,7 @@ struct info {
 	uint64_t nr, nw, nd, nf, rb, wb, db, end;
 	/* KV traces: ids holds every block reference (nblk), sorted to count the unique ones */
 	uint64_t *ids, nblk, cap, uniq, in, out, sessions;
+	GHashTable *seen; /* the session ids met */
 	uint32_t bt;
 };
 
@@ -128,14 +129,18 @@ static int count_kv(struct trace *t, struct info *s)
 		s->n++;
 		s->in += rq.input_tokens;
 		s->out += rq.output_tokens;
-		if (rq.session != KV_NO_SESSION && rq.session + 1 > s->sessions)
-			s->sessions = rq.session + 1;
+		if (rq.session != KV_NO_SESSION) { /* (ids are dense, but a fold keeps some) */
+			gint64 k = (gint64)rq.session;
+			if (!g_hash_table_contains(s->seen, &k))
+				g_hash_table_add(s->seen, g_memdup2(&k, sizeof(k)));
+		}
 		if (vec_reserve(s->ids, s->cap, s->nblk + rq.nblocks))
 			return -2;
 		if (rq.nblocks)
 			memcpy(s->ids + s->nblk, rq.blocks, rq.nblocks * sizeof(uint64_t));
 		s->nblk += rq.nblocks;
 	}
+	s->sessions = g_hash_table_size(s->seen);
 	return r;
 }
 
@@ -256,7 +261,8 @@ static void print_info_text(const char *path, struct trace *t, const struct info
 static int describe(const char *path, const struct trace_opts *o, bool json,
                     struct active_info *ai)
 {
-	struct info s = {.first = NAN, .last = NAN};
+	struct info s = {.first = NAN, .last = NAN,
+	                 .seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL)};
 	char err[PATH_MAX + 700];
 	double t0 = now_seconds(), secs;
 	struct trace *t = trace_open(path, o, err, sizeof(err));
@@ -264,6 +270,7 @@ static int describe(const char *path, const struct trace_opts *o, bool json,
 
 	if (!t) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
+		g_hash_table_destroy(s.seen);
 		return rc;
 	}
 	r = trace_is_block(t) ? count_blk(t, &s) : count_kv(t, &s);
@@ -274,6 +281,9 @@ static int describe(const char *path, const struct trace_opts *o, bool json,
 		rc = 1;
 	} else if (r < 0) {
 		fprintf(stderr, "femu-gandalf: %s\n", trace_error(t));
+	} else if (o->folds && !s.sessions && !trace_is_block(t)) {
+		fprintf(stderr, "femu-gandalf: --fold: %s has no sessions to deal out; kv folds such a "
+		        "trace by time (docs/kv.md), trace info does not\n", path);
 	} else if (!s.n) {
 		fprintf(stderr, "femu-gandalf: %s: no usable records%s\n", path,
 		        trace_skipped(t) ? " (all malformed and skipped)" : "");
@@ -288,6 +298,7 @@ static int describe(const char *path, const struct trace_opts *o, bool json,
 		rc = 0;
 	}
 	free(s.ids);
+	g_hash_table_destroy(s.seen);
 	trace_close(t);
 	return rc;
 }

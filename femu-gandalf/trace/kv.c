@@ -879,18 +879,15 @@ static int jsonl_record(struct trace *t, char *line, size_t len, struct kv_reque
 	return rc;
 }
 
-/* Is rq in the fold asked for (trace_opts.fold)? Keyed by its root session, or without one by
- * its first block (the root of its prefix tree); a request with neither stays in fold 1. */
+/* Is rq in the fold asked for (trace_opts.fold)? Keyed by its root session (a sub-agent's
+ * parent, else its own). */
 static bool jsonl_in_fold(const struct trace *t, const struct kv_request *rq)
 {
 	if (!t->o.folds)
 		return true;
-	uint64_t key = rq->parent != KV_NO_SESSION    ? rq->parent
-	               : rq->session != KV_NO_SESSION ? rq->session
-	               : rq->nblocks                  ? rq->blocks[0]
-	                                              : 0;
-	if (rq->session == KV_NO_SESSION && !rq->nblocks)
-		return t->o.fold == 1;
+	if (rq->session == KV_NO_SESSION)
+		return true; /* (kept: a trace without sessions is folded by time, kvmem.c) */
+	uint64_t key = rq->parent != KV_NO_SESSION ? rq->parent : rq->session;
 	return trace_fold_of(key, t->o.folds) == t->o.fold;
 }
 

@@ -81,6 +81,30 @@ static int store(struct loader *l, const struct kv_request *rq, uint64_t *off)
 	return nb;
 }
 
+/* A trace without sessions (Mooncake) has no conversations to deal out: its fold I of K is the
+ * I-th of K equal spans of its time instead (the reader kept every request). Requests keep their
+ * times; their ids stay in the buffers. */
+static void time_fold(struct kv_trace *kt, const struct trace_opts *o)
+{
+	if (!o->folds || !kt->n)
+		return;
+	for (uint64_t i = 0; i < kt->n; i++)
+		if (kt->rq[i].session != KV_NO_SESSION)
+			return; /* (dealt out by session in the reader) */
+	double t0 = kt->rq[0].t, span = kt->rq[kt->n - 1].t - t0;
+	uint64_t m = 0;
+	for (uint64_t i = 0; i < kt->n; i++) {
+		double x = span > 0 ? (kt->rq[i].t - t0) / span * o->folds : 0;
+		uint32_t f = x >= o->folds ? o->folds : (uint32_t)x + 1;
+		if (f == o->fold)
+			kt->rq[m++] = kt->rq[i];
+	}
+	kt->n = m;
+	kt->nids = 0;
+	for (uint64_t i = 0; i < m; i++)
+		kt->nids += kt->rq[i].nblocks;
+}
+
 int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace *kt, char *err, size_t errlen)
 {
 	struct loader l = {0};
@@ -131,6 +155,7 @@ int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace 
 	free(l.bufs);
 	u64map_free(&l.sess);
 	free(l.where);
+	time_fold(kt, o);
 	return 0;
 oom:
 	snprintf(err, errlen, "%s: out of memory after %llu requests", path, (unsigned long long)kt->n);

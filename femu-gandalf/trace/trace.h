@@ -55,9 +55,11 @@ struct trace_opts {
 	/* one fold of the sessions (folds 0: the whole trace; else fold 1..folds). A WEKA
 	 * directory's conversations are dealt out whole and evenly: sorted by a hash of their file
 	 * name, the i-th goes to fold i mod folds + 1, and the kept ones arrive as the whole set's
-	 * would (the same --session-rate). Any other format keeps the requests whose root session
-	 * (the parent of a sub-agent, else the session; without sessions the first block id, the
-	 * root of a Mooncake prefix tree) hashes to the fold. trace.c: trace_fold_of(). */
+	 * would (the same --session-rate). Any other format with sessions keeps the requests whose
+	 * root session (the parent of a sub-agent, else the session) hashes to the fold
+	 * (trace_fold_of()). A trace without sessions (Mooncake, whose requests nearly all share
+	 * a first block) is cut by kv_trace_load() into folds equal spans of its time; a streaming
+	 * reader keeps all of it. */
 	uint32_t fold, folds;
 };
 /* The fold (1..folds) of a key, for formats dealt out by hash. */
