@@ -457,12 +457,16 @@ static void json_drive(const struct kv_result *r, struct json_out *j)
 		jout_num(j, "drive_writes", "%.4f", r->drive_writes);
 		jout_bool(j, "steady", r->lt.steady);
 		jout_num(j, "pass_waf_spread", "%.4f", r->pass_waf_spread);
-	} else if (r->have_ftl) { /* nothing written: WAF is undefined */
+	} else if (r->have_ftl) { /* nothing written: WAF is undefined, never steady */
 		jout_null(j, "waf");
 		jout_null(j, "waf_cumulative");
 		jout_u64(j, "erases", r->fs.erases);
-	} else {
+		jout_num(j, "drive_writes", "%.4f", 0.0);
+		jout_bool(j, "steady", false);
+		jout_null(j, "pass_waf_spread");
+	} else { /* no drive: nothing to be steady */
 		jout_null(j, "waf");
+		jout_null(j, "steady");
 	}
 	/* no SSD writes: infinite lifetimes, null in JSON */
 	jout_object(j, "lifetime_days", JOUT_INLINE);
@@ -477,12 +481,13 @@ static void json_drive(const struct kv_result *r, struct json_out *j)
 	} else {
 		jout_null(j, "naive_pe");
 		jout_null(j, "erase");
+		jout_null(j, "erase_cumulative");
+		jout_str(j, "basis", "tbw-only");
+		jout_null(j, "steady");
 	}
 	jout_end(j);
-	if (r->have_ftl) {
-		jout_u64(j, "ftl_errors", r->st.ftl_errors);
-		run_eol_json(&r->eol, j);
-	}
+	jout_u64(j, "ftl_errors", r->st.ftl_errors);
+	run_eol_json(&r->eol, j); /* (null without a drive: it cannot die) */
 	if (r->drive_writes_target) {
 		jout_num(j, "drive_writes_target", "%.6g", r->drive_writes_target);
 		jout_bool(j, "drive_writes_reached", r->drive_writes >= r->drive_writes_target);
