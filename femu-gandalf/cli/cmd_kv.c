@@ -88,6 +88,9 @@ static void print_text(const struct kv_result *r)
 		if (r->drive_writes_target && r->drive_writes < r->drive_writes_target)
 			printf("  note: --drive-writes %g not reached in %d passes (--max-loops)\n",
 			       r->drive_writes_target, r->passes);
+		else if (r->until_steady && !r->lt.steady)
+			printf("  note: --until-steady: not steady in %d passes (--max-loops)\n",
+			       r->passes);
 		if (r->accel_factor)
 			printf("  accelerated x%g (P/E %u): end of life after %.1f d (x F), against %.1f d "
 			       "extrapolated by the rated drive at its first steady pass\n",
@@ -133,7 +136,7 @@ struct kv_cli {
 	double drive_writes, accelerate;
 	/* the store (--target): a real device or file in a backend's layout */
 	char *target, *layout, *meta, *record, *timing;
-	gboolean capture, force, no_fences;
+	gboolean capture, force, no_fences, until_steady;
 	gint iodepth, concurrency;
 	struct store_opts so;
 	double target_years;
@@ -226,8 +229,12 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	         "instead of --loop: passes until the drive's host writes reach X user capacities "
 	         "(3.2 for a steady lifetime; at most --max-loops)",
 	         "X"},
+	        {"until-steady", 0, 0, G_OPTION_ARG_NONE, &c->until_steady,
+	         "passes until the lifetime is steady (>= 3 drive writes, WAF within 5% from one "
+	         "group of passes to the next; after --drive-writes X if given; at most --max-loops)",
+	         NULL},
 	        {"max-loops", 0, 0, G_OPTION_ARG_INT, &c->max_loops,
-	         "--drive-writes, --accelerate: the most passes (default 1000)", "N"},
+	         "--drive-writes, --until-steady, --accelerate: the most passes (default 1000)", "N"},
 	        {"accelerate", 0, 0, G_OPTION_ARG_DOUBLE, &c->accelerate,
 	         "accelerated aging: the drive's P/E / F, passes until end of life, its lifetime "
 	         "x F beside the extrapolated one",
@@ -357,9 +364,9 @@ static int kv_store_flags(struct kv_cli *c, const struct kv_run_opts *ro, unsign
 	/* neither backend discards a freed slot: the store does only when asked (--trim on) */
 	so->trim = c->trim != kv_trim_def && ro->cfg.trim;
 	if (c->sweep || !strcmp(c->policy, "all") || c->loops != 1 || c->drive_writes ||
-	    !isnan(c->accelerate)) {
+	    c->until_steady || !isnan(c->accelerate)) {
 		fprintf(stderr, "femu-gandalf: --target runs one policy once: drop --sweep, --policy "
-		                "all, --loop, --drive-writes and --accelerate\n");
+		                "all, --loop, --drive-writes, --until-steady and --accelerate\n");
 		return -1;
 	}
 	if (c->device != kv_device_def && strcmp(c->device, "none")) {
@@ -405,7 +412,7 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 		fprintf(stderr, "femu-gandalf: --loop-ids %s: must be same or fresh\n", c->loop_ids);
 		return -1;
 	}
-	bool until = c->drive_writes || !isnan(c->accelerate);
+	bool until = c->drive_writes || c->until_steady || !isnan(c->accelerate);
 	if (!isnan(c->accelerate) && !(c->accelerate >= 1)) {
 		fprintf(stderr, "femu-gandalf: --accelerate %g: must be >= 1 (and at most the drive's "
 		                "rated P/E cycles)\n", c->accelerate);
@@ -417,13 +424,13 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 		return -1;
 	}
 	if (until && c->loops != 1) {
-		fprintf(stderr, "femu-gandalf: --loop: drop it: --drive-writes and --accelerate choose "
-		                "the passes (cap them with --max-loops)\n");
+		fprintf(stderr, "femu-gandalf: --loop: drop it: --drive-writes, --until-steady and "
+		                "--accelerate choose the passes (cap them with --max-loops)\n");
 		return -1;
 	}
 	if (c->max_loops && (!until || c->max_loops < 1)) {
 		fprintf(stderr, "femu-gandalf: --max-loops %d: %s\n", c->max_loops,
-		        until ? "must be >= 1" : "needs --drive-writes or --accelerate");
+		        until ? "must be >= 1" : "needs --drive-writes, --until-steady or --accelerate");
 		return -1;
 	}
 	if (strcmp(c->alloc, "slots") && strcmp(c->alloc, "log") && strcmp(c->alloc, "region")) {
@@ -483,6 +490,7 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 	ro->cfg.trim = !strcmp(c->trim, "on");
 	ro->fresh_ids = !strcmp(c->loop_ids, "fresh");
 	ro->drive_writes = c->drive_writes;
+	ro->until_steady = c->until_steady;
 	ro->accelerate = isnan(c->accelerate) ? 0 : c->accelerate;
 	ro->cfg.streams_by_kind = bykind;
 	ro->cfg.session_streams = (uint32_t)nsess;
@@ -544,7 +552,8 @@ static int kv_select(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_p
 	ro->trace = c->trace;
 	ro->kt = &c->kt;
 	ro->device = c->device;
-	ro->loops = c->drive_writes || !isnan(c->accelerate) ? c->max_loops : c->loops;
+	ro->loops = c->drive_writes || c->until_steady || !isnan(c->accelerate) ? c->max_loops
+	                                                                        : c->loops;
 	return 0;
 }
 

@@ -114,20 +114,25 @@ static void pass_request(struct kv_request *rq, int pass, uint64_t *ids)
 }
 
 /* Has the run done its passes? After pass (0-based) ended: its fixed number, or the drive
- * written drive_writes times over, or (accelerate) end of life; never more than the cap. */
-static bool passes_done(const struct kv_run_opts *o, struct ftl *f, int pass)
+ * written drive_writes times over (and, with until_steady, steady by the pass rule), or
+ * (accelerate) end of life; never more than the cap. */
+static bool passes_done(const struct kv_run_opts *o, struct ftl *f, const struct run_passes *pp,
+                        int pass)
 {
-	if (!o->drive_writes && !o->accelerate)
+	bool until = o->drive_writes || o->until_steady;
+	if (!until && !o->accelerate)
 		return pass + 1 >= o->loops;
 	if (pass + 1 >= (o->loops > 0 ? o->loops : KV_RUN_MAX_LOOPS_DEF))
 		return true;
-	if (o->drive_writes && f) {
-		struct ftl_stats st;
-		ftl_get_stats(f, &st);
-		return (double)st.host_write_bytes >=
-		       o->drive_writes * (double)ftl_get_geometry(f)->user_bytes;
-	}
-	return false;
+	if (!until || !f)
+		return false;
+	struct ftl_stats st;
+	double spread;
+	uint64_t user = ftl_get_geometry(f)->user_bytes;
+	ftl_get_stats(f, &st);
+	if ((double)st.host_write_bytes < o->drive_writes * (double)user)
+		return false;
+	return !o->until_steady || run_passes_steady(pp, user, &spread);
 }
 
 /* At the end of a pass of an accelerated run: the unscaled drive's extrapolation, once, at the
@@ -159,7 +164,7 @@ static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, struct ftl *f
 	char e[8192];
 	double toff = 0, span = 0;
 	uint64_t *ids = NULL, nmax = 1;
-	bool more = o->loops > 1 || o->drive_writes || o->accelerate;
+	bool more = o->loops > 1 || o->drive_writes || o->until_steady || o->accelerate;
 
 	if (o->fresh_ids && more) { /* room for the longest request's ids, once */
 		for (uint64_t i = 0; i < o->kt->n; i++)
@@ -207,7 +212,7 @@ static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, struct ftl *f
 		}
 		if (o->accelerate && f)
 			accel_extrapolate(res, s, f, pp, o->accelerate);
-		if (passes_done(o, f, pass))
+		if (passes_done(o, f, pp, pass))
 			break;
 		toff = span + 1;
 	}
@@ -265,15 +270,15 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 		}
 		kv_cost_no_device(cfg);
 	}
-	bool until = o->drive_writes || o->accelerate;
+	bool until = o->drive_writes || o->until_steady || o->accelerate;
 	const char *bad = NULL;
 	if (o->loops < (until ? 0 : 1))
 		bad = until ? "--max-loops must be >= 1" : "--loop must be >= 1";
 	else if (o->drive_writes && !(o->drive_writes > 0 && o->drive_writes <= 1e6))
 		bad = "--drive-writes must be in (0, 1e6]";
 	else if (until && !o->drive)
-		bad = "--drive-writes and --accelerate need a drive (--device PRESET)";
-	else if (o->drive_writes && o->accelerate)
+		bad = "--drive-writes, --until-steady and --accelerate need a drive (--device PRESET)";
+	else if ((o->drive_writes || o->until_steady) && o->accelerate)
 		bad = "--drive-writes and --accelerate exclude each other (--accelerate runs to "
 		      "end of life)";
 	else if (pol->one_pass && (o->loops > 1 || until))
@@ -283,7 +288,7 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 			snprintf(err, errlen, "%s", bad);
 		else
 			snprintf(err, errlen, "policy %s knows one pass of the trace: drop --loop, "
-			         "--drive-writes and --accelerate", pol->name);
+			         "--drive-writes, --until-steady and --accelerate", pol->name);
 		ftl_destroy(*f);
 		*f = NULL;
 		return SSD_RUN_E_INPUT;
@@ -338,6 +343,7 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	res->more_json = o->more_json;
 	res->more_arg = o->more_arg;
 	res->drive_writes_target = o->drive_writes;
+	res->until_steady = o->until_steady;
 	res->accel_factor = o->accelerate;
 	res->accel_pe_cycles = f && o->accelerate ? ftl_get_config(f)->pe_cycles : 0;
 	res->accel_eol_days = res->accel_extrapolated_days = NAN;
@@ -492,6 +498,8 @@ static void json_drive(const struct kv_result *r, struct json_out *j)
 		jout_num(j, "drive_writes_target", "%.6g", r->drive_writes_target);
 		jout_bool(j, "drive_writes_reached", r->drive_writes >= r->drive_writes_target);
 	}
+	if (r->until_steady)
+		jout_bool(j, "until_steady", true);
 	if (r->accel_factor) {
 		jout_object(j, "accelerated", JOUT_INLINE);
 		jout_num(j, "factor", "%.6g", r->accel_factor);

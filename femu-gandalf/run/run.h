@@ -298,11 +298,14 @@ struct kv_run_opts {
 	const char *device;             /* the drive as the errors and the report name it */
 	const struct ftl_config *drive; /* the SSD tier's drive (validated); NULL: none, TBW only */
 	struct kv_config cfg; /* the tier (kv_config_default() + model, sizes); ssd_bytes 0: all */
-	int loops;            /* passes over the trace (>= 1); with drive_writes or accelerate, the
+	int loops;            /* passes over the trace (>= 1); with drive_writes, until_steady or
+	                         accelerate, the
 	                         most passes (0: KV_RUN_MAX_LOOPS_DEF) */
 	bool fresh_ids;       /* passes after the first under new block and session ids (kv_run.c) */
 	double drive_writes;  /* > 0: passes until the drive's host writes reach this many user
 	                         capacities (at a pass's end), at most loops passes */
+	bool until_steady;    /* passes until steady by the pass rule (run_passes_steady()), after
+	                         drive_writes if given, at most loops passes */
 	double accelerate;    /* >= 1: the drive's P/E limits / F, passes until end of life (at most
 	                         loops), the lifetime measured there x F beside the extrapolated one;
 	                         0: off */
@@ -364,6 +367,7 @@ struct kv_result {
 	int passes;                /* passes made (the last one may have stopped at end of life) */
 	double pass_waf_spread;    /* run_passes_steady()'s spread; lt.steady is its verdict */
 	double drive_writes_target; /* opts.drive_writes (0: none) */
+	bool until_steady;          /* opts.until_steady */
 	struct run_eol eol;        /* end of life, when the drive reached it (the run stopped) */
 	/* opts.accelerate: the factor, the P/E the drive ran with, the lifetime measured at end of
 	 * life (trace days x F, NaN when not reached) and the one extrapolated by the unscaled drive
