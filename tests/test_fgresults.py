@@ -3,7 +3,6 @@
 small hand-made tables, each answer worked out by hand beside it.
 
     python3 tests/test_fgresults.py        (or: python3 -m unittest tests/test_fgresults.py)"""
-import io
 import math
 import os
 import subprocess

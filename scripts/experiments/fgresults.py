@@ -20,7 +20,6 @@ Python 3 standard library only."""
 import csv
 import json
 import math
-import os
 import sys
 from collections import namedtuple
 
@@ -286,11 +285,6 @@ def write_csv(path, rows, cols=None):
         w = csv.DictWriter(f, cols, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
-
-
-def out_path(out, name):
-    """OUT/name."""
-    return os.path.join(out, name)
 
 
 # --- the shell library's commands --------------------------------------------------------

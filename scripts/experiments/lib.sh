@@ -185,18 +185,7 @@ exp_finish() {
 	[ -z "$(git status --porcelain --untracked-files=no -- . ':!results' 2>/dev/null)" ] || dirty=true
 	local tag walls=()
 	for tag in "${EXP_TAGS[@]}"; do walls+=("$WORK/$tag/wall.csv"); done
-	python3 - "$OUT/meta.json" "$EXP" "$commit" "$dirty" "$wall" "$JOBS" "$QUICK" "$0" "${#walls[@]}" \
-		"${walls[@]}" "${EXP_ARGS[@]}" <<'PY'
-import csv, json, os, sys, time
-out, exp, commit, dirty, wall, jobs, quick, prog, n, *rest = sys.argv[1:]
-walls, args = rest[:int(n)], rest[int(n):]
-runs = [float(r["wall_s"]) for w in walls for r in csv.DictReader(open(w))]
-json.dump({"experiment": exp, "command": " ".join(["scripts/experiments/" + os.path.basename(prog)] + args),
-           "commit": commit, "dirty": dirty == "true", "wall_s": int(wall), "jobs": int(jobs),
-           "runs": len(runs), "runs_wall_s": round(sum(runs), 3),
-           "quick": quick == "1", "cpus": os.cpu_count(),
-           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, open(out, "w"), indent=1)
-open(out, "a").write("\n")
-PY
+	exp_py meta "$OUT/meta.json" "$EXP" "$commit" "$dirty" "$wall" "$JOBS" "$QUICK" "$0" "${#walls[@]}" \
+		"${walls[@]}" "${EXP_ARGS[@]}"
 	echo "$EXP: wrote $OUT/ in ${wall} s" >&2
 }
