@@ -6,19 +6,28 @@ INDEX: "PRESET POLICY PE LOOPS USER_BYTES TABLE.csv" per run (the merged `kv` ro
 OUT/plot-PRESET.csv. Lifetimes between the two rated P/E values run are interpolated on log-log
 axes between the two runs (the erase-count lifetime is close to proportional to P/E: the ratio
 is in the table). A preset run at one rated P/E only has its lifetime taken as proportional to
-P/E (scaling "1 (assumed)"), which the presets run at two check. Deterministic: no wall time."""
-import csv
+P/E (scaling "1 (assumed)"), which the presets run at two check. Deterministic: no wall time.
+A run is steady as fgresults.is_steady says.
+
+hbf_endurance.py dwpd PE - the DWPD rating that goes with PE rated cycles: PE / 1825 (5 years),
+so that the TBW division is the paper's estimate at WAF 1."""
 import math
 import os
 import sys
+
+import fgresults as fr
 
 YEARS = 5
 GRID = [3000, 10000, 30000, 100000]
 STACK_MBPS = 1.6e6  # the public 1.6 TB/s of read per stack
 
 
-def num(s):
-    return float("inf") if s == "inf" else float(s) if s else None
+num = fr.num
+
+
+def dwpd_for(pe):
+    """The DWPD rating for pe rated cycles over YEARS years (rounded to 6 decimals)."""
+    return round(pe / (365 * YEARS), 6)
 
 
 def interp(points, pe):
@@ -51,7 +60,7 @@ def load(index):
     runs = {}
     for line in open(index):
         preset, pol, pe, loops, user, path = line.split()
-        r = next(csv.DictReader(open(path)))
+        r = fr.read_row(path)
         runs.setdefault((preset, pol), {})[int(pe)] = (int(loops), int(user), r)
     return runs
 
@@ -72,7 +81,8 @@ def rows_of(runs):
         need = pe_needed(pts)
         rows.append({
             "preset": preset, "policy": pol, "loops": loops,
-            "drive_writes": "%.3f" % (int(lo["ssd_write_bytes"]) / user),
+            "drive_writes": "%.3f" % fr.drive_writes(lo, user),
+            "_steady": fr.is_steady(lo, user),
             "miss_ratio": lo["miss_ratio"], "token_miss_ratio": lo["token_miss_ratio"],
             "request_miss_ratio": lo["request_miss_ratio"],
             "waf_pe_low": lo["waf"], "waf_pe_high": hi["waf"] if len(pes) > 1 else "",
@@ -88,10 +98,7 @@ def rows_of(runs):
 
 def write(rows, reads, outdir, pes):
     cols = [k for k in rows[0] if not k.startswith("_")]
-    with open(os.path.join(outdir, "hbf-endurance.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, cols, extrasaction="ignore", lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
+    fr.write_csv(os.path.join(outdir, "hbf-endurance.csv"), rows, cols)
     presets = list(dict.fromkeys(r["preset"] for r in rows))
     for p in presets:
         with open(os.path.join(outdir, "plot-%s.csv" % p), "w") as f:
@@ -107,7 +114,7 @@ def write(rows, reads, outdir, pes):
            "load latency mean / p99 (s) |" % (lo // 1000, hi // 1000, lo // 1000, hi // 1000, lo // 1000),
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        steady = "" if float(r["drive_writes"]) >= 3 else " (not steady)"
+        steady = "" if r["_steady"] else " (not steady)"
         out.append("| %s | %s | %d | %s%s | %.4f | %.4f | %.4f | %s / %s | %s / %s | %s | %s | %s | %s / %s |" % (
             r["preset"], r["policy"], r["loops"], r["drive_writes"], steady, float(r["miss_ratio"]),
             float(r["token_miss_ratio"]), float(r["request_miss_ratio"]), r["waf_pe_low"] or "-", r["waf_pe_high"] or "-",
@@ -130,10 +137,13 @@ def write(rows, reads, outdir, pes):
         out.append("")
         out.append("%s: 4 MiB sequential reads at QD1024 after preconditioning: %.2f TB/s "
                    "(public: %.1f TB/s)" % (p, float(mbps) / 1e6, stacks * STACK_MBPS / 1e6))
-    open(os.path.join(outdir, "table.md"), "w").write("\n".join(out) + "\n")
+    fr.write_lines(os.path.join(outdir, "table.md"), out)
 
 
 def main():
+    if sys.argv[1:2] == ["dwpd"]:
+        print(dwpd_for(int(sys.argv[2])))
+        return
     index, reads, outdir = sys.argv[1:4]
     runs = load(index)
     pes = sorted({pe for v in runs.values() for pe in v})

@@ -15,6 +15,8 @@
 #   exp_run                    every job not yet done, JOBS at a time
 #   exp_merge TAG              that command's table (kv's CSV without wall_s) on stdout
 #   exp_user_bytes PRESET ...  a drive's user bytes;  exp_steady_loops TAG USER: passes to 3.2x
+#   exp_py NAME ARGS...        scripts/experiments/NAME.py: an experiment's analysis (the rules
+#                              they share are fgresults.py's, with tests/test_fgresults.py)
 #   exp_plot NAME <<'GP'       one gnuplot script drawn twice: OUT/NAME.png and OUT/NAME.svg
 #   exp_finish                 meta.json (wall_s: this invocation, which may have resumed;
 #                              runs_wall_s: every run's own wall time, summed), the time taken
@@ -129,7 +131,6 @@ exp_merge() {
 	cat "$WORK/$1/table.csv"
 }
 
-# exp_user_bytes PRESET [--set K=V...]: the drive's user bytes
 # exp_only NAME...: NAME... restricted to --only's list (all of them without --only); prints
 # the kept names, one line; an --only name outside the list is an error
 exp_only() {
@@ -142,11 +143,11 @@ exp_only() {
 	echo "${kept[*]}"
 }
 
+# exp_user_bytes PRESET [--set K=V...]: the drive's user bytes
 exp_user_bytes() {
 	local preset=$1
 	shift
-	"$FG" ssd --preset "$preset" "$@" --writes 0 --json |
-		python3 -c "import json, sys; print(json.load(sys.stdin)['user_bytes'])"
+	"$FG" ssd --preset "$preset" "$@" --writes 0 --json | exp_py fgresults json-get user_bytes
 }
 
 # exp_steady_loops TAG USER_BYTES [ZERO]: the passes that write a drive of USER_BYTES over at
@@ -154,11 +155,13 @@ exp_user_bytes() {
 # 12: a policy that writes little is marked not steady; ZERO, default 1, for a row that wrote
 # nothing)
 exp_steady_loops() {
-	exp_merge "$1" | python3 -c "
-import csv, math, sys
-for r in csv.DictReader(sys.stdin):
-    per = int(r['ssd_write_bytes']) / $2
-    print(min(${EXP_MAX_LOOPS:-12}, max(1, math.ceil(3.2 / per))) if per > 0 else ${3:-1})"
+	exp_merge "$1" | exp_py fgresults steady-loops "$2" "${EXP_MAX_LOOPS:-12}" "${3:-1}"
+}
+
+exp_py() {
+	local name=$1
+	shift
+	python3 "$ROOT/scripts/experiments/$name.py" "$@"
 }
 
 exp_plot() {
@@ -182,18 +185,7 @@ exp_finish() {
 	[ -z "$(git status --porcelain --untracked-files=no -- . ':!results' 2>/dev/null)" ] || dirty=true
 	local tag walls=()
 	for tag in "${EXP_TAGS[@]}"; do walls+=("$WORK/$tag/wall.csv"); done
-	python3 - "$OUT/meta.json" "$EXP" "$commit" "$dirty" "$wall" "$JOBS" "$QUICK" "$0" "${#walls[@]}" \
-		"${walls[@]}" "${EXP_ARGS[@]}" <<'PY'
-import csv, json, os, sys, time
-out, exp, commit, dirty, wall, jobs, quick, prog, n, *rest = sys.argv[1:]
-walls, args = rest[:int(n)], rest[int(n):]
-runs = [float(r["wall_s"]) for w in walls for r in csv.DictReader(open(w))]
-json.dump({"experiment": exp, "command": " ".join(["scripts/experiments/" + os.path.basename(prog)] + args),
-           "commit": commit, "dirty": dirty == "true", "wall_s": int(wall), "jobs": int(jobs),
-           "runs": len(runs), "runs_wall_s": round(sum(runs), 3),
-           "quick": quick == "1", "cpus": os.cpu_count(),
-           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, open(out, "w"), indent=1)
-open(out, "a").write("\n")
-PY
+	exp_py meta "$OUT/meta.json" "$EXP" "$commit" "$dirty" "$wall" "$JOBS" "$QUICK" "$0" "${#walls[@]}" \
+		"${walls[@]}" "${EXP_ARGS[@]}"
 	echo "$EXP: wrote $OUT/ in ${wall} s" >&2
 }

@@ -4,18 +4,19 @@
 INDEX: one line per run, "DRIVE TRIM ALLOC LOOPS USER_BYTES TABLE.csv" (TABLE.csv: the merged
 `kv` row of that run). Writes OUT/waf-check.csv, OUT/table.md and OUT/plot-DRIVE-TRIM-ALLOC.csv.
 Everything written depends only on the runs' tables (no wall time), so a rerun gives the same
-bytes: tests/test_results.sh compares table.md with results/README.md."""
-import csv
+bytes: tests/test_results.sh compares table.md with results/README.md. A run is steady as
+fgresults.is_steady says."""
 import os
 import sys
+
+import fgresults as fr
 
 COLS = ["drive", "trim", "alloc", "policy", "loops", "drive_writes", "steady", "miss_ratio",
         "token_miss_ratio", "request_miss_ratio", "ssd_write_bytes", "waf", "lifetime_tbw_days",
         "lifetime_naive_pe_days", "lifetime_erase_days", "erase_over_tbw"]
 
 
-def num(s):
-    return float(s) if s not in ("", "inf") else float("inf") if s == "inf" else None
+num = fr.num
 
 
 def ranks(xs):
@@ -47,13 +48,13 @@ def load(index):
     rows = []
     for line in open(index):
         drive, trim, alloc, loops, user, path = line.split()
-        r = next(csv.DictReader(open(path)))
+        r = fr.read_row(path)
         w = int(r["ssd_write_bytes"])
         tbw, erase = num(r["lifetime_tbw_days"]), num(r["lifetime_erase_days"])
-        dw = w / int(user)
+        dw = fr.drive_writes(r, int(user))
         rows.append({
             "drive": drive, "trim": trim, "alloc": alloc, "policy": r["policy"],
-            "loops": int(loops), "drive_writes": "%.3f" % dw, "steady": str(dw >= 3).lower(),
+            "loops": int(loops), "drive_writes": "%.3f" % dw, "steady": str(fr.is_steady(r, int(user))).lower(),
             "miss_ratio": r["miss_ratio"], "token_miss_ratio": r["token_miss_ratio"],
             "request_miss_ratio": r["request_miss_ratio"], "ssd_write_bytes": w, "waf": r["waf"] or "",
             "lifetime_tbw_days": r["lifetime_tbw_days"],
@@ -104,10 +105,7 @@ def answers(rows, out):
 def main():
     index, outdir = sys.argv[1:3]
     rows = load(index)
-    with open(os.path.join(outdir, "waf-check.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, COLS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
+    fr.write_csv(os.path.join(outdir, "waf-check.csv"), rows, COLS)
     for k in configs(rows):
         with open(os.path.join(outdir, "plot-%s-%s-%s.csv" % k), "w") as f:
             for r in rows:
@@ -126,7 +124,7 @@ def main():
             r["ssd_write_bytes"] / 1e9, r["waf"] or "-", r["lifetime_tbw_days"],
             r["lifetime_naive_pe_days"], r["lifetime_erase_days"], r["erase_over_tbw"] or "-"))
     answers(rows, out)
-    open(os.path.join(outdir, "table.md"), "w").write("\n".join(out) + "\n")
+    fr.write_lines(os.path.join(outdir, "table.md"), out)
 
 
 if __name__ == "__main__":
