@@ -51,6 +51,15 @@ check_csv "$O/hbf-endurance/hbf-endurance.csv" 4 preset policy loops drive_write
 # lifetime-miss --quick: every point of six policies' sweeps (17 + 1 + 1 + 10 + 3 + 10)
 check_csv "$O/lifetime-miss/lifetime-miss.csv" 42 policy params miss_ratio token_miss_ratio request_miss_ratio ssd_write_bytes \
 	waf lifetime_tbw_days lifetime_naive_pe_days lifetime_erase_days
+# lifetime-folds --quick: 7 points on the whole trace and each of 2 folds
+check_csv "$O/lifetime-folds/lifetime-folds.csv" 21 set policy params miss_ratio ssd_write_bytes waf \
+	lifetime_tbw_days lifetime_erase_days drive_writes steady lifetime_erase_cumulative_days lifetime_basis eol
+python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+sets = sorted(set(r['set'] for r in rows))
+assert sets == ['1/2', '2/2', 'all'], sets
+" "$O/lifetime-folds/lifetime-folds.csv" && pass "lifetime-folds: the whole trace and 2 folds" || fail "lifetime-folds: sets"
 # capacity-ratio --quick: 5 splits x 4 policies; models --quick: 6 models x 4 policies
 check_csv "$O/capacity-ratio/capacity-ratio.csv" 20 dram ssd policy miss_ratio token_miss_ratio ssd_write_bytes \
 	waf lifetime_tbw_days lifetime_erase_days
@@ -69,12 +78,12 @@ for r in csv.DictReader(open(sys.argv[1])):
 " "$O/dwpd/dwpd.csv" && pass "dwpd: a stream at the trace's own rate writes what its replay does" || fail "dwpd: replay and stream differ"
 for fig in dwpd/dwpd waf-check/waf-check-ent-tlc-1t lifetime-miss/lifetime-miss lifetime-miss/writes-by-kind \
 	lifetime-miss/latency-cost capacity-ratio/capacity-ratio models/models placement-hints/placement-hints \
-	hbf-endurance/hbf-endurance; do
+	hbf-endurance/hbf-endurance lifetime-folds/lifetime-folds; do
 	if [ -s "$O/$fig.png" ] && [ "$(head -c 4 "$O/$fig.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
 		grep -q "<svg" "$O/$fig.svg"; then pass "figure $fig: PNG and SVG"
 	else fail "figure $fig: missing or not PNG/SVG"; fi
 done
-for e in waf-check lifetime-miss capacity-ratio models placement-hints hbf-endurance dwpd; do
+for e in waf-check lifetime-miss lifetime-folds capacity-ratio models placement-hints hbf-endurance dwpd; do
 	python3 -c "
 import json, sys, subprocess
 m = json.load(open(sys.argv[1]))

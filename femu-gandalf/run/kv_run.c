@@ -556,7 +556,7 @@ void kv_result_csv_header(FILE *out)
 	             "lifetime_tbw_days,lifetime_naive_pe_days,lifetime_erase_days,latency_mean_s,"
 	             "latency_p99_s,cost_per_1k,wall_s,token_miss_ratio,peak_active_kv_bytes,"
 	             "policy_figures,request_miss_ratio,drive_writes,steady,"
-	             "lifetime_erase_cumulative_days,lifetime_basis,eol\n");
+	             "lifetime_erase_cumulative_days,lifetime_basis,eol,passes\n");
 }
 
 /* s as one quoted CSV field (RFC 4180: quotes doubled), so a comma or a quote stays inside it */
@@ -605,9 +605,10 @@ void kv_result_csv_row(const struct kv_result *r, FILE *out)
 	csv_quoted(figs, out);
 	fprintf(out, ",%.6f,", share(st->missed_requests, st->requests));
 	if (r->have_ftl)
-		fprintf(out, "%.4f,%d,%.6g,%s,%d\n", r->drive_writes, r->lt.steady,
+		fprintf(out, "%.4f,%d,%.6g,%s,%d,", r->drive_writes, r->lt.steady,
 		        r->lt.erase_cumulative_days, r->lt.basis, r->eol.reached);
 	else
-		fprintf(out, ",0,,,0\n");
+		fprintf(out, ",0,,,0,");
+	fprintf(out, "%d\n", r->passes);
 	fflush(out);
 }

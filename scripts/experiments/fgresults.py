@@ -14,8 +14,6 @@ here works on tables with and without them.
 
 Run as a command, it serves the experiments' shell library (lib.sh):
     fgresults.py json-get KEY[.KEY...]...       values from one JSON document on stdin
-    fgresults.py steady-loops USER MAX ZERO     a line of passes per row of a kv table on stdin
-    fgresults.py param-flags                    a line of --param flags per row of a kv table
 Python 3 standard library only."""
 import csv
 import json
@@ -25,8 +23,6 @@ from collections import namedtuple
 
 # the drive writes from which a row counts as steady state when its table has no steady column
 STEADY_DRIVE_WRITES = 3
-# the drive writes a point's passes aim at (a margin over STEADY_DRIVE_WRITES)
-TARGET_DRIVE_WRITES = 3.2
 # how far above a sweep's lowest miss its longest-lived point may lie (lifetime-miss's table)
 SWEEP_WINDOW = 0.01
 # the comparison rules: a baseline point qualifies when its miss is at most the policy
@@ -102,17 +98,6 @@ def is_steady(row, user_bytes=None):
         return own.strip() == "1"
     dw = drive_writes(row, user_bytes)
     return dw is not None and dw >= STEADY_DRIVE_WRITES
-
-
-def steady_loops(row, user_bytes, max_loops=12, zero=1, target=TARGET_DRIVE_WRITES):
-    """The passes that write a drive of user_bytes over at least target times, from the row of
-    a one-pass run: ceil(target / drive writes per pass), at least 1 and at most max_loops (a
-    row that writes little gets max_loops and stays not steady). A row that wrote nothing gets
-    zero."""
-    per = int(row["ssd_write_bytes"]) / user_bytes
-    if per <= 0:
-        return zero
-    return min(max_loops, max(1, math.ceil(target / per)))
 
 
 # --- the best point of a sweep -----------------------------------------------------------
@@ -302,15 +287,8 @@ def _cli(argv):
     if cmd == "json-get" and args:
         doc = json.load(sys.stdin)
         print(" ".join(str(json_get(doc, p)) for p in args))
-    elif cmd == "steady-loops" and len(args) == 3:
-        user, most, zero = int(args[0]), int(args[1]), int(args[2])
-        for r in csv.DictReader(sys.stdin):
-            print(steady_loops(r, user, most, zero))
-    elif cmd == "param-flags" and not args:
-        for r in csv.DictReader(sys.stdin):
-            print(" ".join("--param " + kv for kv in r["params"].split(",") if kv))
     else:
-        sys.exit("usage: fgresults.py json-get KEY... | steady-loops USER MAX ZERO | param-flags")
+        sys.exit("usage: fgresults.py json-get KEY...")
 
 
 if __name__ == "__main__":

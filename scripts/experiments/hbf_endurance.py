@@ -61,7 +61,7 @@ def load(index):
     for line in open(index):
         preset, pol, pe, loops, user, path = line.split()
         r = fr.read_row(path)
-        runs.setdefault((preset, pol), {})[int(pe)] = (int(loops), int(user), r)
+        runs.setdefault((preset, pol), {})[int(pe)] = (int(r["passes"]), int(user), r)
     return runs
 
 

@@ -14,7 +14,7 @@
 #   exp_kv TAG KV-FLAGS...     the jobs of one `kv` command line (TAG: a directory name)
 #   exp_run                    every job not yet done, JOBS at a time
 #   exp_merge TAG              that command's table (kv's CSV without wall_s) on stdout
-#   exp_user_bytes PRESET ...  a drive's user bytes;  exp_steady_loops TAG USER: passes to 3.2x
+#   exp_user_bytes PRESET ...  a drive's user bytes (runs go to steady state with kv --drive-writes)
 #   exp_py NAME ARGS...        scripts/experiments/NAME.py: an experiment's analysis (the rules
 #                              they share are fgresults.py's, with tests/test_fgresults.py)
 #   exp_plot NAME <<'GP'       one gnuplot script drawn twice: OUT/NAME.png and OUT/NAME.svg
@@ -148,14 +148,6 @@ exp_user_bytes() {
 	local preset=$1
 	shift
 	"$FG" ssd --preset "$preset" "$@" --writes 0 --json | exp_py fgresults json-get user_bytes
-}
-
-# exp_steady_loops TAG USER_BYTES [ZERO]: the passes that write a drive of USER_BYTES over at
-# least 3.2 times, from TAG's one-pass run, a line per row of its table (at most EXP_MAX_LOOPS,
-# 12: a policy that writes little is marked not steady; ZERO, default 1, for a row that wrote
-# nothing)
-exp_steady_loops() {
-	exp_merge "$1" | exp_py fgresults steady-loops "$2" "${EXP_MAX_LOOPS:-12}" "${3:-1}"
 }
 
 exp_py() {

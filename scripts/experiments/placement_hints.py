@@ -18,7 +18,7 @@ def load(index):
     for line in open(index):
         pol, hint, loops, user, path = line.split()
         r = fr.read_row(path)
-        rows.append(dict({"policy": pol, "streams": hint, "loops": loops,
+        rows.append(dict({"policy": pol, "streams": hint, "loops": r["passes"],
                           "drive_writes": "%.3f" % fr.drive_writes(r, int(user))},
                          **{k: r[k] for k in COLS}))
     return rows

@@ -54,7 +54,7 @@ def load(index):
         dw = fr.drive_writes(r, int(user))
         rows.append({
             "drive": drive, "trim": trim, "alloc": alloc, "policy": r["policy"],
-            "loops": int(loops), "drive_writes": "%.3f" % dw, "steady": str(fr.is_steady(r, int(user))).lower(),
+            "loops": int(r["passes"]), "drive_writes": "%.3f" % dw, "steady": str(fr.is_steady(r, int(user))).lower(),
             "miss_ratio": r["miss_ratio"], "token_miss_ratio": r["token_miss_ratio"],
             "request_miss_ratio": r["request_miss_ratio"], "ssd_write_bytes": w, "waf": r["waf"] or "",
             "lifetime_tbw_days": r["lifetime_tbw_days"],
