@@ -160,6 +160,8 @@ expect 2 "\-\-accelerate 1e+30: must be in \[1, 3000\], the drive's rated pe_cyc
 expect 2 "\-\-accelerate 0: must be >= 1" "--accelerate 0 is an error, not off" -- ssd --preset tiny --accelerate 0
 expect 2 "\-\-dwpd -1: must be >= 0" "ssd negative --dwpd" -- ssd --preset tiny --dwpd -1
 expect 2 "\-\-dwpd -1: must be > 0" "blkreplay negative --dwpd" -- blkreplay "$SRC/traces/blk-kvcache-small.csv" --preset tiny --dwpd -1
+# a lifetime that is not steady is marked, with what it lacks
+expect 0 "^  \* not steady: drive written 1.00 times, WAF range" "ssd: unsteady lifetime footnote" -- ssd --preset tiny --writes 1
 
 # zoned workload: 80% of writes to 20% of space runs and skews wear less than uniform WAF
 expect 0 '"waf"' "zoned workload" -- ssd --preset tiny --workload zoned:80/20:20/80 --writes 4 --json
