@@ -953,9 +953,9 @@ static void test_blk_report_json(void **state)
 	assert_non_null(
 	        strstr(buf, "\"trace\": \"small\",\n  \"passes\": 2,\n  \"ios_per_pass\": 5421,"));
 	assert_non_null(strstr(buf, "\"write_bytes_per_pass\": 272891904,"));
-	assert_non_null(
-	        strstr(buf, "\"steady\": {\"requested\": false, \"reached\": false, \"waf\": null, "
-	                    "\"pass_waf\": [1.0000, 1.0000]},\n  \"eol\": null,\n  \"preset\": \"tiny\""));
+	assert_non_null(strstr(
+	        buf, "\"steady\": {\"requested\": false, \"reached\": false, \"waf\": null, "
+	             "\"pass_waf\": [1.0000, 1.0000]},\n  \"eol\": null,\n  \"preset\": \"tiny\""));
 	free(buf);
 	blk_report_free(&rep);
 	free(m.io);

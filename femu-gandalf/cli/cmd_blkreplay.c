@@ -238,7 +238,8 @@ static int replay_ftl(const char *path, const struct br_opts *o, const struct tr
 		fprintf(stderr,
 		        "femu-gandalf: end of life reached (%s) at pass %d, %s %llu; the report "
 		        "covers the run up to it\n",
-		        rep.eol.cause, rep.eol.pass, rep.eol.unit, (unsigned long long)rep.eol.index);
+		        rep.eol.cause, rep.eol.pass, rep.eol.unit,
+		        (unsigned long long)rep.eol.index);
 	if (rc) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		rc = rc == SSD_RUN_E_INPUT ? EXIT_USAGE : 1;
@@ -332,7 +333,8 @@ int cmd_blkreplay(int argc, char **argv)
 	         "cap for --until-steady (default 100)", "N"},
 	        {"dwpd", 0, 0, G_OPTION_ARG_DOUBLE, &o.dwpd,
 	         "host write rate for lifetimes, drive writes/day, > 0 (default: from the trace's "
-	         "duration)", "X"},
+	         "duration)",
+	         "X"},
 	        {"wrap", 0, 0, G_OPTION_ARG_NONE, &o.wrap,
 	         "fold I/Os past the end of the device back into it", NULL},
 	        {"format", 0, 0, G_OPTION_ARG_STRING, &o.format,
@@ -357,7 +359,8 @@ int cmd_blkreplay(int argc, char **argv)
 	        ctx,
 	        "TRACE is a canonical block CSV (traces/FORMATS.md, also what "
 	        "scripts/capture-blk.bt prints)\n"
-	        "or biosnoop output, optionally .zst-compressed.\n\n"
+	        "or biosnoop output, optionally .zst-compressed. A replay whose drive reaches end of "
+	        "life\nstops at the refused I/O and reports up to it (exit 0; JSON \"eol\" says so).\n\n"
 	        "Examples:\n"
 	        "  femu-gandalf blkreplay traces/blk-kvcache-small.csv --preset tiny "
 	        "--until-steady\n"

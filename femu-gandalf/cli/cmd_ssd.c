@@ -29,7 +29,9 @@ struct ssd_flags {
 
 static const char ssd_description[] =
         "Prints WAF (windowed over ~1 user capacity, and cumulative), erase statistics, SMART\n"
-        "and three lifetimes: TBW division, naive P/E (WAF=1), and erase count.\n\n"
+        "and three lifetimes: TBW division, naive P/E (WAF=1), and erase count.\n"
+        "A run whose drive reaches end of life stops at the refused write and reports up to it\n"
+        "(exit 0; JSON \"eol\" says so, docs/output.md).\n\n"
         "Examples:\n"
         "  femu-gandalf ssd --preset ent-tlc-1t --set blocks_per_plane=64 --precondition --steady\n"
         "  femu-gandalf ssd --preset tiny --workload zoned:80/20:20/80 --writes 5 --json\n"
@@ -85,7 +87,8 @@ static GOptionContext *ssd_option_context(struct ssd_flags *fl)
 static int rate_flags(const struct ssd_flags *fl, struct ssd_run_opts *o)
 {
 	if (!isnan(fl->dwpd) && !(fl->dwpd >= 0 && isfinite(fl->dwpd))) {
-		fprintf(stderr, "femu-gandalf: --dwpd %g: must be >= 0 (0: no host writes, no wear)\n",
+		fprintf(stderr,
+		        "femu-gandalf: --dwpd %g: must be >= 0 (0: no host writes, no wear)\n",
 		        fl->dwpd);
 		return -1;
 	}
