@@ -7,6 +7,7 @@ unset FEMU_GANDALF_PRESETS FEMU_GANDALF_MODELS # the binary's own lookup (docs/i
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/testlib.sh"
+SRC=$(cd "$(dirname "$0")/.." && pwd)
 
 expect 2 "Usage" "no arguments" --
 expect 2 "unknown command 'frob'" "unknown command" -- frob
@@ -130,6 +131,38 @@ print("   eol %.1f days, extrapolated %.1f days" % (d["eol_days"], d["extrapolat
 assert abs(d["eol_days"] / d["extrapolated_days"] - 1) < 0.05
 PY
 
+# end of life is a result: the run stops at the first refused write, reports up to it, exits 0
+expect 0 "end of life (gc-reserve) at write 16001: 1.22 drive writes" "ssd to end of life: text report" -- ssd --preset tiny --set pe_cycles=1 --writes 3
+expect 0 "end of life reached (gc-reserve) at write 16001; the report covers the run up to it" "ssd to end of life: stderr line" -- ssd --preset tiny --set pe_cycles=1 --writes 3
+"$FG" ssd --preset tiny --set pe_cycles=1 --writes 3 --json >"$T/eol.json" 2>"$T/err" && grep -q '"eol": {' "$T/eol.json" &&
+	python3 -m json.tool "$T/eol.json" >/dev/null && python3 - "$T/eol.json" <<'PY' && pass "ssd to end of life: JSON eol" || fail "ssd to end of life: JSON: $(cat "$T/err")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["eol"]
+assert e["cause"] == "gc-reserve" and e["write"] == 16001 and "pass" not in e, e
+assert e["host_write_bytes"] == d["host_write_bytes"] == 16000 * 4096, e
+PY
+"$FG" ssd --preset tiny --writes 0 --json 2>&1 | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["eol"] is not None)' &&
+	pass "ssd --json: eol null before end of life" || fail "ssd --json: eol null before end of life"
+expect 0 "end of life (spare) at pass 689, io 3175" "blkreplay to end of life: text report" -- blkreplay "$SRC/traces/blk-kvcache-small.csv" --preset tiny --loop 3000
+"$FG" blkreplay "$SRC/traces/blk-kvcache-small.csv" --preset tiny --loop 3000 --json >"$T/beol.json" 2>"$T/err" && grep -q '"eol": {' "$T/beol.json" &&
+	grep -q "end of life reached (spare) at pass 689, io 3175; the report covers the run up to it" "$T/err" &&
+	python3 -m json.tool "$T/beol.json" >/dev/null && python3 - "$T/beol.json" <<'PY' && pass "blkreplay to end of life: JSON eol" || fail "blkreplay to end of life: JSON: $(cat "$T/err")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["eol"]
+assert e["cause"] == "spare" and e["pass"] == 689 and e["io"] == 3175, e
+assert d["passes"] == 688 and d["ios_per_pass"] == 5421 and e["host_write_bytes"] == d["host_write_bytes"], d
+PY
+"$FG" ssd --preset tiny --precondition --accelerate 30 --json 2>"$T/err" | python3 -c 'import json,sys; e=json.load(sys.stdin)["eol"]; sys.exit(not e["write"] > 0)' &&
+	! grep -q "end of life reached" "$T/err" && pass "ssd --accelerate: eol object, no stderr line" || fail "ssd --accelerate eol: $(cat "$T/err")"
+expect 2 "\-\-accelerate 1e+30: must be in \[1, 3000\], the drive's rated pe_cycles" "--accelerate beyond the rated P/E" -- ssd --preset tiny --accelerate 1e30
+expect 2 "\-\-accelerate 0: must be >= 1" "--accelerate 0 is an error, not off" -- ssd --preset tiny --accelerate 0
+expect 2 "\-\-dwpd -1: must be >= 0" "ssd negative --dwpd" -- ssd --preset tiny --dwpd -1
+expect 2 "\-\-dwpd -1: must be > 0" "blkreplay negative --dwpd" -- blkreplay "$SRC/traces/blk-kvcache-small.csv" --preset tiny --dwpd -1
+# a lifetime that is not steady is marked, with what it lacks
+expect 0 "^  \* not steady: drive written 1.00 times, WAF range" "ssd: unsteady lifetime footnote" -- ssd --preset tiny --writes 1
+
 # zoned workload: 80% of writes to 20% of space runs and skews wear less than uniform WAF
 expect 0 '"waf"' "zoned workload" -- ssd --preset tiny --workload zoned:80/20:20/80 --writes 4 --json
 
@@ -157,7 +190,6 @@ expect 0 '"waf"' "gc_stream=shared-burst" -- ssd --preset tiny --set gc_stream=s
 expect 0 '"waf"' "gc_stream=shared" -- ssd --preset tiny --set gc_stream=shared --writes 2 --json --check
 
 # ---- traces ----
-SRC=$(cd "$(dirname "$0")/.." && pwd)
 expect 0 '"format": "aiperf"' "trace info on a synth sample" -- trace info "$SRC/traces/multiturn-small.jsonl" --json
 expect 0 '"format": "blk-csv"' "trace info on the block sample" -- trace info "$SRC/traces/blk-kvcache-small.csv" --json
 expect 2 "expected one FILE" "trace info without a file" -- trace info

@@ -325,6 +325,8 @@ static void test_accelerated_vs_extrapolated(void **state)
 	assert_int_equal(rep.accel.pe_cycles, 100);
 	assert_int_equal(rep.cfg.pe_cycles, 100);
 	assert_true(rep.stats.read_only || rep.stats.erase_mean >= 100);
+	assert_true(rep.eol.reached); /* aging's end is the event too */
+	assert_int_equal(rep.eol.host_write_bytes, rep.stats.host_write_bytes);
 	assert_true(fabs(rep.accel.eol_days / rep.accel.extrapolated_days - 1) < 0.02);
 	assert_true(fabs(rep.accel.eol_days -
 	                 (double)rep.stats.host_write_bytes * 30 / rep.bytes_per_day) < 1e-9);
@@ -479,6 +481,111 @@ static void test_perf_errors(void **state)
 	assert_non_null(strstr(err, "--rw trim: must be read, write"));
 }
 
+/* ---- end of life ---- */
+
+/* tiny rated for `pe` P/E cycles */
+static struct ftl_config tiny_pe(uint32_t pe)
+{
+	struct ftl_config cfg = tiny;
+	char err[256], v[16];
+
+	snprintf(v, sizeof(v), "%u", pe);
+	assert_int_equal(ftl_config_set(&cfg, "pe_cycles", v, err, sizeof(err)), 0);
+	assert_int_equal(ftl_config_validate(&cfg, err, sizeof(err)), 0);
+	return cfg;
+}
+
+/* The report's eol against its own figures: the drive counted up to the event and no further. */
+static void assert_eol_consistent(const struct ssd_report *rep)
+{
+	assert_true(rep->eol.reached);
+	assert_non_null(rep->ftl);
+	assert_true(rep->stats.read_only);
+	assert_string_equal(rep->eol.unit, "write");
+	assert_int_equal(rep->eol.pass, 0);
+	assert_int_equal(rep->eol.host_write_bytes, rep->stats.host_write_bytes);
+	assert_int_equal(rep->eol.retired_blocks, rep->stats.retired_blocks);
+}
+
+/*
+ * Uniform 4 KiB writes on tiny rated for 10 P/E: the drive goes read-only at write 72,449 (spare
+ * used up, what `ssd --preset tiny --set pe_cycles=10 --writes 100 --json` prints), the run
+ * stops there without an error, and the 72,448 writes before it are all the drive counted.
+ */
+static void test_eol_writes(void **state)
+{
+	struct ftl_config cfg = tiny_pe(10);
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+
+	opts_tiny(&o, &cfg);
+	o.writes = 100;
+	run_ok(&o, &rep);
+	assert_eol_consistent(&rep);
+	assert_string_equal(rep.eol.cause, "spare");
+	assert_int_equal(rep.eol.index, 72449);
+	assert_int_equal(rep.stats.host_write_bytes, (rep.eol.index - 1) * 4096);
+	assert_true(fabs(rep.eol.drive_writes -
+	                 (double)rep.stats.host_write_bytes / rep.geo.user_bytes) < 1e-12);
+	assert_true(rep.lifetime.erase_days == rep.lifetime.elapsed_days);
+	ssd_report_free(&rep);
+
+	o.writes = 1; /* the same drive, far from its end */
+	run_ok(&o, &rep);
+	assert_false(rep.eol.reached);
+	assert_false(rep.stats.read_only);
+	ssd_report_free(&rep);
+}
+
+/* End of life in the steady rounds and in a --rw phase ends those phases the same way. */
+static void test_eol_phases(void **state)
+{
+	struct ftl_config cfg = tiny_pe(10);
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+
+	opts_tiny(&o, &cfg);
+	o.precondition = o.steady = true;
+	o.round = 2; /* rounds of 2 capacities: the WAF series outlasts the P/E rating */
+	run_ok(&o, &rep);
+	assert_eol_consistent(&rep);
+	assert_false(rep.steady.reached);
+	ssd_report_free(&rep);
+
+	perf_opts(&o, &cfg, PERF_RANDWRITE, 4, 0);
+	o.perf.runtime_s = 1000; /* far more virtual time than the drive lives */
+	run_ok(&o, &rep);
+	assert_eol_consistent(&rep);
+	assert_true(rep.perf_done);
+	assert_true(rep.perf.seconds > 0 && rep.perf.seconds < 1000);
+	assert_true(fabs(rep.perf.iops - rep.perf.ios / rep.perf.seconds) < 1e-6);
+	/* precondition's 128 KiB writes, then the phase's 4 KiB ones, up to the refused write */
+	uint64_t pre = (2 * rep.geo.user_bytes + 131071) / 131072;
+	assert_int_equal(rep.eol.index, pre + rep.perf.host_write_bytes / 4096 + 1);
+	ssd_report_free(&rep);
+}
+
+/* --accelerate F: 1 <= F <= the rated P/E, so the aged drive keeps a cycle. */
+static void test_accelerate_bounds(void **state)
+{
+	struct ssd_run_opts o;
+	struct ssd_report rep;
+
+	opts_tiny(&o, &tiny);
+	o.accelerate = 1e30;
+	expect_error(&o, SSD_RUN_E_INPUT,
+	             "--accelerate 1e+30: must be in [1, 3000], the drive's rated pe_cycles");
+	o.accelerate = 3001;
+	expect_error(&o, SSD_RUN_E_INPUT, "--accelerate 3001: must be in [1, 3000]");
+	o.accelerate = NAN;
+	expect_error(&o, SSD_RUN_E_INPUT, "--accelerate nan: must be >= 1");
+	o.accelerate = 3000; /* the bound itself: one P/E cycle left */
+	run_ok(&o, &rep);
+	assert_int_equal(rep.accel.pe_cycles, 1);
+	assert_true(rep.eol.reached);
+	ssd_report_free(&rep);
+}
+
 static void test_bad_options(void **state)
 {
 	struct ssd_run_opts o;
@@ -567,6 +674,7 @@ static void test_report_json(void **state)
 	        strstr(buf, "\"tight\": {\"reached\": false, \"round\": 0, \"waf\": null}"));
 	assert_null(strstr(buf, "\"bs_mix\""));
 	assert_null(strstr(buf, "\"accelerated\""));
+	assert_non_null(strstr(buf, "\"eol\": null,\n  \"preset\": \"tiny\""));
 	assert_non_null(strstr(buf, "\"lifetime_days\""));
 	free(buf);
 	ssd_report_free(&rep);
@@ -757,6 +865,72 @@ static void test_blk_errors(void **state)
 	blk_expect_error(&o, SSD_RUN_E_INPUT, "mem: W lba 0 bytes 4097: invalid argument");
 }
 
+/* Bytes written by the first n I/Os of the trace. */
+static uint64_t write_bytes_of(const struct mem_src *m, uint64_t n)
+{
+	uint64_t b = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+		b += m->io[i].op == 'W' ? m->io[i].bytes : 0;
+	return b;
+}
+
+/*
+ * The trace on tiny rated for 10 P/E: end of life at an I/O of a later pass. The passes before
+ * it are whole, the cut pass adds no WAF, the drive counted exactly the I/Os before the refused
+ * one, and the per-pass figures stay the trace's.
+ */
+static void test_blk_eol(void **state)
+{
+	struct ftl_config cfg = tiny_pe(10);
+	struct blk_run_opts o;
+	struct blk_report rep;
+	struct mem_src m;
+	struct ftl_stats st;
+	char err[1024];
+
+	load_small(&m);
+	blk_opts(&o, &m);
+	o.cfg = &cfg;
+	o.loops = 100;
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	ftl_get_stats(rep.ftl, &st);
+	assert_true(rep.eol.reached);
+	assert_string_equal(rep.eol.cause, "spare");
+	assert_string_equal(rep.eol.unit, "io");
+	assert_true(rep.eol.pass > 1 && rep.eol.index >= 1 && rep.eol.index <= m.n);
+	assert_int_equal(rep.steady.rounds, rep.eol.pass - 1);
+	assert_int_equal(rep.total_ios, (uint64_t)(rep.eol.pass - 1) * m.n + rep.eol.index - 1);
+	assert_int_equal(rep.eol.host_write_bytes, st.host_write_bytes);
+	assert_int_equal(st.host_write_bytes, (uint64_t)(rep.eol.pass - 1) * m.write_bytes +
+	                                              write_bytes_of(&m, rep.eol.index - 1));
+	assert_int_equal(rep.ios_per_pass, m.n);
+	assert_int_equal(rep.write_bytes_per_pass, m.write_bytes);
+	blk_report_free(&rep);
+
+	/* at 1 P/E the drive dies in --precondition: pass 0, its 128 KiB write; no I/O issued */
+	cfg = tiny_pe(1);
+	o.precondition = true;
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	ftl_get_stats(rep.ftl, &st);
+	assert_true(rep.eol.reached);
+	assert_int_equal(rep.eol.pass, 0);
+	assert_string_equal(rep.eol.unit, "write");
+	assert_int_equal(st.host_write_bytes, (rep.eol.index - 1) * 131072);
+	assert_int_equal(rep.steady.rounds, 0);
+	assert_int_equal(rep.total_ios, 0);
+	assert_int_equal(rep.ios_per_pass, m.n);
+	blk_report_free(&rep);
+
+	o.precondition = false; /* a run that ends before its end of life says so */
+	cfg = tiny_pe(10);
+	o.loops = 1;
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_false(rep.eol.reached);
+	blk_report_free(&rep);
+	free(m.io);
+}
+
 /* The JSON keys of `blkreplay --json`, the run's before the drive's. */
 static void test_blk_report_json(void **state)
 {
@@ -779,9 +953,9 @@ static void test_blk_report_json(void **state)
 	assert_non_null(
 	        strstr(buf, "\"trace\": \"small\",\n  \"passes\": 2,\n  \"ios_per_pass\": 5421,"));
 	assert_non_null(strstr(buf, "\"write_bytes_per_pass\": 272891904,"));
-	assert_non_null(
-	        strstr(buf, "\"steady\": {\"requested\": false, \"reached\": false, \"waf\": null, "
-	                    "\"pass_waf\": [1.0000, 1.0000]},\n  \"preset\": \"tiny\""));
+	assert_non_null(strstr(
+	        buf, "\"steady\": {\"requested\": false, \"reached\": false, \"waf\": null, "
+	             "\"pass_waf\": [1.0000, 1.0000]},\n  \"eol\": null,\n  \"preset\": \"tiny\""));
 	free(buf);
 	blk_report_free(&rep);
 	free(m.io);
@@ -1140,6 +1314,9 @@ int main(void)
 	        cmocka_unit_test(test_accelerated_vs_extrapolated),
 	        cmocka_unit_test(test_dwpd),
 	        cmocka_unit_test(test_bad_options),
+	        cmocka_unit_test(test_eol_writes),
+	        cmocka_unit_test(test_eol_phases),
+	        cmocka_unit_test(test_accelerate_bounds),
 	        cmocka_unit_test(test_perf_qd1_read),
 	        cmocka_unit_test(test_perf_planes),
 	        cmocka_unit_test(test_perf_errors),
@@ -1148,6 +1325,7 @@ int main(void)
 	        cmocka_unit_test(test_blk_host_bytes),
 	        cmocka_unit_test(test_blk_until_steady),
 	        cmocka_unit_test(test_blk_errors),
+	        cmocka_unit_test(test_blk_eol),
 	        cmocka_unit_test(test_blk_report_json),
 	        cmocka_unit_test_setup_teardown(test_kv_no_device, load_kv_small, free_kv_small),
 	        cmocka_unit_test_setup_teardown(test_kv_tiny_loop, load_kv_small, free_kv_small),

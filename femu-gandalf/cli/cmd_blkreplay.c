@@ -199,11 +199,12 @@ static void print_run_text(const struct br_opts *o, const struct blk_report *rep
 	       rep->total_ios / (rep->wall_s > 0 ? rep->wall_s : 1e-9));
 	printf("drive        %s: %s user\n", ftl_get_config(rep->ftl)->name,
 	       fg_human((double)ftl_get_geometry(rep->ftl)->user_bytes, b1));
+	run_eol_text(&rep->eol, stdout);
 	if (o->steady)
 		printf("steady       %s after %d passes (WAF over last 5 passes %.3f)\n",
 		       rep->steady.reached ? "reached" : "NOT reached", npass, rep->steady.waf);
 	fg_report_text(rep->ftl, rep->bytes_per_day, true);
-	if (npass == 1 && !o->precondition)
+	if (npass == 1 && !o->precondition && !rep->eol.reached)
 		printf("note: one pass over a fresh drive is not steady state; use --precondition, "
 		       "--loop or --until-steady\n");
 }
@@ -229,10 +230,16 @@ static int replay_ftl(const char *path, const struct br_opts *o, const struct tr
 	bo.loops = o->loops;
 	bo.max_loops = o->max_loops;
 	bo.wrap = o->wrap;
-	bo.dwpd = o->dwpd;
+	bo.dwpd = isnan(o->dwpd) ? -1 : o->dwpd;
 	progress_init(&s.pg, "blkreplay");
 	rc = blk_run(&bo, &rep, err, sizeof(err));
 	progress_end(&s.pg);
+	if (!rc && rep.eol.reached)
+		fprintf(stderr,
+		        "femu-gandalf: end of life reached (%s) at pass %d, %s %llu; the report "
+		        "covers the run up to it\n",
+		        rep.eol.cause, rep.eol.pass, rep.eol.unit,
+		        (unsigned long long)rep.eol.index);
 	if (rc) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		rc = rc == SSD_RUN_E_INPUT ? EXIT_USAGE : 1;
@@ -254,6 +261,11 @@ static int check_opts(const struct br_opts *o, struct trace_opts *to)
 	struct blk_run_opts bo;
 	char err[256];
 
+	/* NaN: not given (the trace's rate); a value given must be a rate */
+	if (!isnan(o->dwpd) && !(o->dwpd > 0 && isfinite(o->dwpd))) {
+		fprintf(stderr, "femu-gandalf: --dwpd %g: must be > 0\n", o->dwpd);
+		return EXIT_USAGE;
+	}
 	blk_run_opts_default(&bo);
 	bo.loops = o->loops;
 	bo.max_loops = o->max_loops;
@@ -303,7 +315,7 @@ static int run_target(const char *path, const struct br_opts *o, const struct tr
 int cmd_blkreplay(int argc, char **argv)
 {
 	struct br_opts o = {
-	        .timing = "afap", .loops = 1, .max_loops = 100, .iodepth = 32, .dwpd = -1};
+	        .timing = "afap", .loops = 1, .max_loops = 100, .iodepth = 32, .dwpd = NAN};
 	GOptionEntry opts[] = {
 	        {"preset", 'p', 0, G_OPTION_ARG_FILENAME, &o.preset,
 	         "drive preset name or INI file", "NAME|FILE"},
@@ -320,7 +332,9 @@ int cmd_blkreplay(int argc, char **argv)
 	        {"max-loops", 0, 0, G_OPTION_ARG_INT, &o.max_loops,
 	         "cap for --until-steady (default 100)", "N"},
 	        {"dwpd", 0, 0, G_OPTION_ARG_DOUBLE, &o.dwpd,
-	         "host write rate for lifetimes (default: from the trace's duration)", "X"},
+	         "host write rate for lifetimes, drive writes/day, > 0 (default: from the trace's "
+	         "duration)",
+	         "X"},
 	        {"wrap", 0, 0, G_OPTION_ARG_NONE, &o.wrap,
 	         "fold I/Os past the end of the device back into it", NULL},
 	        {"format", 0, 0, G_OPTION_ARG_STRING, &o.format,
@@ -345,7 +359,8 @@ int cmd_blkreplay(int argc, char **argv)
 	        ctx,
 	        "TRACE is a canonical block CSV (traces/FORMATS.md, also what "
 	        "scripts/capture-blk.bt prints)\n"
-	        "or biosnoop output, optionally .zst-compressed.\n\n"
+	        "or biosnoop output, optionally .zst-compressed. A replay whose drive reaches end of "
+	        "life\nstops at the refused I/O and reports up to it (exit 0; JSON \"eol\" says so).\n\n"
 	        "Examples:\n"
 	        "  femu-gandalf blkreplay traces/blk-kvcache-small.csv --preset tiny "
 	        "--until-steady\n"

@@ -29,7 +29,9 @@ struct ssd_flags {
 
 static const char ssd_description[] =
         "Prints WAF (windowed over ~1 user capacity, and cumulative), erase statistics, SMART\n"
-        "and three lifetimes: TBW division, naive P/E (WAF=1), and erase count.\n\n"
+        "and three lifetimes: TBW division, naive P/E (WAF=1), and erase count.\n"
+        "A run whose drive reaches end of life stops at the refused write and reports up to it\n"
+        "(exit 0; JSON \"eol\" says so, docs/output.md).\n\n"
         "Examples:\n"
         "  femu-gandalf ssd --preset ent-tlc-1t --set blocks_per_plane=64 --precondition --steady\n"
         "  femu-gandalf ssd --preset tiny --workload zoned:80/20:20/80 --writes 5 --json\n"
@@ -55,8 +57,8 @@ static GOptionContext *ssd_option_context(struct ssd_flags *fl)
 		{"writes", 'n', 0, G_OPTION_ARG_DOUBLE, &fl->writes, "host writes, in multiples of the user capacity (default 1; with --steady: a cap)", "N"},
 		{"round", 0, 0, G_OPTION_ARG_DOUBLE, &fl->round, "steady-state round size, x user capacity (default 0.25)", "F"},
 		{"max-rounds", 0, 0, G_OPTION_ARG_INT, &fl->max_rounds, "give up on --steady after this many rounds (default 200)", "N"},
-		{"dwpd", 0, 0, G_OPTION_ARG_DOUBLE, &fl->dwpd, "host write rate for lifetimes, drive writes/day (default: preset's rating)", "X"},
-		{"accelerate", 0, 0, G_OPTION_ARG_DOUBLE, &fl->accel, "accelerated aging: P/E / F, run to end of life, scale by F", "F"},
+		{"dwpd", 0, 0, G_OPTION_ARG_DOUBLE, &fl->dwpd, "host write rate for lifetimes, drive writes/day, >= 0 (default: preset's rating)", "X"},
+		{"accelerate", 0, 0, G_OPTION_ARG_DOUBLE, &fl->accel, "accelerated aging: P/E / F, run to end of life, scale by F (1 <= F <= the drive's pe_cycles)", "F"},
 		{"seed", 0, 0, G_OPTION_ARG_INT64, &fl->seed, "workload seed (default 1)", "S"},
 		{"load-snapshot", 0, 0, G_OPTION_ARG_FILENAME, &fl->load, "start from a saved FTL state (instead of --preset)", "PATH"},
 		{"save-snapshot", 0, 0, G_OPTION_ARG_FILENAME, &fl->save, "save the FTL state at the end", "PATH"},
@@ -76,6 +78,31 @@ static GOptionContext *ssd_option_context(struct ssd_flags *fl)
 	return ctx;
 }
 /* clang-format on */
+
+/*
+ * --dwpd and --accelerate default to NaN, so that a value given differs from none: an explicit
+ * --accelerate 0 is a mistake, not "off". The drive's bound on --accelerate (its pe_cycles) is
+ * ssd_run()'s. Returns 0 or -1 after printing why.
+ */
+static int rate_flags(const struct ssd_flags *fl, struct ssd_run_opts *o)
+{
+	if (!isnan(fl->dwpd) && !(fl->dwpd >= 0 && isfinite(fl->dwpd))) {
+		fprintf(stderr,
+		        "femu-gandalf: --dwpd %g: must be >= 0 (0: no host writes, no wear)\n",
+		        fl->dwpd);
+		return -1;
+	}
+	if (!isnan(fl->accel) && !(fl->accel >= 1 && isfinite(fl->accel))) {
+		fprintf(stderr,
+		        "femu-gandalf: --accelerate %g: must be >= 1 and at most the drive's "
+		        "pe_cycles (leave it out for no aging)\n",
+		        fl->accel);
+		return -1;
+	}
+	o->dwpd = isnan(fl->dwpd) ? -1 : fl->dwpd;
+	o->accelerate = isnan(fl->accel) ? 0 : fl->accel;
+	return 0;
+}
 
 /* Flags into run options; the drive-independent checks. Returns 0 or -1 after printing why. */
 static int ssd_opts_from_flags(const struct ssd_flags *fl, struct ssd_run_opts *o)
@@ -115,8 +142,8 @@ static int ssd_opts_from_flags(const struct ssd_flags *fl, struct ssd_run_opts *
 	o->round = fl->round;
 	o->max_rounds = fl->max_rounds;
 	o->writes = fl->writes;
-	o->dwpd = fl->dwpd;
-	o->accelerate = fl->accel;
+	if (rate_flags(fl, o))
+		return -1;
 	o->check = fl->check;
 	o->load_snapshot = fl->load;
 	o->save_snapshot = fl->save;
@@ -166,6 +193,7 @@ static void print_report_text(const struct ssd_report *rep)
 	else
 		printf("workload     %s, bs %llu%s\n", rep->workload, (unsigned long long)rep->bs,
 		       rep->precondition ? ", preconditioned" : "");
+	run_eol_text(&rep->eol, stdout);
 	if (rep->steady_requested) {
 		const struct run_steady *s = &rep->steady;
 		bool tight = s->rule == RUN_RULE_TIGHT;
@@ -270,7 +298,16 @@ static int ssd_run_and_print(struct ssd_run_opts *o, bool json)
 	if (rc) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		rc = exit_code(rc);
-	} else if (json) {
+		ssd_report_free(&rep);
+		return rc;
+	}
+	/* aging runs to end of life on purpose; anywhere else it cut the run short */
+	if (rep.eol.reached && !rep.accelerated)
+		fprintf(stderr,
+		        "femu-gandalf: end of life reached (%s) at write %llu; the report covers the "
+		        "run up to it\n",
+		        rep.eol.cause, (unsigned long long)rep.eol.index);
+	if (json) {
 		rc = print_report_json(&rep);
 	} else {
 		print_report_text(&rep);
@@ -285,7 +322,8 @@ int cmd_ssd(int argc, char **argv)
 	struct ssd_flags fl = {
 	        .writes = -1,
 	        .round = 0.25,
-	        .dwpd = -1,
+	        .dwpd = NAN,
+	        .accel = NAN,
 	        .max_rounds = 200,
 	        .seed = 1,
 	        .iodepth = 1,

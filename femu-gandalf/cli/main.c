@@ -230,6 +230,45 @@ const char *fg_human(double b, char *buf)
 }
 
 
+/* The footnote of a lifetime that is not steady (ftl_lifetime.steady false): what it lacks. */
+static void unsteady_note(const struct ftl_lifetime *lt)
+{
+	char range[64];
+
+	if (isnan(lt->window_waf_range))
+		snprintf(range, sizeof(range), "not measured yet (under one user capacity written)");
+	else
+		snprintf(range, sizeof(range), "%.1f%%", 100 * lt->window_waf_range);
+	printf("  * not steady: drive written %.2f times, WAF range %s over the last user capacity's "
+	       "quarters; steady needs >= %g drive writes and a range <= %g%%\n",
+	       lt->drive_writes, range, FTL_STEADY_DRIVE_WRITES, 100 * FTL_STEADY_WAF_RANGE);
+}
+
+/*
+ * The erase-count lifetime at the window's erase rate (the figure, as in JSON's "erase") and at
+ * the cumulative one beside it, marked '*' with a footnote when the drive is not steady: a young
+ * drive's erase rate still climbs, so its lifetime is too long by an unknown amount.
+ */
+static void erase_lines(const struct ftl *f, const struct ftl_lifetime *lt)
+{
+	const char *mark = lt->steady ? "" : "*";
+
+	if (ftl_eol_cause(f)) {
+		printf("  erase count    %10.1f days (%.2f years)  end of life reached (%s) at this "
+		       "age\n",
+		       lt->erase_days, lt->erase_days / 365, ftl_eol_cause(f));
+		return;
+	}
+	printf("  erase count    %10.1f days (%.2f years)%s  erase rate of the last ~user capacity "
+	       "(the figure), until %s (%s)\n",
+	       lt->erase_days, lt->erase_days / 365, mark, lt->eol_reason, lt->basis);
+	printf("    cumulative   %10.1f days (%.2f years)%s  erase rate since new (every erase over "
+	       "every host byte)\n",
+	       lt->erase_cumulative_days, lt->erase_cumulative_days / 365, mark);
+	if (!lt->steady)
+		unsteady_note(lt);
+}
+
 void fg_report_text(const struct ftl *f, double bpd, bool erase_line)
 {
 	struct ftl_stats st;
@@ -254,6 +293,5 @@ void fg_report_text(const struct ftl *f, double bpd, bool erase_line)
 	printf("  naive P/E      %10.1f days (%.2f years)  P/E x physical / host writes (WAF=1)\n",
 	       lt.naive_pe_days, lt.naive_pe_days / 365);
 	if (erase_line)
-		printf("  erase count    %10.1f days (%.2f years)  measured erase rate, until %s (%s)\n",
-		       lt.erase_days, lt.erase_days / 365, lt.eol_reason, lt.basis);
+		erase_lines(f, &lt);
 }

@@ -11,6 +11,11 @@
  * the last completes: unlike ssd_run()'s closed loop, which chains each write to the previous
  * completion, so the two are kept apart to keep blkreplay's virtual times (and latencies) as
  * they were. Per-pass WAFs go to struct run_steady, whose verdict ends --until-steady.
+ *
+ * End of life ends the replay at the first I/O the drive refuses (FTL_E_WORN) and is a result,
+ * not a failure: rep->eol names the pass and the I/O, and nothing after it is issued. The rest of
+ * that pass is still read, so the per-pass figures (I/Os, duration, bytes written, hence the
+ * write rate the lifetimes assume) stay the trace's own; the cut pass adds no WAF to the series.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +26,7 @@
 #include "run.h"
 
 #define PRECONDITION_BS (128 * 1024)
+#define ISSUE_WORN 1 /* issue(): the drive refused the I/O at end of life */
 
 void blk_run_opts_default(struct blk_run_opts *o)
 {
@@ -49,23 +55,31 @@ static double wall_seconds(void)
 }
 
 /* 2x user capacity of 128 KiB sequential writes (SNIA PTS), all at time 0; *t_off ends after
- * the last completion. */
-static int precondition_drive(struct ftl *f, uint64_t *t_off, char *err, size_t errlen)
+ * the last completion. End of life here is noted as pass 0, the 1-based write. */
+static int precondition_drive(struct blk_report *rep, uint64_t *t_off, char *err, size_t errlen)
 {
-	const uint64_t user = ftl_get_geometry(f)->user_bytes;
+	const uint64_t user = ftl_get_geometry(rep->ftl)->user_bytes;
+	uint64_t n = 0;
 
 	for (uint64_t pos = 0; pos < 2 * user; pos += PRECONDITION_BS) {
 		uint64_t off = pos % user;
 		uint64_t len = user - off < PRECONDITION_BS ? user - off : PRECONDITION_BS;
-		if (ftl_write(f, off, len, 0, 0, t_off)) {
-			snprintf(err, errlen, "preconditioning failed");
+		int s = ftl_write(rep->ftl, off, len, 0, 0, t_off);
+
+		n++;
+		if (s == FTL_E_WORN) {
+			run_eol_note(&rep->eol, rep->ftl, 0, n, "write");
+			return SSD_RUN_OK;
+		}
+		if (s) {
+			snprintf(err, errlen, "preconditioning failed: %s", ftl_strerror(s));
 			return SSD_RUN_E_FAIL;
 		}
 	}
 	return SSD_RUN_OK;
 }
 
-/* One I/O at virtual time now: SSD_RUN_OK, or a status with "WHERE: ..." in err. */
+/* One I/O at virtual time now: SSD_RUN_OK, ISSUE_WORN, or a status with "WHERE: ..." in err. */
 static int issue(struct ftl *f, const struct blk_run_opts *o, struct blk_run_io io, uint64_t now,
                  char *err, size_t errlen)
 {
@@ -99,16 +113,20 @@ static int issue(struct ftl *f, const struct blk_run_opts *o, struct blk_run_io 
 		s = ftl_flush(f, now, NULL);
 		break;
 	}
+	if (s == FTL_E_WORN)
+		return ISSUE_WORN;
 	if (s)
 		snprintf(err, errlen, "%s: %c lba %llu bytes %llu: %s", where, io.op,
 		         (unsigned long long)io.lba, (unsigned long long)io.bytes, ftl_strerror(s));
 	return !s ? SSD_RUN_OK : s == FTL_E_INVAL ? SSD_RUN_E_INPUT : SSD_RUN_E_FAIL;
 }
 
-/* One pass over the source, starting at t_off; the pass's counts into rep. */
+/* One pass over the source, starting at t_off; the pass's counts into rep. After end of life
+ * the I/Os are counted but not issued. */
 static int replay_pass(const struct blk_run_opts *o, struct blk_report *rep, uint64_t t_off,
                        char *err, size_t errlen)
 {
+	const int pass = rep->steady.rounds + 1;
 	struct blk_run_io io;
 	int r, rc = SSD_RUN_OK;
 
@@ -123,8 +141,17 @@ static int replay_pass(const struct blk_run_opts *o, struct blk_report *rep, uin
 		rep->ios_per_pass++;
 		if (io.op == 'W')
 			rep->write_bytes_per_pass += io.bytes;
-		if ((rc = issue(rep->ftl, o, io, t_off + io.t_ns, err, errlen)))
+		if (rep->eol.reached)
+			continue;
+		rc = issue(rep->ftl, o, io, t_off + io.t_ns, err, errlen);
+		if (rc == ISSUE_WORN) {
+			run_eol_note(&rep->eol, rep->ftl, pass, rep->ios_per_pass, "io");
+			rc = SSD_RUN_OK;
+			continue;
+		}
+		if (rc)
 			break;
+		rep->total_ios++;
 	}
 	if (r < 0)
 		rc = SSD_RUN_E_INPUT;
@@ -132,7 +159,8 @@ static int replay_pass(const struct blk_run_opts *o, struct blk_report *rep, uin
 	return rc;
 }
 
-/* --loop N passes, or until the per-pass WAF is steady. */
+/* --loop N passes, or until the per-pass WAF is steady, or until end of life (a drive already
+ * at end of life gets one pass that only reads the trace). */
 static int replay_passes(const struct blk_run_opts *o, struct blk_report *rep, uint64_t t_off,
                          char *err, size_t errlen)
 {
@@ -149,7 +177,8 @@ static int replay_passes(const struct blk_run_opts *o, struct blk_report *rep, u
 			snprintf(err, errlen, "%s: no usable I/O in the trace", rep->name);
 			return SSD_RUN_E_INPUT;
 		}
-		rep->total_ios += rep->ios_per_pass;
+		if (rep->eol.reached)
+			break;
 		ftl_get_stats(rep->ftl, &b);
 		uint64_t dh = b.host_write_bytes - a.host_write_bytes;
 		double waf = dh ? (double)(b.nand_write_bytes - a.nand_write_bytes) / dh : NAN;
@@ -205,7 +234,7 @@ int blk_run(const struct blk_run_opts *o, struct blk_report *rep, char *err, siz
 		snprintf(err, errlen, "preset %s: %s", o->cfg->name, why);
 		return SSD_RUN_E_INPUT;
 	}
-	if (o->precondition && (rc = precondition_drive(rep->ftl, &t_off, err, errlen)))
+	if (o->precondition && (rc = precondition_drive(rep, &t_off, err, errlen)))
 		return rc;
 	if ((rc = replay_passes(o, rep, t_off, err, errlen)))
 		return rc;
@@ -239,6 +268,7 @@ void blk_report_json(const struct blk_report *rep, struct json_out *j)
 		jout_num(j, NULL, "%.4f", isfinite(s->round_waf[i]) ? s->round_waf[i] : 0.0);
 	jout_end(j);
 	jout_end(j);
+	run_eol_json(&rep->eol, j);
 	ftl_json_members(rep->ftl, rep->bytes_per_day, j);
 	jout_end(j);
 }

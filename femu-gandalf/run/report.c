@@ -3,8 +3,8 @@
  * (docs/output.md), written through common/json so a sweep runner can put many of them in one
  * document (as array elements) and a binding can parse the same keys the CLI documents.
  *
- * The run's own members come first (workload, bs, precondition, dwpd, steady, accelerated),
- * then the drive's, from hw/ftl's ftl_json_members(), so blkreplay and kv, which print the drive
+ * The run's own members come first (workload, bs, precondition, dwpd, steady, accelerated, perf,
+ * eol), then the drive's, from hw/ftl's ftl_json_members(), so blkreplay and kv, which print the drive
  * with the same call, keep one meaning per key.
  */
 #include <math.h>
@@ -116,6 +116,7 @@ void ssd_report_json(const struct ssd_report *rep, struct json_out *j)
 		accel_json(&rep->accel, j);
 	if (rep->perf_done)
 		perf_report_json(&rep->perf, j);
+	run_eol_json(&rep->eol, j);
 	ftl_json_members(rep->ftl, rep->bytes_per_day, j);
 	jout_end(j);
 }

@@ -214,6 +214,10 @@ struct ssd_report {
 	struct perf_report perf;
 	struct ftl_stats stats;
 	struct ftl_lifetime lifetime;
+	/* end of life, when a write was refused (pass 0, unit "write": the run's writes counted
+	 * from 1, precondition and --rw writes included), or, with accelerate, when the mean
+	 * erase count reached the scaled rated P/E (cause "rated-pe", index the last write) */
+	struct run_eol eol;
 };
 
 /* Run o into rep (overwritten; call ssd_report_free() afterwards whatever the result). Returns
@@ -275,6 +279,9 @@ struct blk_report {
 	double t_first, t_last; /* seconds: the pass's first and last I/O times */
 	double wall_s;          /* wall-clock seconds of the passes (the replay rate only) */
 	double bytes_per_day;   /* the rate the lifetimes assume */
+	/* end of life: the pass and the 1-based I/O of that pass the drive refused (unit "io"),
+	 * or pass 0 and the 128 KiB write of --precondition (unit "write") */
+	struct run_eol eol;
 };
 
 /* Replay o into rep (overwritten; call blk_report_free() whatever the result). Returns

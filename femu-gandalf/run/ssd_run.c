@@ -18,6 +18,11 @@
  * End of life during aging is either the device going read-only (FTL_E_WORN from a write) or
  * the mean erase count reaching the scaled rated P/E. The second is polled with the progress
  * callback, ~512 times per user capacity, because reading the stats costs O(blocks).
+ *
+ * End of life is a result, not a failure: in any phase, the first write the drive refuses with
+ * FTL_E_WORN ends the run there, and the report (rep->eol, run_eol_note) covers the run up to
+ * it. Writes are counted across the whole run, so the refused one has one index whatever the
+ * phase; nothing after it is written.
  */
 #include <math.h>
 #include <stdio.h>
@@ -39,6 +44,7 @@ struct runner {
 	struct bs_mix mix; /* with o->bs_mix: the sizes; wl then runs over 512-byte sectors */
 	uint64_t mix_rng;
 	uint64_t now;                     /* virtual ns: the last completion */
+	uint64_t writes;                  /* writes the drive accepted, every phase */
 	uint64_t done_bytes, total_bytes; /* for the progress callback */
 };
 
@@ -176,6 +182,7 @@ static int write_phase(struct runner *r, uint64_t bytes, uint64_t seq_bs, bool s
 			written += w[i].len;
 			r->done_bytes += w[i].len;
 		}
+		r->writes += ok;
 		if (rc)
 			return rc;
 		if (written >= next_check) {
@@ -185,6 +192,18 @@ static int write_phase(struct runner *r, uint64_t bytes, uint64_t seq_bs, bool s
 		}
 	}
 	return FTL_OK;
+}
+
+/* Aging divides the rated P/E by F, and the aged drive must keep at least one cycle. */
+static int accel_fits(const struct ssd_run_opts *o, uint32_t pe_cycles, char *err, size_t errlen)
+{
+	if (o->accelerate <= pe_cycles)
+		return SSD_RUN_OK;
+	snprintf(err, errlen,
+	         "--accelerate %g: must be in [1, %u], the drive's rated pe_cycles (the aged drive "
+	         "keeps >= 1 P/E cycle)",
+	         o->accelerate, pe_cycles);
+	return SSD_RUN_E_INPUT;
 }
 
 /* The drive: loaded from a snapshot, or created from cfg with the P/E limit scaled for aging. */
@@ -197,10 +216,14 @@ static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_
 		if (!rep->ftl)
 			return SSD_RUN_E_INPUT;
 		rep->cfg = *ftl_get_config(rep->ftl);
+		if (accel_fits(o, rep->cfg.pe_cycles, err, errlen))
+			return SSD_RUN_E_INPUT;
 	} else {
 		char why[512];
 
 		rep->cfg = *o->cfg;
+		if (accel_fits(o, rep->cfg.pe_cycles, err, errlen))
+			return SSD_RUN_E_INPUT;
 		if (o->accelerate) {
 			long pe = lround(rep->cfg.pe_cycles / o->accelerate);
 			rep->cfg.pe_cycles = pe < 1 ? 1 : (uint32_t)pe;
@@ -301,12 +324,68 @@ static int run_phases(struct runner *r, struct ssd_report *rep)
 	return io;
 }
 
+/*
+ * The end-of-life event. A refused write is the one after the last accepted; aging's own stop at
+ * the rated P/E refuses nothing (the drive is still writable), so it names the last write.
+ */
+static void note_eol(struct runner *r, struct ssd_report *rep)
+{
+	bool refused = ftl_eol_cause(r->f) != NULL;
+
+	run_eol_note(&rep->eol, r->f, 0, refused ? r->writes + 1 : r->writes, "write");
+	if (!refused)
+		rep->eol.cause = "rated-pe";
+}
+
+/*
+ * The measured window of a --rw phase that end of life cut short: from the end of the ramp to
+ * the last completion before it, so IOPS and MB/s are over the time actually measured.
+ */
+static void perf_cut_short(struct perf_report *p, const struct perf_opts *o, uint64_t t0,
+                           uint64_t last)
+{
+	double start = (double)t0 + o->ramp_s * 1e9, end = (double)last;
+
+	if (end > start + o->runtime_s * 1e9)
+		end = start + o->runtime_s * 1e9;
+	p->seconds = end > start ? (end - start) * 1e-9 : 0;
+	p->iops = p->seconds > 0 ? (double)p->ios / p->seconds : 0;
+	p->mbps = p->seconds > 0 ? (double)p->bytes / p->seconds / 1e6 : 0;
+}
+
+/*
+ * The --rw phase. A write refused at end of life ends it as it ends the other phases (*io =
+ * FTL_E_WORN; perf_run() says only that an I/O failed, and the drive's state says why); any other
+ * failure is the run's.
+ */
+static int perf_phase(struct runner *r, struct ssd_report *rep, int *io, char *err,
+                      size_t errlen)
+{
+	struct perf_opts po = r->o->perf;
+	uint64_t t0 = r->now;
+	int rc;
+
+	po.bs = r->o->bs;
+	po.seed = r->o->seed;
+	rc = perf_run(r->f, &po, &r->wl, &r->now, &rep->perf, err, errlen);
+	r->writes += rep->perf.host_write_bytes / po.bs;
+	if (rc == SSD_RUN_E_FAIL && ftl_eol_cause(r->f)) {
+		perf_cut_short(&rep->perf, &po, t0, r->now);
+		*io = FTL_E_WORN;
+		rc = SSD_RUN_OK;
+	}
+	rep->perf_done = rc == SSD_RUN_OK;
+	return rc;
+}
+
 /* After the writes: did the run end as it should, then check, save and read the figures. */
 static int finish(struct runner *r, struct ssd_report *rep, int io, char *err, size_t errlen)
 {
 	const struct ssd_run_opts *o = r->o;
-	bool eol = o->accelerate && io == FTL_E_WORN;
+	bool eol = io == FTL_E_WORN;
 
+	if (eol)
+		note_eol(r, rep);
 	if (io && !eol) {
 		snprintf(err, errlen, "write failed: %s", ftl_strerror(io));
 		return SSD_RUN_E_FAIL;
@@ -371,14 +450,8 @@ int ssd_run(const struct ssd_run_opts *o, struct ssd_report *rep, char *err, siz
 		return rc;
 	}
 	int io = run_phases(&r, rep);
-	if (io == FTL_OK && o->perf.rw != PERF_NONE) {
-		struct perf_opts po = o->perf;
-		po.bs = o->bs;
-		po.seed = o->seed;
-		if ((rc = perf_run(r.f, &po, &r.wl, &r.now, &rep->perf, err, errlen)))
-			return rc;
-		rep->perf_done = true;
-	}
+	if (io == FTL_OK && o->perf.rw != PERF_NONE && (rc = perf_phase(&r, rep, &io, err, errlen)))
+		return rc;
 	return finish(&r, rep, io, err, errlen);
 }
 
