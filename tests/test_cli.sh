@@ -302,7 +302,7 @@ expect 0 "erase count .* d\* (" "kv marks a lifetime that is not steady" -- "${L
 expect 0 "\* not steady: the drive was written 1.23x its capacity and its passes are too few" "kv explains a lifetime that is not steady" -- "${LIVE[@]}"
 expect 2 "--drive-writes -1: must be in (0, 1e6]" "kv bad --drive-writes" -- "${KV[@]}" --drive-writes -1
 expect 2 "--loop: drop it" "kv --loop with --drive-writes" -- "${KV[@]}" --drive-writes 3 --loop 2
-expect 2 "--max-loops 5: needs --drive-writes or --accelerate" "kv --max-loops alone" -- "${KV[@]}" --max-loops 5
+expect 2 "--max-loops 5: needs --drive-writes, --until-steady or --accelerate" "kv --max-loops alone" -- "${KV[@]}" --max-loops 5
 expect 2 "--accelerate 0: must be >= 1" "kv --accelerate 0" -- "${KV[@]}" --accelerate 0
 expect 2 "--accelerate 1e+30: must be in \[1, 3000\]" "kv --accelerate beyond the rated P/E" -- "${KV[@]}" --accelerate 1e30
 expect 2 "need a drive" "kv --drive-writes without a drive" -- kv --trace "$SRC/traces/multiturn-small.jsonl" --device none --ssd 1G --drive-writes 3
