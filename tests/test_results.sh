@@ -51,14 +51,14 @@ check_csv "$O/hbf-endurance/hbf-endurance.csv" 4 preset policy loops drive_write
 # lifetime-miss --quick: every point of six policies' sweeps (17 + 1 + 1 + 10 + 3 + 10)
 check_csv "$O/lifetime-miss/lifetime-miss.csv" 42 policy params miss_ratio token_miss_ratio request_miss_ratio ssd_write_bytes \
 	waf lifetime_tbw_days lifetime_naive_pe_days lifetime_erase_days
-# lifetime-folds --quick: 7 points on the whole trace and each of 2 folds
-check_csv "$O/lifetime-folds/lifetime-folds.csv" 21 set policy params miss_ratio ssd_write_bytes waf \
+# lifetime-folds --quick: 7 points on the whole trace and each of 2 folds, as they are and scaled
+check_csv "$O/lifetime-folds/lifetime-folds.csv" 35 set policy params miss_ratio ssd_write_bytes waf \
 	lifetime_tbw_days lifetime_erase_days drive_writes steady lifetime_erase_cumulative_days lifetime_basis eol
 python3 -c "
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 sets = sorted(set(r['set'] for r in rows))
-assert sets == ['1/2', '2/2', 'all'], sets
+assert sets == ['1/2', '1/2s', '2/2', '2/2s', 'all'], sets
 " "$O/lifetime-folds/lifetime-folds.csv" && pass "lifetime-folds: the whole trace and 2 folds" || fail "lifetime-folds: sets"
 # capacity-ratio --quick: 5 splits x 4 policies; models --quick: 6 models x 4 policies
 check_csv "$O/capacity-ratio/capacity-ratio.csv" 20 dram ssd policy miss_ratio token_miss_ratio ssd_write_bytes \
