@@ -1278,17 +1278,17 @@ static void test_kv_accelerate(void **state)
 	o.accelerate = 30;
 	o.loops = 0; /* (the default cap) */
 	kv_run_ok(&o, "gandalf", &r);
-	assert_int_equal(r.accel_pe_cycles, 100);
+	assert_int_equal(r.accel.pe_cycles, 100);
 	assert_int_equal(r.cfg.ssd_pe, 3000); /* the policy priced the rated drive */
 	assert_true(r.eol.reached);
-	assert_false(isnan(r.accel_extrapolated_days));
+	assert_false(isnan(r.accel.extrapolated_days));
 	double spread = (r.fs.erase_max - r.fs.erase_mean) / 100.0;
-	double off = fabs(r.accel_eol_days / r.accel_extrapolated_days - 1);
+	double off = fabs(r.accel.eol_days / r.accel.extrapolated_days - 1);
 	if (!(off <= spread + 0.02))
 		fail_msg("accelerated %.4g d against %.4g d extrapolated: %.1f%% apart, bound %.1f%%",
-		         r.accel_eol_days, r.accel_extrapolated_days, 100 * off,
+		         r.accel.eol_days, r.accel.extrapolated_days, 100 * off,
 		         100 * (spread + 0.02));
-	assert_true(fabs(r.accel_eol_days - r.lt.elapsed_days * 30) < 1e-9);
+	assert_true(fabs(r.accel.eol_days - r.lt.elapsed_days * 30) < 1e-9);
 	kv_result_free(&r);
 	/* a factor that leaves the drive no P/E cycle is refused, naming the flag */
 	o.accelerate = 3001;

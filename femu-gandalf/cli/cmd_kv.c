@@ -91,11 +91,11 @@ static void print_text(const struct kv_result *r)
 		else if (r->until_steady && !r->lt.steady)
 			printf("  note: --until-steady: not steady in %d passes (--max-loops)\n",
 			       r->passes);
-		if (r->accel_factor)
+		if (r->accel.factor)
 			printf("  accelerated x%g (P/E %u): end of life after %.1f d (x F), against %.1f d "
 			       "extrapolated by the rated drive at its first steady pass\n",
-			       r->accel_factor, r->accel_pe_cycles, r->accel_eol_days,
-			       r->accel_extrapolated_days);
+			       r->accel.factor, r->accel.pe_cycles, r->accel.eol_days,
+			       r->accel.extrapolated_days);
 		run_eol_text(&r->eol, stdout);
 		if (r->st.ftl_errors)
 			printf("  %llu SSD I/Os failed on the drive (ftl_errors)\n",

@@ -143,13 +143,13 @@ static void accel_extrapolate(struct kv_result *res, struct kvsim *s, struct ftl
 	const struct kv_stats *st = kvsim_stats(s);
 	struct ftl_lifetime lt;
 	double spread;
-	if (!isnan(res->accel_extrapolated_days) ||
+	if (!isnan(res->accel.extrapolated_days) ||
 	    !run_passes_steady(pp, ftl_get_geometry(f)->user_bytes, &spread))
 		return;
 	uint64_t host = st->ssd_write_bytes[0] + st->ssd_write_bytes[1];
 	double bpd = kv_bytes_per_day(host, st->t_last - st->t_first);
 	ftl_lifetime_scaled(f, bpd, factor, &lt);
-	res->accel_extrapolated_days = lt.erase_days;
+	res->accel.extrapolated_days = lt.erase_days;
 }
 
 /* The passes. 0, or -1 with the failing request in err. With fresh_ids, each pass after the
@@ -344,9 +344,9 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	res->more_arg = o->more_arg;
 	res->drive_writes_target = o->drive_writes;
 	res->until_steady = o->until_steady;
-	res->accel_factor = o->accelerate;
-	res->accel_pe_cycles = f && o->accelerate ? ftl_get_config(f)->pe_cycles : 0;
-	res->accel_eol_days = res->accel_extrapolated_days = NAN;
+	res->accel.factor = o->accelerate;
+	res->accel.pe_cycles = f && o->accelerate ? ftl_get_config(f)->pe_cycles : 0;
+	res->accel.eol_days = res->accel.extrapolated_days = NAN;
 	double t0 = wall_seconds();
 	struct run_passes pp = {0};
 	rc = kv_passes(o, s, f, res, &pp, err, errlen) ? SSD_RUN_E_FAIL : SSD_RUN_OK;
@@ -364,7 +364,7 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 			                                   &res->pass_waf_spread);
 		res->region_bytes = kvsim_region_bytes(s);
 		if (o->accelerate) /* host bytes to end of life at the trace's rate, x F */
-			res->accel_eol_days = res->lt.elapsed_days * o->accelerate;
+			res->accel.eol_days = res->lt.elapsed_days * o->accelerate;
 	}
 	run_passes_free(&pp);
 	kvsim_free(s);
@@ -500,14 +500,8 @@ static void json_drive(const struct kv_result *r, struct json_out *j)
 	}
 	if (r->until_steady)
 		jout_bool(j, "until_steady", true);
-	if (r->accel_factor) {
-		jout_object(j, "accelerated", JOUT_INLINE);
-		jout_num(j, "factor", "%.6g", r->accel_factor);
-		jout_u64(j, "pe_cycles", r->accel_pe_cycles);
-		jout_num(j, "eol_days", "%.6g", r->accel_eol_days);
-		jout_num(j, "extrapolated_days", "%.6g", r->accel_extrapolated_days);
-		jout_end(j);
-	}
+	if (r->accel.factor)
+		run_accel_json(&r->accel, j);
 }
 
 void kv_result_json(const struct kv_result *r, struct json_out *j)

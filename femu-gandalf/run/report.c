@@ -91,7 +91,7 @@ void run_eol_text(const struct run_eol *e, FILE *out)
 	        e->available_spare, (unsigned long long)e->retired_blocks);
 }
 
-static void accel_json(const struct ssd_accel_report *a, struct json_out *j)
+void run_accel_json(const struct ssd_accel_report *a, struct json_out *j)
 {
 	jout_object(j, "accelerated", JOUT_INLINE);
 	jout_num(j, "factor", "%.6g", a->factor);
@@ -113,7 +113,7 @@ void ssd_report_json(const struct ssd_report *rep, struct json_out *j)
 	if (rep->steady_requested)
 		steady_json(&rep->steady, j);
 	if (rep->accelerated)
-		accel_json(&rep->accel, j);
+		run_accel_json(&rep->accel, j);
 	if (rep->perf_done)
 		perf_report_json(&rep->perf, j);
 	run_eol_json(&rep->eol, j);

@@ -190,6 +190,8 @@ struct ssd_accel_report {
 	double eol_days;          /* host bytes written x F / bytes per day */
 	double extrapolated_days; /* the unscaled drive's prediction when the aging run began */
 };
+/* "accelerated": {factor, pe_cycles, eol_days, extrapolated_days}, as ssd and kv print it. */
+void run_accel_json(const struct ssd_accel_report *a, struct json_out *j);
 
 /*
  * What a run measured: every figure `ssd` prints. The report owns the drive in its final state
@@ -376,11 +378,10 @@ struct kv_result {
 	double drive_writes_target; /* opts.drive_writes (0: none) */
 	bool until_steady;          /* opts.until_steady */
 	struct run_eol eol;        /* end of life, when the drive reached it (the run stopped) */
-	/* opts.accelerate: the factor, the P/E the drive ran with, the lifetime measured at end of
-	 * life (trace days x F, NaN when not reached) and the one extrapolated by the unscaled drive
-	 * at the end of the first steady pass (NaN: none was steady) */
-	double accel_factor, accel_eol_days, accel_extrapolated_days;
-	uint32_t accel_pe_cycles;
+	/* opts.accelerate (factor 0: off): the P/E the drive ran with, the lifetime measured at end
+	 * of life (trace days x F, NaN when not reached) and the one extrapolated by the unscaled
+	 * drive at the end of the first steady pass (NaN: none was steady) */
+	struct ssd_accel_report accel;
 	uint64_t region_bytes;     /* --alloc region: the region size used */
 	void (*more_json)(const void *arg, struct json_out *j); /* opts.more_json */
 	const void *more_arg;
