@@ -68,11 +68,17 @@ static void print_text(const struct kv_result *r)
 	       fg_human((double)st->ssd_read_bytes, b4));
 	if (r->have_ftl) {
 		const char *mark = r->lt.steady ? "" : "*";
-		printf("  WAF %.3f; lifetime: TBW division %.1f d, naive P/E %.1f d, erase count %.1f d%s "
-		       "(%s, %s; at the cumulative erase rate %.1f d%s)\n",
-		       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, mark,
-		       r->lt.eol_reason, r->lt.basis, r->lt.erase_cumulative_days, mark);
-		if (!r->lt.steady) {
+		if (r->eol.reached) /* (measured, not extrapolated: no steady verdict applies) */
+			printf("  WAF %.3f; lifetime: TBW division %.3g d, naive P/E %.3g d, erase count "
+			       "%.3g d: end of life reached at this age (%s)\n",
+			       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days,
+			       r->eol.cause);
+		else
+			printf("  WAF %.3f; lifetime: TBW division %.1f d, naive P/E %.1f d, erase count "
+			       "%.1f d%s (%s, %s; at the cumulative erase rate %.1f d%s)\n",
+			       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, mark,
+			       r->lt.eol_reason, r->lt.basis, r->lt.erase_cumulative_days, mark);
+		if (!r->lt.steady && !r->eol.reached) {
 			char moved[128];
 			if (isnan(r->pass_waf_spread))
 				snprintf(moved, sizeof(moved), "its passes are too few for two groups of "
