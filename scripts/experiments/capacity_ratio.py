@@ -43,13 +43,8 @@ def table(rows):
 
 
 def write_plot(rows, path):
-    with open(path, "w") as f:
-        for p in dict.fromkeys(r["policy"] for r in rows):
-            f.write("dram,miss,%s\n" % p)
-            for r in rows:
-                if r["policy"] == p:
-                    f.write("%g,%s,%s\n" % (gb(r["dram"]), r["miss_ratio"], r["lifetime_erase_days"]))
-            f.write("\n\n")
+    fr.write_blocks(path, rows, "policy", "dram,miss,%s", lambda r: "%g,%s,%s" % (
+        gb(r["dram"]), r["miss_ratio"], r["lifetime_erase_days"]))
 
 
 def main():

@@ -47,14 +47,8 @@ def table(rows):
 
 
 def write_plot(rows, path):
-    with open(path, "w") as f:
-        for m in dict.fromkeys(r["model"] for r in rows):
-            f.write("rate,replay,stream,paper,%s\n" % m)
-            for r in rows:
-                if r["model"] == m:
-                    f.write("%s,%s,%s,%s\n" % (r["session_rate"], r["dwpd_replay"], r["dwpd_stream"],
-                                               r["paper_dwpd"]))
-            f.write("\n\n")
+    fr.write_blocks(path, rows, "model", "rate,replay,stream,paper,%s", lambda r: "%s,%s,%s,%s" % (
+        r["session_rate"], r["dwpd_replay"], r["dwpd_stream"], r["paper_dwpd"]))
 
 
 def main():

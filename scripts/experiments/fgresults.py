@@ -275,6 +275,19 @@ def write_csv(path, rows, cols=None):
 # --- the shell library's commands --------------------------------------------------------
 
 
+def write_blocks(path, rows, key, header, line, order=None):
+    """gnuplot's data for one line per group: for each value of row[key] (in first-seen order),
+    the header line header % value, the group's rows (sorted by order when given) as
+    line(row), then two blank lines (gnuplot's index separator)."""
+    with open(path, "w") as f:
+        for v in dict.fromkeys(r[key] for r in rows):
+            f.write(header % v + "\n")
+            group = [r for r in rows if r[key] == v]
+            for r in sorted(group, key=order) if order else group:
+                f.write(line(r) + "\n")
+            f.write("\n\n")
+
+
 def json_get(doc, path):
     """doc's value at a dotted path ("perf.mb_s")."""
     for k in path.split("."):

@@ -19,14 +19,9 @@ def policies(rows):
 
 
 def write_plot(rows, path):
-    with open(path, "w") as f:
-        for p in policies(rows):
-            f.write("miss,tbw,%s\n" % p)
-            for r in sorted((r for r in rows if r["policy"] == p), key=fr.miss):
-                f.write("%s,%s,%s,%s,%s\n" % (r["miss_ratio"], r["lifetime_tbw_days"],
-                                             r["lifetime_erase_days"], r["latency_mean_s"],
-                                             r["cost_per_1k"]))
-            f.write("\n\n")
+    fr.write_blocks(path, rows, "policy", "miss,tbw,%s", lambda r: "%s,%s,%s,%s,%s" % (
+        r["miss_ratio"], r["lifetime_tbw_days"], r["lifetime_erase_days"], r["latency_mean_s"],
+        r["cost_per_1k"]), order=fr.miss)
 
 
 def cell(r, user):
