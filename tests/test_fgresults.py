@@ -224,6 +224,26 @@ class Folds(unittest.TestCase):
         self.assertEqual(fr.format_verdict(1.5, [None]), "1.50x (folds -: depends on the sample)")
         self.assertRaises(ValueError, fr.fold_verdict, 1.5, [])
 
+    def test_pivot_zero(self):
+        # a correlation's sign: +0.30 on the whole set, every fold positive
+        self.assertEqual(fr.fold_verdict(0.30, [0.1, 0.4], pivot=0), fr.Verdict(True, 0.1, 0.4))
+        self.assertFalse(fr.fold_verdict(0.30, [0.1, -0.2], pivot=0).holds)
+        self.assertFalse(fr.fold_verdict(0.0, [0.1, 0.2], pivot=0).holds)
+        self.assertEqual(fr.verdict_word(-0.5, [-0.1, -0.9], pivot=0), fr.HOLDS)
+        self.assertEqual(fr.verdict_word(-0.5, [], pivot=0), "-")
+
+    def test_fold_sets(self):
+        self.assertEqual(fr.fold_sets(["all", "1/4s", "2/4s"]), ["1/4s", "2/4s"])
+
+    def test_with_range(self):
+        f = lambda x: "%.2f" % x  # noqa: E731
+        self.assertEqual(fr.with_range(1.789, [2.04, 1.52, None], f), "1.79 (1.52-2.04)")
+        self.assertEqual(fr.with_range(1.0, [1.0, 1.001], f), "1.00 (1.00)")
+        self.assertEqual(fr.with_range(None, [None], f), "- (-)")
+        self.assertEqual(fr.with_range(2.0, [], f), "2.00")
+        g = lambda x: "%+.2f" % x  # noqa: E731
+        self.assertEqual(fr.with_range(0.3, [-0.1, 0.4], g), "+0.30 (-0.10 to +0.40)")
+
 
 class Writing(unittest.TestCase):
     def test_md_table(self):

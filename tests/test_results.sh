@@ -41,11 +41,11 @@ PY
 	); then pass "$(basename "$f"): $out"; else fail "$f: $out"; fi
 }
 O=$T/out
-# waf-check --quick: 1 drive x 2 TRIM x 2 layouts x 5 policies
-check_csv "$O/waf-check/waf-check.csv" 20 drive trim alloc policy loops drive_writes steady miss_ratio \
+# waf-check --quick: 1 drive x 2 TRIM x 2 layouts x 5 policies, on the whole trace and 2 folds
+check_csv "$O/waf-check/waf-check.csv" 60 set drive trim alloc policy loops drive_writes steady miss_ratio \
 	token_miss_ratio request_miss_ratio ssd_write_bytes waf lifetime_tbw_days lifetime_naive_pe_days lifetime_erase_days erase_over_tbw
-# hbf-endurance --quick: 1 preset x 4 policies
-check_csv "$O/hbf-endurance/hbf-endurance.csv" 4 preset policy loops drive_writes miss_ratio token_miss_ratio request_miss_ratio \
+# hbf-endurance --quick: 1 preset x 3 policies, on the whole trace and 2 folds
+check_csv "$O/hbf-endurance/hbf-endurance.csv" 9 set preset policy loops drive_writes miss_ratio token_miss_ratio request_miss_ratio \
 	waf_pe_low waf_pe_high erase_years_pe_low erase_years_pe_high scaling tbw_years_pe_low pe_for_5y \
 	load_latency_mean_s load_latency_p99_s
 # lifetime-miss --quick: every point of six policies' sweeps (17 + 1 + 1 + 10 + 3 + 10)
@@ -60,22 +60,38 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 sets = sorted(set(r['set'] for r in rows))
 assert sets == ['1/2', '1/2s', '2/2', '2/2s', 'all'], sets
 " "$O/lifetime-folds/lifetime-folds.csv" && pass "lifetime-folds: the whole trace and 2 folds" || fail "lifetime-folds: sets"
-# capacity-ratio --quick: 5 splits x 4 policies; models --quick: 6 models x 4 policies
-check_csv "$O/capacity-ratio/capacity-ratio.csv" 20 dram ssd policy miss_ratio token_miss_ratio ssd_write_bytes \
+# capacity-ratio --quick: 5 splits x 4 policies; models --quick: 6 models x 4 policies; each on
+# the whole trace and 2 folds
+check_csv "$O/capacity-ratio/capacity-ratio.csv" 60 set dram ssd policy miss_ratio token_miss_ratio ssd_write_bytes \
 	waf lifetime_tbw_days lifetime_erase_days
-check_csv "$O/models/models.csv" 24 model state_per_chunk dram_bytes ssd_bytes policy miss_ratio \
+check_csv "$O/models/models.csv" 72 set model state_per_chunk dram_bytes ssd_bytes policy miss_ratio \
 	token_miss_ratio ssd_write_bytes lifetime_tbw_days
-# placement-hints --quick: 4 policies x 2 hints
-check_csv "$O/placement-hints/placement-hints.csv" 8 policy streams loops drive_writes miss_ratio \
+# placement-hints --quick: 4 policies x 2 hints, on the whole trace and 2 folds
+check_csv "$O/placement-hints/placement-hints.csv" 24 set policy streams loops drive_writes miss_ratio \
 	ssd_write_bytes waf lifetime_tbw_days lifetime_erase_days
-# dwpd --quick: 2 models at the trace's own arrival rate, where a stream's DWPD is the replay's
-check_csv "$O/dwpd/dwpd.csv" 2 model session_rate rate_source sessions span_h host_tb miss_ratio gb_per_session \
+# dwpd --quick: 2 models at the trace's own arrival rate, where a stream's DWPD is the replay's,
+# on the whole trace and 2 folds
+check_csv "$O/dwpd/dwpd.csv" 6 set model session_rate rate_source sessions span_h host_tb miss_ratio gb_per_session \
 	dwpd_replay dwpd_stream paper_dwpd rate_for_paper
 python3 -c "
 import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):
+    if r['set'] != 'all':
+        continue
     assert r['rate_source'] == 'trace' and abs(float(r['dwpd_replay']) - float(r['dwpd_stream'])) < 0.01, r
 " "$O/dwpd/dwpd.csv" && pass "dwpd: a stream at the trace's own rate writes what its replay does" || fail "dwpd: replay and stream differ"
+# every experiment that compares: the whole trace and 2 folds, and a fold table with verdicts
+for e in waf-check capacity-ratio models placement-hints hbf-endurance dwpd; do
+	if python3 -c "
+import csv, sys
+sets = sorted(set(r['set'] for r in csv.DictReader(open(sys.argv[1]))))
+assert sets == ['1/2s', '2/2s', 'all'], sets
+t = open(sys.argv[2]).read()
+assert 'On 2 more samples' in t or 'Over 2 folds' in t, 'no fold table'
+assert sys.argv[3] == 'dwpd' or 'holds in every fold' in t or 'depends on the sample' in t, 'no verdict'
+" "$O/$e/$e.csv" "$O/$e/table.md" "$e"; then pass "$e: the whole trace, 2 folds and their table"
+	else fail "$e: sets or fold table"; fi
+done
 for fig in dwpd/dwpd waf-check/waf-check-ent-tlc-1t lifetime-miss/lifetime-miss lifetime-miss/writes-by-kind \
 	lifetime-miss/latency-cost capacity-ratio/capacity-ratio models/models placement-hints/placement-hints \
 	hbf-endurance/hbf-endurance lifetime-folds/lifetime-folds; do
@@ -110,7 +126,9 @@ if FG_EXP_WORK=$T/work scripts/experiments/dwpd --quick --trace "$T/bailian-a.js
 	python3 -c "
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1] + '/dwpd.csv')))
-assert len(rows) == 2 and all(r['sessions'] == '12' for r in rows), rows
+assert len(rows) == 6 and all(r['sessions'] == '12' for r in rows if r['set'] == 'all'), rows
+for m in ('paper-qwen3.5-27b', 'paper-kimi-k3'):  # the folds split the 12 sessions
+    assert sum(int(r['sessions']) for r in rows if r['set'] != 'all' and r['model'] == m) == 12, rows
 assert json.load(open(sys.argv[1] + '/meta.json'))['command'].endswith('--trace ' + sys.argv[2] + ' --out ' + sys.argv[1])
 " "$T/bailian" "$T/bailian-a.jsonl"; then pass "dwpd --quick --trace on a Bailian-format trace: 12 sessions"
 else fail "dwpd --trace bailian: $(tail -5 "$T/b.log")"; fi

@@ -195,24 +195,25 @@ Verdict.__doc__ = """A ratio's verdict over the folds: holds (True or False) and
 highest ratio over the folds that have one (None when none has)."""
 
 
-def _side(x):
-    """+1 above 1, -1 below 1, 0 at 1 or undefined (None, nan)."""
-    if x is None or x != x or x == 1:
+def _side(x, pivot=1.0):
+    """+1 above pivot, -1 below it, 0 at it or undefined (None, nan)."""
+    if x is None or x != x or x == pivot:
         return 0
-    return 1 if x > 1 else -1
+    return 1 if x > pivot else -1
 
 
-def fold_verdict(whole, folds):
+def fold_verdict(whole, folds, pivot=1.0):
     """Whether a ratio's direction survives resampling: it holds when the ratio on the whole set
-    and on every one of the folds lie strictly on the same side of 1 (all above, or all below).
-    A ratio of exactly 1, or a fold without one (None: no baseline qualified there), makes the
-    finding depend on the sample. lo and hi range over the folds' defined ratios. At least one
+    and on every one of the folds lie strictly on the same side of pivot (1 for a ratio, 0 for a
+    correlation or a difference; all above, or all below). A value exactly at the pivot, or a
+    fold without one (None: no baseline qualified there, or a run was not steady), makes the
+    finding depend on the sample. lo and hi range over the folds' defined values. At least one
     fold is needed (ValueError)."""
     folds = list(folds)
     if not folds:
         raise ValueError("fold_verdict: no folds")
-    side = _side(whole)
-    holds = side != 0 and all(_side(f) == side for f in folds)
+    side = _side(whole, pivot)
+    holds = side != 0 and all(_side(f, pivot) == side for f in folds)
     have = [f for f in folds if f is not None and f == f]
     return Verdict(holds, min(have) if have else None, max(have) if have else None)
 
@@ -236,6 +237,36 @@ def format_verdict(whole, folds, digits=2):
         return "%s (folds -: %s)" % (fmt_ratio(whole, digits), word)
     return "%s (folds %.*f-%s: %s)" % (fmt_ratio(whole, digits), digits, v.lo,
                                        fmt_ratio(v.hi, digits), word)
+
+
+def fold_sets(sets):
+    """The folds among a table's sets (every set but "all", the whole trace), in order."""
+    return [s for s in sets if s != "all"]
+
+
+def with_range(whole, folds, fmt):
+    """A value on the whole set with the range over the folds, e.g. "1.79 (1.52-2.04)", or
+    "+0.30 (-0.10 to +0.40)" when the range starts below 0:
+    fmt(x) formats one value; an undefined one (None, nan) prints "-", and the range covers the
+    defined ones only ("(-)" when none is). Without folds, the whole value alone."""
+    def f(x):
+        return "-" if x is None or x != x else fmt(x)
+    folds = list(folds)
+    if not folds:
+        return f(whole)
+    have = [x for x in folds if x is not None and x == x]
+    lo, hi = (min(have), max(have)) if have else (None, None)
+    rng = "-" if not have else f(lo) if f(lo) == f(hi) else \
+        "%s%s%s" % (f(lo), " to " if lo < 0 else "-", f(hi))
+    return "%s (%s)" % (f(whole), rng)
+
+
+def verdict_word(whole, folds, pivot=1.0):
+    """HOLDS or DEPENDS for fold_verdict(whole, folds, pivot) ("-" without folds)."""
+    folds = list(folds)
+    if not folds:
+        return "-"
+    return HOLDS if fold_verdict(whole, folds, pivot).holds else DEPENDS
 
 
 # --- writing -----------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """hbf_endurance.py INDEX READS OUT - hbf-endurance's table, its answers and the figure's data.
 
-INDEX: "PRESET POLICY PE LOOPS USER_BYTES TABLE.csv" per run (the merged `kv` row); READS:
-"PRESET MB/s" per preset (may be empty). Writes OUT/hbf-endurance.csv, OUT/table.md and
-OUT/plot-PRESET.csv. Lifetimes between the two rated P/E values run are interpolated on log-log
+INDEX: "SET PRESET POLICY PE LOOPS USER_BYTES TABLE.csv" per run (SET: all, the whole trace, or
+a fold; TABLE.csv: the merged `kv` row); READS: "PRESET MB/s" per preset (may be empty). Writes
+OUT/hbf-endurance.csv (every policy on every set), OUT/table.md (the whole trace's tables, then
+each policy's figures with the folds' ranges, its life against LRU's and whether it lives 5
+years, with the verdicts) and OUT/plot-PRESET.csv (the whole trace). Lifetimes between the two rated P/E values run are interpolated on log-log
 axes between the two runs (the erase-count lifetime is close to proportional to P/E: the ratio
 is in the table). A preset run at one rated P/E only has its lifetime taken as proportional to
 P/E (scaling "1 (assumed)"), which the presets run at two check. Deterministic: no wall time.
@@ -57,15 +59,16 @@ def pe_needed(points):
 
 
 def load(index):
+    """{set: {(preset, policy): {pe: (passes, user bytes, row)}}}, in the index's order."""
     runs = {}
     for line in open(index):
-        preset, pol, pe, loops, user, path = line.split()
+        sset, preset, pol, pe, loops, user, path = line.split()
         r = fr.read_row(path)
-        runs.setdefault((preset, pol), {})[int(pe)] = (int(r["passes"]), int(user), r)
+        runs.setdefault(sset, {}).setdefault((preset, pol), {})[int(pe)] = (int(r["passes"]), int(user), r)
     return runs
 
 
-def rows_of(runs):
+def rows_of(runs, sset="all"):
     rows = []
     for (preset, pol), by_pe in runs.items():
         pes = sorted(by_pe)
@@ -80,7 +83,7 @@ def rows_of(runs):
             scale = "%.3f" % ((pts[-1][1] / pts[0][1]) / (pes[-1] / pes[0]))
         need = pe_needed(pts)
         rows.append({
-            "preset": preset, "policy": pol, "loops": loops,
+            "set": sset, "preset": preset, "policy": pol, "loops": loops,
             "drive_writes": "%.3f" % fr.drive_writes(lo, user),
             "_steady": fr.is_steady(lo, user),
             "miss_ratio": lo["miss_ratio"], "token_miss_ratio": lo["token_miss_ratio"],
@@ -96,9 +99,47 @@ def rows_of(runs):
     return rows
 
 
-def write(rows, reads, outdir, pes):
+def folds_table(by_set, lo):
+    """Each policy's WAF and erase-count life at the lowest rated P/E and its P/E for 5 years, on
+    the whole trace with the folds' range; its life over LRU's (both steady) and whether it lives
+    5 years at that P/E, with the verdicts."""
+    sets = list(by_set)
+    idx = {(s, r["preset"], r["policy"]): r for s in sets for r in by_set[s]}
+    body = []
+    for r in by_set["all"]:
+        col = [idx.get((s, r["preset"], r["policy"])) for s in sets]
+        lru = [idx.get((s, r["preset"], "lru")) for s in sets]
+
+        def vals(f):
+            return [f(x) if x is not None else None for x in col]
+        waf = vals(lambda x: num(x["waf_pe_low"]))
+        yrs = vals(lambda x: num(x["erase_years_pe_low"]))
+        need = vals(lambda x: num(x["pe_for_5y"]) if x["pe_for_5y"] else math.inf)
+        ratio = [fr.life_ratio(num(a["erase_years_pe_low"]), num(b["erase_years_pe_low"]))
+                 if a and b and a["_steady"] and b["_steady"] else None for a, b in zip(col, lru)]
+        # (years over 5: above 1 lives 5 years)
+        alive = [y / YEARS if y is not None and x["_steady"] else None for y, x in zip(yrs, col)]
+        body.append([r["preset"], r["policy"], fr.with_range(waf[0], waf[1:], lambda x: "%.2f" % x),
+                     fr.with_range(yrs[0], yrs[1:], lambda x: "%.3g" % x),
+                     fr.with_range(need[0], need[1:], lambda x: "> 1M" if math.isinf(x) else "%.0f" % x),
+                     "-" if r["policy"] == "lru" else "%s: %s" % (
+                         fr.with_range(ratio[0], ratio[1:], fr.fmt_ratio),
+                         fr.verdict_word(ratio[0], ratio[1:])),
+                     "%s: %s" % ("yes" if alive[0] and alive[0] > 1 else "no" if alive[0] else "-",
+                                 fr.verdict_word(alive[0], alive[1:]))])
+    k = len(sets) - 1
+    return ["", "Over %d folds of the conversations, each scaled to 1/%d of the DRAM and of the "
+            "tier: the whole trace's value, the folds' range in brackets, and the verdicts (a "
+            "ratio needs both runs steady; 5 years needs a steady run)." % (k, k), ""] + fr.md_table(
+        ["preset", "policy", "WAF at %dK" % (lo // 1000), "erase-count years at %dK" % (lo // 1000),
+         "P/E for 5 years", "erase-count life / LRU's at %dK" % (lo // 1000),
+         "%d years at %dK?" % (YEARS, lo // 1000)], body)
+
+
+def write(all_rows, reads, outdir, pes, by_set):
+    rows = by_set["all"]
     cols = [k for k in rows[0] if not k.startswith("_")]
-    fr.write_csv(os.path.join(outdir, "hbf-endurance.csv"), rows, cols)
+    fr.write_csv(os.path.join(outdir, "hbf-endurance.csv"), all_rows, cols)
     presets = list(dict.fromkeys(r["preset"] for r in rows))
     for p in presets:
         with open(os.path.join(outdir, "plot-%s.csv" % p), "w") as f:
@@ -137,6 +178,8 @@ def write(rows, reads, outdir, pes):
         out.append("")
         out.append("%s: 4 MiB sequential reads at QD1024 after preconditioning: %.2f TB/s "
                    "(public: %.1f TB/s)" % (p, float(mbps) / 1e6, stacks * STACK_MBPS / 1e6))
+    if len(by_set) > 1:
+        out += folds_table(by_set, lo)
     fr.write_lines(os.path.join(outdir, "table.md"), out)
 
 
@@ -146,8 +189,9 @@ def main():
         return
     index, reads, outdir = sys.argv[1:4]
     runs = load(index)
-    pes = sorted({pe for v in runs.values() for pe in v})
-    write(rows_of(runs), reads, outdir, pes)
+    pes = sorted({pe for v in runs["all"].values() for pe in v})
+    by_set = {s: rows_of(r, s) for s, r in runs.items()}
+    write([r for rs in by_set.values() for r in rs], reads, outdir, pes, by_set)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,22 @@
 #   exp_py NAME ARGS...        scripts/experiments/NAME.py: an experiment's analysis (the rules
 #                              they share are fgresults.py's, with tests/test_fgresults.py)
 #   exp_plot NAME <<'GP'       one gnuplot script drawn twice: OUT/NAME.png and OUT/NAME.svg
+#   exp_sets                   EXP_SETS: the whole trace, then its folds (below)
+#   exp_fold SET               kv's flags that select SET's sessions (none for the whole trace)
+#   exp_scale SET SIZE         a size (kv's form: 100G, 1200M, bytes) for SET: SIZE / K in a fold
+#   exp_drive SET PRESET [BPP] --device PRESET, cut to BPP blocks per plane if given, and to 1/K
+#                              of them in a fold
 #   exp_finish                 meta.json (wall_s: this invocation, which may have resumed;
 #                              runs_wall_s: every run's own wall time, summed), the time taken
+#
+# Folds. A comparison is a finding only when it holds on the whole trace and in every fold
+# (fgresults.fold_verdict), so every experiment that compares runs each configuration on the
+# whole trace (set "all") and on K disjoint folds of its sessions (kv --fold I/K; sets "1/Ks" ..
+# "K/Ks"; --folds K, default 4, 2 with --quick, 0 for the whole trace only). A fold is scaled to
+# the whole trace's pressure: 1/K of the DRAM, of the SSD tier and of the drive's blocks per
+# plane. (Run at the whole trace's settings, a fold of WEKA is a lighter load, with another
+# WAF: results/README.md section 2b measured both.) A synthetic trace's samples are seeds
+# instead; the experiment that uses one (models) says how.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
@@ -31,7 +45,8 @@ exp_usage() {
 	cat <<EOF
 
 Common flags: --quick (the small setup, under a minute or two; into results/$EXP/quick/),
---jobs N (runs at once, default 2), --fresh (forget finished runs), --out DIR (instead of
+--jobs N (runs at once, default 2), --folds K (the whole trace, then K disjoint folds of its
+sessions, each scaled to 1/K: default 4, 2 with --quick, 0 for the whole trace only), --fresh (forget finished runs), --out DIR (instead of
 results/$EXP[/quick]), --only "A B" (only these of the drives, presets or policies the
 experiment loops over first; the tables say which ran), --trace PATH (the experiment on your
 own KV trace, e.g. Bailian trace A: any format \`femu-gandalf kv\` reads; into
@@ -43,13 +58,14 @@ exp_init() {
 	EXP=$1
 	shift
 	EXP_ARGS=("$@")
-	QUICK=0 JOBS=2 FRESH=0 OUT= ONLY= EXP_TRACE= EXP_TAGNAME=
+	QUICK=0 JOBS=2 FRESH=0 OUT= ONLY= EXP_TRACE= EXP_TAGNAME= FOLDS=
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--quick) QUICK=1; shift ;;
 		--only) ONLY=${2:?--only needs a list}; shift 2 ;;
 		--trace) EXP_TRACE=${2:?--trace needs a path}; shift 2 ;;
 		--jobs) JOBS=${2:?--jobs needs N}; shift 2 ;;
+		--folds) FOLDS=${2:?--folds needs K}; shift 2 ;;
 		--fresh) FRESH=1; shift ;;
 		--out) OUT=${2:?--out needs a directory}; shift 2 ;;
 		-h|--help) exp_usage; exit 0 ;;
@@ -57,6 +73,9 @@ exp_init() {
 		esac
 	done
 	[[ $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "$EXP: --jobs $JOBS: must be a number >= 1" >&2; exit 2; }
+	[ -n "$FOLDS" ] || FOLDS=$([ $QUICK = 1 ] && echo 2 || echo 4)
+	[[ $FOLDS =~ ^[0-9]+$ ]] && [ "$FOLDS" != 1 ] ||
+		{ echo "$EXP: --folds $FOLDS: must be 0 (the whole trace only) or a number >= 2" >&2; exit 2; }
 	[ -x "$FG" ] || { echo "$EXP: $FG is missing: build first (make)" >&2; exit 1; }
 	parallel --version 2>/dev/null | grep -q "GNU parallel" ||
 		{ echo "$EXP: GNU parallel is missing (apt-get install parallel)" >&2; exit 1; }
@@ -91,6 +110,44 @@ exp_trace() {
 	else
 		TRACE=$1
 	fi
+}
+
+exp_sets() {
+	EXP_SETS=(all)
+	local k
+	for ((k = 1; k <= FOLDS; k++)); do EXP_SETS+=("$k/${FOLDS}s"); done
+}
+
+# exp_tag SET: SET as a directory name (all, 1of4s)
+exp_tag() {
+	echo "${1//\//of}"
+}
+
+exp_fold() {
+	[ "$1" = all ] || echo "--fold ${1%s}"
+}
+
+exp_scale() {
+	local set=$1 size=$2
+	if [ "$set" = all ]; then
+		echo "$size"
+	elif [[ $size =~ ^([0-9.]+)([A-Za-z]*)$ ]]; then
+		awk -v n="${BASH_REMATCH[1]}" -v k="$FOLDS" -v u="${BASH_REMATCH[2]}" \
+			'BEGIN { x = n / k; if (x == int(x) && x < 1e15) printf "%.0f%s\n", x, u; else printf "%.6g%s\n", x, u }'
+	else
+		echo "$EXP: exp_scale: $size is not a size" >&2
+		return 2
+	fi
+}
+
+exp_drive() {
+	local set=$1 preset=$2 bpp=${3:-}
+	if [ "$set" != all ] && [ -z "$bpp" ]; then
+		bpp=$(sed -n 's/^blocks_per_plane *= *\([0-9]*\).*/\1/p' "$ROOT/hw/ftl/presets/$preset.ini")
+		[ -n "$bpp" ] || { echo "$EXP: $preset.ini states no blocks_per_plane" >&2; return 2; }
+	fi
+	[ "$set" = all ] || bpp=$((bpp / FOLDS))
+	echo "--device $preset${bpp:+ --set blocks_per_plane=$bpp}"
 }
 
 exp_kv() {

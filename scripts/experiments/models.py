@@ -3,9 +3,12 @@
 models.py state-ratio MODEL BLOCK_TOKENS - MODEL's linear-attention state over one
 full-attention chunk of BLOCK_TOKENS tokens ("%.1f"), from `femu-gandalf models --json` on stdin.
 
-INDEX: "MODEL STATE_PER_CHUNK DRAM_BYTES SSD_BYTES TABLE.csv" per run. Rows are ordered by the
-state-to-chunk ratio; Gandalf's TBW-division life is divided by each other policy's on the same
-model. Writes OUT/models.csv, OUT/table.md and OUT/plot.dat (the ratios, one line per model)."""
+INDEX: "SET MODEL STATE_PER_CHUNK DRAM_BYTES SSD_BYTES TABLE.csv" per run (SET: all, the first
+sample, or another: a seed or a fold). Rows are ordered by the state-to-chunk ratio; Gandalf's
+TBW-division life is divided by each other policy's on the same model and sample. Writes
+OUT/models.csv (every run, with its set), OUT/table.md (the first sample's table, then each
+ratio with the other samples' range and the verdict) and OUT/plot.dat (the ratios, one line per
+model, the first sample)."""
 import json
 import os
 import sys
@@ -24,11 +27,11 @@ def state_ratio(catalog, name, block_tokens):
 def load(index):
     rows = []
     for line in open(index):
-        m, ratio, dram, ssd, path = line.split()
+        sset, m, ratio, dram, ssd, path = line.split()
         r = fr.read_row(path)
-        rows.append(dict({"model": m, "state_per_chunk": ratio, "dram_bytes": dram, "ssd_bytes": ssd},
+        rows.append(dict({"set": sset, "model": m, "state_per_chunk": ratio, "dram_bytes": dram, "ssd_bytes": ssd},
                          **{k: r[k] for k in COLS}))
-    rows.sort(key=lambda r: float(r["state_per_chunk"]))
+    rows.sort(key=lambda r: float(r["state_per_chunk"]))  # (stable: the sets keep their order)
     return rows
 
 
@@ -56,14 +59,39 @@ def table(rows, plot):
                        ["gandalf life / %s" % p for p in others], body)
 
 
+def folds_table(runs):
+    """Gandalf's TBW-division life over each other policy's, per model: on the first sample, the
+    others' range, and the verdict."""
+    sets = list(dict.fromkeys(r["set"] for r in runs))
+    by = {(r["set"], r["model"], r["policy"]): r for r in runs}
+    pols = list(dict.fromkeys(r["policy"] for r in runs))
+    others = [p for p in pols if p != "gandalf"]
+    body = []
+    for m in dict.fromkeys(r["model"] for r in runs):
+        cells = [m]
+        for p in others:
+            q = [fr.life_ratio(fr.tbw_life(by[(s, m, "gandalf")]), fr.tbw_life(by[(s, m, p)]))
+                 if (s, m, "gandalf") in by and (s, m, p) in by else None for s in sets]
+            cells.append("%s: %s" % (fr.with_range(q[0], q[1:], fr.fmt_ratio),
+                                     fr.verdict_word(q[0], q[1:])))
+        body.append(cells)
+    return ["", "On %d more samples (%s): the first sample's ratio, the others' range in "
+            "brackets, and the verdict on which side of 1 it lies." % (
+                len(sets) - 1, ", ".join(fr.fold_sets(sets))), ""] + fr.md_table(
+        ["model"] + ["gandalf's TBW-division life / %s's" % p for p in others], body)
+
+
 def main():
     if sys.argv[1:2] == ["state-ratio"]:
         print("%.1f" % state_ratio(json.load(sys.stdin), sys.argv[2], int(sys.argv[3])))
         return
     index, out = sys.argv[1:3]
-    rows = load(index)
-    fr.write_csv(os.path.join(out, "models.csv"), rows)
-    fr.write_lines(os.path.join(out, "table.md"), table(rows, os.path.join(out, "plot.dat")))
+    runs = load(index)
+    fr.write_csv(os.path.join(out, "models.csv"), runs)
+    lines = table([r for r in runs if r["set"] == "all"], os.path.join(out, "plot.dat"))
+    if len({r["set"] for r in runs}) > 1:
+        lines += folds_table(runs)
+    fr.write_lines(os.path.join(out, "table.md"), lines)
 
 
 if __name__ == "__main__":

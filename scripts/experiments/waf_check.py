@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """waf_check.py INDEX OUT - waf-check's table, its answers in words, and the figures' data.
 
-INDEX: one line per run, "DRIVE TRIM ALLOC LOOPS USER_BYTES TABLE.csv" (TABLE.csv: the merged
-`kv` row of that run). Writes OUT/waf-check.csv, OUT/table.md and OUT/plot-DRIVE-TRIM-ALLOC.csv.
+INDEX: one line per run, "SET DRIVE TRIM ALLOC LOOPS USER_BYTES TABLE.csv" (SET: all for the
+whole trace, or a fold; TABLE.csv: the merged `kv` row of that run). Writes OUT/waf-check.csv
+(every run, with its set), OUT/table.md (the whole trace's runs and answers, then each policy
+against LRU over the folds) and OUT/plot-DRIVE-TRIM-ALLOC.csv (the whole trace).
 Everything written depends only on the runs' tables (no wall time), so a rerun gives the same
 bytes: tests/test_results.sh compares table.md with results/README.md. A run is steady as
 fgresults.is_steady says."""
@@ -11,7 +13,7 @@ import sys
 
 import fgresults as fr
 
-COLS = ["drive", "trim", "alloc", "policy", "loops", "drive_writes", "steady", "miss_ratio",
+COLS = ["set", "drive", "trim", "alloc", "policy", "loops", "drive_writes", "steady", "miss_ratio",
         "token_miss_ratio", "request_miss_ratio", "ssd_write_bytes", "waf", "lifetime_tbw_days",
         "lifetime_naive_pe_days", "lifetime_erase_days", "erase_over_tbw"]
 
@@ -47,13 +49,13 @@ def spearman(a, b):
 def load(index):
     rows = []
     for line in open(index):
-        drive, trim, alloc, loops, user, path = line.split()
+        sset, drive, trim, alloc, loops, user, path = line.split()
         r = fr.read_row(path)
         w = int(r["ssd_write_bytes"])
         tbw, erase = num(r["lifetime_tbw_days"]), num(r["lifetime_erase_days"])
         dw = fr.drive_writes(r, int(user))
         rows.append({
-            "drive": drive, "trim": trim, "alloc": alloc, "policy": r["policy"],
+            "set": sset, "drive": drive, "trim": trim, "alloc": alloc, "policy": r["policy"],
             "loops": int(r["passes"]), "drive_writes": "%.3f" % dw, "steady": str(fr.is_steady(r, int(user))).lower(),
             "miss_ratio": r["miss_ratio"], "token_miss_ratio": r["token_miss_ratio"],
             "request_miss_ratio": r["request_miss_ratio"], "ssd_write_bytes": w, "waf": r["waf"] or "",
@@ -74,6 +76,32 @@ def configs(rows):
     return seen
 
 
+def measured(rows, k):
+    """Configuration k's runs with both lifetimes finite."""
+    return [r for r in rows if (r["drive"], r["trim"], r["alloc"]) == k and
+            num(r["lifetime_tbw_days"]) not in (None, float("inf")) and
+            num(r["lifetime_erase_days"]) not in (None, float("inf"))]
+
+
+def flips(rs):
+    """The pairs of runs that the TBW division and the erase counts order differently."""
+    tbw = sorted(rs, key=lambda r: -num(r["lifetime_tbw_days"]))
+    out = []
+    for i, a in enumerate(tbw):
+        for b in tbw[i + 1:]:
+            if num(a["lifetime_erase_days"]) < num(b["lifetime_erase_days"]):
+                out.append("%s/%s" % (a["policy"], b["policy"]))
+    return out
+
+
+def correlation(rs):
+    """Spearman's rho of writes per pass against WAF over rs (nan when undefined)."""
+    wr = [r for r in rs if r["waf"]]
+    if len(wr) < 2:
+        return float("nan")
+    return spearman([r["ssd_write_bytes"] / r["loops"] for r in wr], [float(r["waf"]) for r in wr])
+
+
 def answers(rows, out):
     """The two questions, answered from the numbers, one line per configuration."""
     out.append("")
@@ -81,31 +109,79 @@ def answers(rows, out):
                "Spearman(writes per pass, WAF) |")
     out.append("|---|---|---|---|---|")
     for k in configs(rows):
-        rs = [r for r in rows if (r["drive"], r["trim"], r["alloc"]) == k and
-              num(r["lifetime_tbw_days"]) not in (None, float("inf")) and
-              num(r["lifetime_erase_days"]) not in (None, float("inf"))]
+        rs = measured(rows, k)
         tbw = sorted(rs, key=lambda r: -num(r["lifetime_tbw_days"]))
         ers = sorted(rs, key=lambda r: -num(r["lifetime_erase_days"]))
         same = [r["policy"] for r in tbw] == [r["policy"] for r in ers]
-        flips = []
-        for i, a in enumerate(tbw):
-            for b in tbw[i + 1:]:
-                if num(a["lifetime_erase_days"]) < num(b["lifetime_erase_days"]):
-                    flips.append("%s/%s" % (a["policy"], b["policy"]))
+        fl = flips(rs)
         rank = "yes" if same else "no: %d of %d pairs flip (%s)" % (
-            len(flips), len(rs) * (len(rs) - 1) // 2, ", ".join(flips))
-        wr = [r for r in rs if r["waf"]]
-        rho = spearman([r["ssd_write_bytes"] / r["loops"] for r in wr], [float(r["waf"]) for r in wr])
-        wafs = sorted({r["waf"] for r in wr})
+            len(fl), len(rs) * (len(rs) - 1) // 2, ", ".join(fl))
+        rho = correlation(rs)
+        wafs = sorted({r["waf"] for r in rs if r["waf"]})
         corr = "%+.2f" % rho if rho == rho else "- (WAF %s for all)" % wafs[0] if len(wafs) == 1 \
             else "-"
         out.append("| %s | %s | %s | %s | %s |" % (k[0], k[1], k[2], rank, corr))
 
 
+def life_ratio(a, b, attr):
+    """a's lifetime over b's (attr: the column), None unless both runs are steady."""
+    if a is None or b is None or a["steady"] != "true" or b["steady"] != "true":
+        return None
+    return fr.life_ratio(num(a[attr]), num(b[attr]))
+
+
+def folds_table(runs, out):
+    """Each policy against LRU in the same configuration, on the whole trace with the range
+    over the folds and the verdict (fgresults.fold_verdict); then, per configuration, the
+    pairs that flip and the correlation, with their ranges. A ratio needs both runs steady."""
+    sets = list(dict.fromkeys(r["set"] for r in runs))
+    folds = fr.fold_sets(sets)
+    by = {(r["set"], r["drive"], r["trim"], r["alloc"], r["policy"]): r for r in runs}
+    whole = [r for r in runs if r["set"] == "all"]
+    out += ["", "Over %d folds of the conversations, each scaled to 1/%d of the DRAM and of the "
+            "drive: the whole trace's value, the folds' range in brackets, and the verdict on "
+            "which side of 1 the ratio lies (`-`: a run not steady, or no LRU run)." %
+            (len(folds), len(folds)), ""]
+    body = []
+    f2, f4 = (lambda x: "%.2f" % x), (lambda x: "%.4f" % x)
+    fx = fr.fmt_ratio
+    for k in configs(whole):
+        for pol in dict.fromkeys(r["policy"] for r in whole if (r["drive"], r["trim"], r["alloc"]) == k):
+            def get(s, p=pol):
+                return by.get((s,) + k + (p,))
+
+            def ratio(s, attr):
+                return life_ratio(get(s), get(s, "lru"), attr)
+
+            wafs = [num(get(s)["waf"]) if get(s) else None for s in sets]
+            misses = [fr.miss(get(s)) if get(s) else None for s in sets]
+            cells = list(k) + [pol, fr.with_range(misses[0], misses[1:], f4),
+                               fr.with_range(wafs[0], wafs[1:], f2)]
+            for attr in ("lifetime_erase_days", "lifetime_tbw_days"):
+                rs = [ratio(s, attr) for s in sets]
+                cells.append("-" if pol == "lru" else "%s: %s" % (
+                    fr.with_range(rs[0], rs[1:], fx), fr.verdict_word(rs[0], rs[1:])))
+            body.append(cells)
+    out += fr.md_table(["drive", "TRIM", "layout", "policy", "miss", "WAF",
+                        "erase-count life / LRU's", "TBW-division life / LRU's"], body)
+    out += [""]
+    body = []
+    for k in configs(whole):
+        per = [[r for r in runs if r["set"] == s and r["steady"] == "true"] for s in sets]
+        nfl = [len(flips(measured(rs, k))) for rs in per]
+        rho = [correlation(measured(rs, k)) for rs in per]
+        body.append(list(k) + [fr.with_range(nfl[0], nfl[1:], lambda x: "%d" % x),
+                               "%s: %s" % (fr.with_range(rho[0], rho[1:], lambda x: "%+.2f" % x),
+                                           fr.verdict_word(rho[0], rho[1:], pivot=0))])
+    out += fr.md_table(["drive", "TRIM", "layout", "pairs the erase counts flip (steady runs)",
+                        "Spearman(writes per pass, WAF), steady runs"], body)
+
+
 def main():
     index, outdir = sys.argv[1:3]
-    rows = load(index)
-    fr.write_csv(os.path.join(outdir, "waf-check.csv"), rows, COLS)
+    runs = load(index)
+    fr.write_csv(os.path.join(outdir, "waf-check.csv"), runs, COLS)
+    rows = [r for r in runs if r["set"] == "all"]
     for k in configs(rows):
         with open(os.path.join(outdir, "plot-%s-%s-%s.csv" % k), "w") as f:
             for r in rows:
@@ -124,6 +200,8 @@ def main():
             r["ssd_write_bytes"] / 1e9, r["waf"] or "-", r["lifetime_tbw_days"],
             r["lifetime_naive_pe_days"], r["lifetime_erase_days"], r["erase_over_tbw"] or "-"))
     answers(rows, out)
+    if len({r["set"] for r in runs}) > 1:
+        folds_table(runs, out)
     fr.write_lines(os.path.join(outdir, "table.md"), out)
 
 
