@@ -116,7 +116,8 @@ try:
                  ["blkreplay", blk0, "--preset", "tiny", "--json"],
                  ["kv", "--trace", kv0, "--dram", "1G", "--device", "none", "--ssd", "8G", "--json"],
                  ["synth", "--sessions", "2"],
-                 ["lift", blk0, "--block-tokens", "64", "--layout", "kvbm", "--out", os.devnull, "--json"]):
+                 ["lift", blk0, "--block-tokens", "64", "--layout", "kvbm", "--out",
+                  os.path.join(T, b"lifted.jsonl").decode(), "--json"]):
         with open("/dev/full", "wb") as full:
             p = subprocess.run([FG] + args, stdout=full, stderr=subprocess.PIPE)
         if p.returncode == 1 and b"write error" in p.stderr:

@@ -596,7 +596,7 @@ static void test_bad_options(void **state)
 		o.field = value;                                                                   \
 		expect_error(&o, rc, want);                                                        \
 	} while (0)
-	BAD(writes, -3, SSD_RUN_E_INPUT, "--writes -3: must be >= 0");
+	BAD(writes, -3, SSD_RUN_E_INPUT, "--writes -3: must be at least 0 and under 1e6 user capacities");
 	BAD(round, 0, SSD_RUN_E_INPUT, "--round must be in (0, 100]");
 	BAD(max_rounds, 4, SSD_RUN_E_INPUT, "--max-rounds >= 5");
 	BAD(accelerate, 0.5, SSD_RUN_E_INPUT, "--accelerate 0.5: must be >= 1");

@@ -123,7 +123,7 @@ expect 2 "must be POLICY:J" "--job without :J" -- kv "${ONE[@]}" --job gandalf -
 expect 2 "must be POLICY:J" "--job with a negative J" -- kv "${ONE[@]}" --job gandalf:-1 --csv
 expect 2 "its directory is missing or not writable" "--output into a missing directory" -- \
 	kv "${ONE[@]}" --policy lru --csv --output "$T/nodir/x.csv"
-expect 2 "or it is not a regular file" "--output /dev/null (never replaced)" -- \
+expect 2 "/dev/null: a character device, which would be replaced" "--output /dev/null (never replaced)" -- \
 	kv "${ONE[@]}" --policy lru --csv --output /dev/null
 [ -c /dev/null ] && pass "/dev/null is still a device" || fail "/dev/null was replaced"
 expect 2 "writes CSV or JSON: add --csv or --json" "--output of the text report" -- \

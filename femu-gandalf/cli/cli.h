@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "atomicfile.h"
 #include "ftl.h"
 #include "json.h"
 #include "trace.h"
@@ -71,6 +72,13 @@ double now_seconds(void);
  * it). A path that exists and is not a regular file (a device, a pipe, a symlink) is refused,
  * since the rename would replace it. 0, or -1 after printing "femu-gandalf: what: why". */
 int fg_save_file(const char *what, const char *path, const char *data, size_t len);
+/* An output stream for flag's path, written beside it and renamed over it by fg_out_commit when
+ * whole (common/atomicfile.h's rules: a device, FIFO or directory is refused, a link is
+ * followed): the stream, or NULL with the error printed. Drop a failed one with
+ * fg_atomic_abort(a), which leaves path as it was. */
+FILE *fg_out_open(struct fg_atomic *a, const char *flag, const char *path);
+/* Commit fg_out_open's file: 0, or -1 with the error printed (path then as it was). */
+int fg_out_commit(struct fg_atomic *a, const char *flag);
 /* "1.50 GiB" into buf (>= 32 bytes). */
 const char *fg_human(double bytes, char *buf);
 /* End a JSON document written with common/json.h to stdout: 0, or 1 after saying why on stderr

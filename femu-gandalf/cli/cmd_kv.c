@@ -780,17 +780,18 @@ static int kv_job_flags(struct kv_cli *c, const struct kv_policy *one)
 		        c->job ? "--job" : c->output ? "--output" : c->json ? "--json" : "--target");
 		return -1;
 	}
-	if (c->output) {
-		char *dir = g_path_get_dirname(c->output);
-		GStatBuf st;
-		int bad = access(dir, W_OK | X_OK) ||
-		          (g_lstat(c->output, &st) == 0 && !S_ISREG(st.st_mode));
+	if (c->output) { /* refused before the run, not after it */
+		char why[PATH_MAX + 256], *dir = g_path_get_dirname(c->output);
+		int nodir = access(dir, W_OK | X_OK);
 		g_free(dir);
-		if (bad || !(c->json || c->csv || c->sweep || !one)) {
+		if (fg_atomic_check(c->output, why, sizeof(why))) {
+			fprintf(stderr, "femu-gandalf: --output %s\n", why);
+			return -1;
+		}
+		if (nodir || !(c->json || c->csv || c->sweep || !one)) {
 			fprintf(stderr, "femu-gandalf: --output %s: %s\n", c->output,
-			        bad ? "its directory is missing or not writable, or it is not a "
-			              "regular file"
-			            : "writes CSV or JSON: add --csv or --json");
+			        nodir ? "its directory is missing or not writable"
+			              : "writes CSV or JSON: add --csv or --json");
 			return -1;
 		}
 	}

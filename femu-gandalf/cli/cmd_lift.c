@@ -233,21 +233,23 @@ int cmd_lift(int argc, char **argv)
 	int rc = EXIT_USAGE;
 	if (!fg_parse_opts_args(ctx, &argc, &argv, 1, "CAPTURE") || lift_flags(&c, &lo, &to))
 		goto done;
-	FILE *o = c.out ? fopen(c.out, "w") : stdout;
-	if (!o) {
-		fprintf(stderr, "femu-gandalf: --out %s: cannot create it\n", c.out);
+	/* the trace goes to a file beside --out, renamed over it when whole (common/atomicfile):
+	 * a failed lift leaves --out as it was, and a device or link to one is never replaced */
+	struct fg_atomic out;
+	FILE *o = stdout;
+	rc = 1;
+	if (c.out && !(o = fg_out_open(&out, "--out", c.out)))
 		goto done;
-	}
 	int lr = lift_run(argv[1], &to, &lo, o, &r, err, sizeof(err));
-	if (c.out && fclose(o) && !lr)
-		lr = -(snprintf(err, sizeof(err), "--out %s: write failed", c.out) > 0);
 	rc = 1;
 	if (lr) {
 		fprintf(stderr, "femu-gandalf: %s: %s\n", argv[1], err);
 		if (c.out)
-			remove(c.out); /* never leave half a trace behind */
+			fg_atomic_abort(&out); /* never leave half a trace behind */
 		goto done;
 	}
+	if (c.out && fg_out_commit(&out, "--out"))
+		goto done;
 	if (c.against) {
 		struct trace_opts ta;
 		trace_opts_default(&ta);

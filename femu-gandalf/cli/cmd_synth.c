@@ -157,30 +157,23 @@ static int synth_fill(const struct synth_args *a, struct synth_opts *o)
 	return 0;
 }
 
-/* Generate into out_path (NULL: stdout): the exit code. A failed regular file is removed. */
+/* Generate into out_path (NULL: stdout): the exit code. A file is written beside out_path and
+ * renamed over it when whole (common/atomicfile): on failure out_path is as it was. */
 static int synth_write(const struct synth_opts *o, const char *out_path)
 {
-	FILE *out = out_path ? fopen(out_path, "w") : stdout;
-	struct stat st;
+	struct fg_atomic a;
+	FILE *out = stdout;
 	char err[256];
-	bool regular;
 	int g;
 
-	if (!out) {
-		fprintf(stderr, PFX ": --out %s: %s\n", out_path, strerror(errno));
+	if (out_path && !(out = fg_out_open(&a, "--out", out_path)))
 		return 1;
-	}
-	regular = out_path && !fstat(fileno(out), &st) && S_ISREG(st.st_mode);
 	g = synth_generate(o, out, err, sizeof(err));
-	if (out_path && fclose(out) && !g) {
-		snprintf(err, sizeof(err), "write error: %s", strerror(errno));
-		g = SYNTH_E_IO;
-	}
 	if (!g)
-		return 0;
+		return out_path && fg_out_commit(&a, "--out") ? 1 : 0;
+	if (out_path)
+		fg_atomic_abort(&a);
 	fprintf(stderr, PFX ": %s%s%s\n", out_path ? out_path : "", out_path ? ": " : "", err);
-	if (regular) /* never a device or FIFO: --out /dev/full must not remove it */
-		unlink(out_path);
 	return g == SYNTH_E_OPTS ? EXIT_USAGE : 1;
 }
 

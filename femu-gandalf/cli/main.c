@@ -4,7 +4,10 @@
  * Each subcommand lives in its own cmd_*.c file and parses its own options with GOption, so
  * `femu-gandalf SUB --help` always works and shows an example.
  */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +16,7 @@
 
 #include <glib/gstdio.h>
 
+#include "atomicfile.h"
 #include "cli.h"
 #include "preset.h"
 
@@ -75,15 +79,41 @@ static void usage(FILE *o)
 	fprintf(o, "\nExample:\n  femu-gandalf ssd --preset tiny --workload uniform --precondition --steady\n");
 }
 
+/*
+ * Every command's standard output, checked in this one place: a write that failed (a full disk)
+ * must not end in exit 0 with the table lost. stdout is flushed and closed here; a failure is
+ * reported and turns the exit code into 1 (a command's own failure code is kept).
+ */
+static int finish_stdout(int rc)
+{
+	int e = 0;
+	bool failed = ferror(stdout); /* an earlier write failed (its errno is gone) */
+
+	errno = 0;
+	if (fflush(stdout) == EOF)
+		e = errno;
+	if (fclose(stdout) == EOF && !e)
+		e = errno;
+	if (!e && !failed)
+		return rc;
+	if (e)
+		fprintf(stderr, "femu-gandalf: standard output: %s: the output is incomplete\n",
+		        strerror(e));
+	else
+		fprintf(stderr, "femu-gandalf: standard output: a write failed: the output is "
+		                "incomplete\n");
+	return rc ? rc : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : 0;
+		return finish_stdout(argc < 2 ? EXIT_USAGE : 0);
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("femu-gandalf 0.1.0\n");
-		return 0;
+		return finish_stdout(0);
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name)) {
@@ -91,7 +121,7 @@ int main(int argc, char **argv)
 			g_set_prgname(prg);
 			int rc = cmds[i].fn(argc - 1, argv + 1);
 			g_free(prg);
-			return rc;
+			return finish_stdout(rc);
 		}
 	fprintf(stderr, "femu-gandalf: unknown command '%s'\n", argv[1]);
 	usage(stderr);
@@ -200,20 +230,37 @@ void progress_end(struct progress *p)
 
 int fg_save_file(const char *what, const char *path, const char *data, size_t len)
 {
-	GError *e = NULL;
-	GStatBuf st;
-	if (g_lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		fprintf(stderr, "femu-gandalf: %s %s: not a regular file (it would be replaced); "
-		                "name a new or regular file\n",
-		        what, path);
-		return -1;
-	}
-	if (g_file_set_contents_full(path, data, (gssize)len,
-	                             G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
-	                             0644, &e))
+	char err[PATH_MAX + 256];
+
+	if (!fg_atomic_write(path, data, len, err, sizeof(err)))
 		return 0;
-	fprintf(stderr, "femu-gandalf: %s: %s\n", what, e->message);
-	g_error_free(e);
+	fprintf(stderr, "femu-gandalf: %s %s\n", what, err);
+	return -1;
+}
+
+FILE *fg_out_open(struct fg_atomic *a, const char *flag, const char *path)
+{
+	char err[PATH_MAX + 256];
+	FILE *o;
+
+	if (fg_atomic_open(a, path, err, sizeof(err))) {
+		fprintf(stderr, "femu-gandalf: %s %s\n", flag, err);
+		return NULL;
+	}
+	if (!(o = fg_atomic_stream(a, err, sizeof(err)))) {
+		fprintf(stderr, "femu-gandalf: %s %s\n", flag, err);
+		fg_atomic_abort(a);
+	}
+	return o;
+}
+
+int fg_out_commit(struct fg_atomic *a, const char *flag)
+{
+	char err[PATH_MAX + 256];
+
+	if (!fg_atomic_commit(a, err, sizeof(err)))
+		return 0;
+	fprintf(stderr, "femu-gandalf: %s %s\n", flag, err);
 	return -1;
 }
 

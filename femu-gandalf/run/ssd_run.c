@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomicfile.h"
 #include "run.h"
 #include "workload.h"
 
@@ -79,7 +80,8 @@ int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen)
 		return SSD_RUN_E_INPUT;
 	}
 	if (o->writes != -1 && !(o->writes >= 0 && o->writes < 1e6)) {
-		snprintf(err, errlen, "--writes %g: must be >= 0", o->writes);
+		snprintf(err, errlen, "--writes %g: must be at least 0 and under 1e6 user capacities",
+		         o->writes);
 		return SSD_RUN_E_INPUT;
 	}
 	if (!(o->round > 0 && o->round <= 100) || o->max_rounds < 5) {
@@ -110,6 +112,13 @@ int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen)
 	if (o->accelerate && !(o->accelerate >= 1)) {
 		snprintf(err, errlen, "--accelerate %g: must be >= 1", o->accelerate);
 		return SSD_RUN_E_INPUT;
+	}
+	if (o->save_snapshot) { /* refused before the run, not after it */
+		char why[512];
+		if (fg_atomic_check(o->save_snapshot, why, sizeof(why))) {
+			snprintf(err, errlen, "--save-snapshot %s", why);
+			return SSD_RUN_E_INPUT;
+		}
 	}
 	return SSD_RUN_OK;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "aiotarget.h"
+#include "atomicfile.h"
 #include "err.h"
 #include "store.h"
 #include "u64map.h"
@@ -34,6 +35,7 @@ struct store {
 	struct store_opts o;
 	enum store_layout layout;
 	struct aio_target *t;
+	struct fg_atomic rec_file; /* --record: written beside it, renamed over it when whole */
 	FILE *rec;
 	uint64_t base, tier, meta, copy_bytes; /* copy_bytes: a checkpoint copy's room */
 	double ckpt_s, last_ckpt;
@@ -458,9 +460,17 @@ struct store *store_open(const struct store_opts *o, struct kv_config *cfg, char
 		goto fail;
 	}
 	st->tier = cfg->ssd_bytes;
-	if (o->record && !(st->rec = fopen(o->record, "w"))) {
-		fg_err(err, errlen, "--record %s: cannot create it", o->record);
-		goto fail;
+	if (o->record) {
+		char why[512];
+		if (fg_atomic_open(&st->rec_file, o->record, why, sizeof(why))) {
+			fg_err(err, errlen, "--record %s", why);
+			goto fail;
+		}
+		if (!(st->rec = fg_atomic_stream(&st->rec_file, why, sizeof(why)))) {
+			fg_atomic_abort(&st->rec_file);
+			fg_err(err, errlen, "--record %s", why);
+			goto fail;
+		}
 	}
 	if (st->rec)
 		fputs("time_ns,op,lba,bytes\n", st->rec);
@@ -512,9 +522,12 @@ int store_close(struct store *st, char *err, size_t errlen)
 	st->st.lat_mean_us = a.lat_mean_us;
 	st->st.lat_p99_us = a.lat_p99_us;
 	if (st->rec) {
-		if (fclose(st->rec) && !rc)
-			rc = fg_err(err, errlen, "--record %s: write failed", st->o.record);
+		char why[512];
 		st->rec = NULL;
+		if (rc)
+			fg_atomic_abort(&st->rec_file); /* a failed run leaves no half trace */
+		else if (fg_atomic_commit(&st->rec_file, why, sizeof(why)))
+			rc = fg_err(err, errlen, "--record %s", why);
 	}
 	return rc;
 }
@@ -530,7 +543,7 @@ void store_free(struct store *st)
 		return;
 	aio_target_close(st->t);
 	if (st->rec)
-		fclose(st->rec);
+		fg_atomic_abort(&st->rec_file);
 	u64map_free(&st->ver);
 	u64map_free(&st->wmap);
 	free(st->wbeg);

@@ -6,19 +6,20 @@
  *   header  magic "FGFTLSNP", version, struct sizes, body length, body CRC-32C, header CRC-32C
  *   body    the config as key=value text, then every table and scalar, each section prefixed by
  *           its length so that a mismatch is caught where it happens.
- * Saving writes PATH.tmp.XXXXXX in the same directory, fsyncs it, renames it over PATH and
- * fsyncs the directory: the old file is intact until the new one is complete.
+ * Saving goes through common/atomicfile (a temporary file beside PATH, fsync'd, renamed over
+ * it, the directory fsync'd; a PATH that is a device or other non-regular file is refused): the
+ * old file is intact until the new one is complete.
  * Loading checks magic, version, sizes, the exact file length and both CRCs before it trusts a
  * byte, then rebuilds the FTL and runs ftl_check() on it.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "err.h"
 #include "ftl_int.h"
 #include "parse.h"
@@ -125,7 +126,7 @@ static void fill_hdr(struct hdr *h)
 
 int ftl_snapshot_save(const struct ftl *f, const char *path, char *err, size_t errlen)
 {
-	char *tmp, cfgtext[FTL_CONFIG_TEXT_MAX];
+	char cfgtext[FTL_CONFIG_TEXT_MAX];
 	struct hdr h;
 	struct wr w = {0};
 
@@ -134,16 +135,10 @@ int ftl_snapshot_save(const struct ftl *f, const char *path, char *err, size_t e
 		return fg_err_rc(err, errlen, FTL_E_INVAL,
 		                 "%s: the drive's config is longer than %d bytes", path,
 		                 FTL_CONFIG_TEXT_MAX - 1);
-	tmp = malloc(strlen(path) + 16);
-	if (!tmp)
-		return snprintf(err, errlen, "out of memory"), FTL_E_NOMEM;
-	sprintf(tmp, "%s.tmp.XXXXXX", path);
-	w.fd = mkstemp(tmp);
-	if (w.fd < 0) {
-		snprintf(err, errlen, "%s: cannot create temporary file: %s", tmp, strerror(errno));
-		free(tmp);
+	struct fg_atomic a;
+	if (fg_atomic_open(&a, path, err, errlen))
 		return FTL_E_IO;
-	}
+	w.fd = a.fd;
 	/* header placeholder, then the body, then the real header */
 	fill_hdr(&h);
 	put(&w, &h, sizeof(h));
@@ -155,30 +150,14 @@ int ftl_snapshot_save(const struct ftl *f, const char *path, char *err, size_t e
 	h.hdr_crc = ftl_crc32c(0, &h, offsetof(struct hdr, hdr_crc));
 	if (!w.err && pwrite(w.fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		w.err = errno ? errno : EIO;
-	if (!w.err && fsync(w.fd))
-		w.err = errno;
-	if (close(w.fd) && !w.err)
-		w.err = errno;
-	if (!w.err && rename(tmp, path))
-		w.err = errno;
 	if (w.err) {
 		snprintf(err, errlen, "%s: cannot write snapshot: %s (existing file left unchanged)", path,
-			 strerror(w.err));
-		unlink(tmp);
-		free(tmp);
+		         strerror(w.err));
+		fg_atomic_abort(&a);
 		return FTL_E_IO;
 	}
-	/* make the rename durable */
-	char *dcopy = strdup(path);
-	if (dcopy) {
-		int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dcopy);
-	}
-	free(tmp);
+	if (fg_atomic_commit(&a, err, errlen))
+		return FTL_E_IO;
 	return FTL_OK;
 }
 

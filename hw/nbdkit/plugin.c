@@ -56,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "fg_paths.h"
 #include "ftl.h"
 #include "parse.h"
@@ -638,48 +639,10 @@ static int stats_json(bool final, char **buf, size_t *len, int *jerr)
 	return fclose(o) || !*buf ? -1 : 0;
 }
 
-/* buf into path, atomically (a temporary file renamed over it): 0, or -1 with errno set. */
-static int write_atomic(const char *path, const char *buf, size_t len)
-{
-	size_t n = strlen(path) + 16;
-	char *tmp = malloc(n);
-	int fd, e;
-
-	if (!tmp)
-		return -1;
-	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		goto fail;
-	fchmod(fd, 0644);
-	for (size_t w = 0; w < len;) {
-		ssize_t k = write(fd, buf + w, len - w);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			goto fail;
-		w += (size_t)k;
-	}
-	e = close(fd);
-	fd = -1;
-	if (e < 0 || rename(tmp, path) < 0)
-		goto fail;
-	free(tmp);
-	return 0;
-fail:
-	e = errno;
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	errno = e;
-	return -1;
-}
-
 static void write_stats(bool final)
 {
 	static bool warned; /* say it once; the next period tries again */
-	char *buf = NULL;
+	char *buf = NULL, err[512];
 	size_t len = 0;
 	int jerr = 0, rc;
 
@@ -691,9 +654,13 @@ static void write_stats(bool final)
 		if (!warned)
 			nbdkit_error("stats=%s: %s", g.stats, jout_strerror(jerr));
 		warned = true;
-	} else if (rc || write_atomic(g.stats, buf, len)) {
+	} else if (rc) {
 		if (!warned)
 			nbdkit_error("stats=%s: cannot write it: %s", g.stats, strerror(errno));
+		warned = true;
+	} else if (fg_atomic_write(g.stats, buf, len, err, sizeof(err))) {
+		if (!warned)
+			nbdkit_error("stats=%s", err);
 		warned = true;
 	}
 	free(buf);

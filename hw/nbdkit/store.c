@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "err.h"
 #include "store.h"
 
@@ -260,34 +261,21 @@ static int copy_sparse(int in, int out, uint64_t size, const char *what, char *e
 
 int store_save(struct store *s, const char *path, char *err, size_t errlen)
 {
-	size_t n = strlen(path) + 16;
-	char *tmp = malloc(n);
-	int fd, rc;
+	struct fg_atomic a;
+	int rc;
 
 	if (s->kind == STORE_NONE)
 		return 0;
-	if (!tmp)
-		return fg_err(err, errlen, "%s: out of memory", path);
-	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		fg_err(err, errlen, "%s: cannot create a temporary file: %s", path,
-		       strerror(errno));
-		free(tmp);
+	if (fg_atomic_open(&a, path, err, errlen))
 		return -1;
+	rc = ftruncate(a.fd, (off_t)s->size) < 0
+	             ? fg_err(err, errlen, "%s: ftruncate: %s", a.tmp, strerror(errno))
+	             : copy_sparse(s->fd, a.fd, s->size, path, err, errlen);
+	if (rc) {
+		fg_atomic_abort(&a);
+		return rc;
 	}
-	rc = ftruncate(fd, (off_t)s->size) < 0
-	             ? fg_err(err, errlen, "%s: ftruncate: %s", tmp, strerror(errno))
-	             : copy_sparse(s->fd, fd, s->size, path, err, errlen);
-	if (!rc && fsync(fd) < 0)
-		rc = fg_err(err, errlen, "%s: fsync: %s", tmp, strerror(errno));
-	close(fd);
-	if (!rc && rename(tmp, path) < 0)
-		rc = fg_err(err, errlen, "%s: rename: %s", path, strerror(errno));
-	if (rc)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	return fg_atomic_commit(&a, err, errlen);
 }
 
 int store_load(struct store *s, const char *path, char *err, size_t errlen)

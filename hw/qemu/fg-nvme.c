@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomicfile.h" /* (copied beside this file by scripts/build-qemu) */
 #include "fg-nvme.h"
 #if __has_include("fg-paths.h")
 #include "fg-paths.h" /* written by scripts/build-qemu */
@@ -200,24 +201,23 @@ uint8_t fg_nvme_health(struct fg_nvme *d, struct ftl_stats *st)
 
 static int write_stats(struct fg_nvme *d, char *err, size_t errlen)
 {
-	char *tmp;
+	struct fg_atomic a;
 	FILE *o;
-	int bad;
+	char why[256];
 
 	if (!d->stats)
 		return 0;
-	if (!(tmp = malloc(strlen(d->stats) + 8)))
-		return snprintf(err, errlen, "ftl-stats=%s: out of memory", d->stats), -1;
-	sprintf(tmp, "%s.tmp", d->stats); /* renamed over it: a reader never sees half a file */
-	o = fopen(tmp, "w");
-	bad = !o || ftl_json(d->ftl, 0, o);
-	if ((o && fclose(o)) || bad || rename(tmp, d->stats)) {
-		snprintf(err, errlen, "ftl-stats=%s: cannot write it: %s", d->stats, strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return -1;
+	/* renamed over it when whole (common/atomicfile): a reader never sees half a file */
+	if (fg_atomic_open(&a, d->stats, why, sizeof(why)))
+		return snprintf(err, errlen, "ftl-stats=%s", why), -1;
+	if (!(o = fg_atomic_stream(&a, why, sizeof(why))) || ftl_json(d->ftl, 0, o)) {
+		if (o)
+			snprintf(why, sizeof(why), "%s: cannot write it", d->stats);
+		fg_atomic_abort(&a);
+		return snprintf(err, errlen, "ftl-stats=%s", why), -1;
 	}
-	free(tmp);
+	if (fg_atomic_commit(&a, why, sizeof(why)))
+		return snprintf(err, errlen, "ftl-stats=%s", why), -1;
 	return 0;
 }
 

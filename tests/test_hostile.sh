@@ -1,0 +1,134 @@
+#!/bin/bash
+# test_hostile.sh - outputs that are not ours to replace, and output that must not vanish.
+#
+# 1. Every writer (snapshots, kv/sweep/lift/synth outputs, kv --record) is given, as its output,
+#    a character device (as root: mknod of /dev/full's and /dev/null's numbers in a private
+#    directory), a FIFO, a directory, and symbolic links to each and to nothing. Each must be
+#    refused with the path and what it is named, and left exactly as it was. A link to a regular
+#    file is followed: the file is replaced, the link stays.
+# 2. A run that fails leaves an existing output file as it was (never deleted, never cut).
+# 3. With standard output on a full device (/dev/full), every command exits non-zero and says so.
+# Usage: test_hostile.sh FEMU_GANDALF
+set -u
+FG=${1:?usage: test_hostile.sh FEMU_GANDALF}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+. tests/testlib.sh
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# ---- the hostile outputs ----
+mkfifo "$T/fifo"
+mkdir "$T/dir"
+ln -s fifo "$T/link-fifo"
+ln -s dir "$T/link-dir"
+ln -s nowhere "$T/link-nowhere"
+NODES=(fifo dir link-fifo link-dir link-nowhere)
+if [ "$(id -u)" = 0 ] && mknod "$T/full" c 1 7 2>/dev/null && mknod "$T/null" c 1 3; then
+	ln -s full "$T/link-full"
+	NODES+=(full null link-full)
+else
+	echo "skip device nodes: mknod needs root (FIFOs, directories and links are still checked)"
+fi
+# state NAME: what NAME is, to compare before and after (type, device numbers, link target)
+state() {
+	stat -c '%F %t:%T %N' "$T/$1"
+}
+
+# a capture to lift, a job directory for sweep, a trace for blkreplay
+truncate -s 1G "$T/store.img"
+"$FG" kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --policy write-through --dram 0 \
+	--target "$T/store.img" --capture --record "$T/cap.csv" >/dev/null 2>&1 || fail "the capture run"
+"$FG" sweep --emit-jobs "$T/jobs" --trace traces/multiturn-small.jsonl --model test-hybrid-256 \
+	--dram 1G --device none --ssd 1G --policy lru >/dev/null 2>&1 || fail "sweep --emit-jobs"
+sh -c "$("$FG" sweep --missing "$T/jobs" | head -1)" >/dev/null 2>&1 || fail "the sweep's job"
+"$FG" sweep --emit-jobs "$T/todo" --trace traces/multiturn-small.jsonl --model test-hybrid-256 \
+	--dram 1G --device none --ssd 1G --policy lru >/dev/null 2>&1 || fail "sweep --emit-jobs (not run)"
+
+# writers: NAME|FLAG|the command, OUT standing for the output path
+WRITERS=(
+	"ssd --save-snapshot|--save-snapshot|ssd --preset tiny --writes 0.01 --save-snapshot OUT"
+	"kv --output|--output|kv --trace traces/multiturn-small.jsonl --model test-hybrid-256 --dram 1G --device none --ssd 1G --policy lru --output OUT"
+	"kv --record|--record|kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --policy write-through --dram 0 --target $T/store.img --capture --record OUT"
+	"lift --out|--out|lift $T/cap.csv --model test-hybrid-256 --out OUT"
+	"synth --out|--out|synth --kind multiturn --sessions 3 --out OUT"
+	"sweep --merge --output|--output|sweep --merge $T/jobs --output OUT"
+)
+for w in "${WRITERS[@]}"; do
+	IFS='|' read -r name flag cmd <<<"$w"
+	for n in "${NODES[@]}"; do
+		before=$(state "$n")
+		# shellcheck disable=SC2086
+		out=$("$FG" ${cmd/OUT/$T/$n} 2>&1 >/dev/null)
+		rc=$?
+		after=$(state "$n")
+		if [ "$rc" = 0 ]; then
+			fail "$name $n: exit 0 (must refuse)"
+		elif [ "$before" != "$after" ]; then
+			fail "$name $n: replaced: $before -> $after"
+		elif ! grep -q -- "$flag $T/$n: .*\(a character device\|a FIFO\|a directory\|a symbolic link\)" <<<"$out"; then
+			fail "$name $n: exit $rc, message lacks the path and what it is: $out"
+		else
+			pass "$name $n: refused (exit $rc), left as it was"
+		fi
+	done
+done
+# nothing but the outputs' own files were made beside them (no temporary file left)
+left=$(find "$T" -maxdepth 1 -name '*.tmp.*' | head -3)
+[ -z "$left" ] && pass "no temporary file left behind" || fail "temporary files left: $left"
+
+# ---- a link to a regular file: followed ----
+echo old >"$T/real.json"
+ln -s real.json "$T/link-real"
+if "$FG" ssd --preset tiny --writes 0.01 --save-snapshot "$T/link-real" >/dev/null 2>&1 &&
+	[ -L "$T/link-real" ] && [ "$(head -c 8 "$T/real.json")" = FGFTLSNP ] &&
+	"$FG" ssd --load-snapshot "$T/link-real" --writes 0 >/dev/null 2>&1; then
+	pass "a link to a regular file: the file is replaced, the link stays, the snapshot loads"
+else
+	fail "a link to a regular file: $(ls -la "$T/link-real" "$T/real.json")"
+fi
+
+# ---- a failed run leaves an existing output as it was ----
+echo keep >"$T/kept"
+printf 'garbage,line\n' >"$T/bad.csv"
+"$FG" lift "$T/bad.csv" --model test-hybrid-256 --out "$T/kept" >/dev/null 2>"$T/err"
+rc=$?
+if [ $rc != 0 ] && [ "$(cat "$T/kept")" = keep ] && grep -q "bad.csv:1:" "$T/err"; then
+	pass "lift of a bad capture: exit $rc, FILE:LINE named, --out left as it was"
+else
+	fail "lift of a bad capture over an existing --out: exit $rc, --out now '$(head -c 40 "$T/kept")': $(cat "$T/err")"
+fi
+"$FG" synth --kind multiturn --sessions 0 --out "$T/kept" >/dev/null 2>&1
+if [ "$(cat "$T/kept")" = keep ]; then pass "synth with bad options: --out left as it was"
+else fail "synth with bad options replaced --out"; fi
+
+# ---- standard output on a full device ----
+FULL=(
+	"presets"
+	"config-keys"
+	"models"
+	"ssd --preset tiny --writes 0.01"
+	"ssd --preset tiny --writes 0.01 --json"
+	"trace info traces/multiturn-small.jsonl"
+	"kv --trace traces/multiturn-small.jsonl --model test-hybrid-256 --dram 1G --device none --ssd 1G --policy lru"
+	"kv --trace traces/multiturn-small.jsonl --model test-hybrid-256 --dram 1G --device none --ssd 1G --policy lru --csv"
+	"kv --trace traces/multiturn-small.jsonl --model test-hybrid-256 --dram 1G --device none --ssd 1G --policy lru-k --sweep"
+	"blkreplay traces/blk-kvcache-small.csv --preset tiny"
+	"sweep --missing $T/todo"
+	"synth --kind multiturn --sessions 3"
+	"lift $T/cap.csv --model test-hybrid-256"
+	"--help"
+)
+for c in "${FULL[@]}"; do
+	# shellcheck disable=SC2086
+	"$FG" $c >/dev/full 2>"$T/err"
+	rc=$?
+	if [ $rc != 0 ] && grep -q "standard output: .*the output is incomplete" "$T/err"; then
+		pass "$c >/dev/full: exit $rc, said"
+	else
+		fail "$c >/dev/full: exit $rc: $(head -3 "$T/err")"
+	fi
+done
+
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]
