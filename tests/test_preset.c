@@ -65,7 +65,9 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
-#define SMALL "[ssd]\nblocks_per_plane=64\nspare_factor=0.2\n"
+/* the geometry every preset states in full */
+#define GEO "channels=1\nluns_per_channel=1\nplanes_per_lun=1\npages_per_block=64\npage_size=4096\n"
+#define SMALL "[ssd]\n" GEO "blocks_per_plane=64\nspare_factor=0.2\n"
 
 static void load_err(const char *file, const char *text, int want, const char *msg)
 {
@@ -90,18 +92,19 @@ static void test_ini(void **state)
 
 	const char *p =
 	        put_file("ok.ini", "# comment\n\n[about]\ndescription = a test drive \r\n"
-	                           "[ssd]\n  channels = 2 \nblocks_per_plane=64\nspare_factor=0.2\n"
-	                           "[other]\nwhatever=1\n[ssd]\nchannels=4\n");
+	                           "[ssd]\n  channels = 4 \nluns_per_channel=1\nplanes_per_lun=1\n"
+	                           "blocks_per_plane=64\nspare_factor=0.2\n"
+	                           "[other]\nwhatever=1\n[ssd]\npages_per_block=64\npage_size=4096\n");
 	assert_int_equal(ftl_preset_load(&c, p, NULL, &info, err, sizeof(err)), FTL_OK);
 	assert_string_equal(c.name, "ok");
-	assert_int_equal(c.channels, 4); /* a key given twice keeps the last value */
+	assert_int_equal(c.channels, 4); /* ([ssd] may come back; a key may not) */
 	assert_int_equal(c.blocks_per_plane, 64);
 	assert_true(c.op_percent < 0 && c.spare_factor == 0.2);
 	assert_string_equal(info.path, p);
 	assert_string_equal(info.description, "a test drive");
 	assert_int_equal(ftl_config_validate(&c, err, sizeof(err)), FTL_OK);
 
-	p = put_file("named.ini", "[ssd]\nname=other\nop_percent=7\n");
+	p = put_file("named.ini", "[ssd]\n" GEO "blocks_per_plane=64\nname=other\nop_percent=7\n");
 	assert_int_equal(ftl_preset_load(&c, p, NULL, NULL, err, sizeof(err)), FTL_OK);
 	assert_string_equal(c.name, "other");
 	assert_true(c.op_percent == 7 && c.spare_factor < 0);
@@ -118,6 +121,12 @@ static void test_ini(void **state)
 	load_err("nossd.ini", "[about]\ndescription=x\n", FTL_E_INVAL, ": no [ssd] group");
 	load_err("nospare.ini", "[ssd]\nchannels=1\n", FTL_E_INVAL,
 	         ": set op_percent or spare_factor");
+	/* a key given twice, and a geometry key forgotten: errors naming the key (and the line) */
+	load_err("twice.ini", "[ssd]\n" GEO "blocks_per_plane=64\nspare_factor=0.2\n[about]\n[ssd]\n"
+	         "blocks_per_plane=128\n", FTL_E_INVAL,
+	         "twice.ini:11: blocks_per_plane= again (first at line 7)");
+	load_err("nobpp.ini", "[ssd]\n" GEO "spare_factor=0.2\n", FTL_E_INVAL,
+	         "nobpp.ini: [ssd] has no blocks_per_plane=; a preset states its geometry in full");
 
 	assert_int_equal(ftl_preset_load(&c, "/nonexistent/x.ini", NULL, NULL, err, sizeof(err)),
 	                 FTL_E_IO);

@@ -243,8 +243,19 @@ static void set_name(struct ftl_config *cfg, const char *path)
 		*q = '_';
 }
 
+/* The geometry a preset must state in full: a forgotten key would silently take config.c's
+ * default and make another drive. */
+static const char *const GEOMETRY[] = {"channels",        "luns_per_channel", "planes_per_lun",
+                                       "blocks_per_plane", "pages_per_block",  "page_size"};
+#define MAX_KEYS 128 /* more [ssd] keys than config.c defines */
+
 static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *err, size_t errlen)
 {
+	struct {
+		char key[FTL_NAME_MAX];
+		unsigned line;
+	} seen[MAX_KEYS];
+	unsigned nseen = 0;
 	enum { G_NONE, G_SSD, G_ABOUT, G_OTHER } group = G_NONE;
 	FILE *f = fopen(in->path, "r");
 	char *line = NULL, kerr[256];
@@ -294,6 +305,20 @@ static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *er
 			               kerr);
 			goto out;
 		}
+		if (group == G_SSD) { /* each key once: which of two values was meant is a guess */
+			for (unsigned i = 0; i < nseen; i++)
+				if (!strcmp(seen[i].key, key)) {
+					rc = fg_err_rc(err, errlen, FTL_E_INVAL,
+					               "%s:%u: %s= again (first at line %u); a preset "
+					               "states each key once",
+					               in->path, lineno, key, seen[i].line);
+					goto out;
+				}
+			if (nseen < MAX_KEYS) { /* (a known key: ftl_config_set took it) */
+				snprintf(seen[nseen].key, sizeof(seen[nseen].key), "%s", key);
+				seen[nseen++].line = lineno;
+			}
+		}
 		if (group == G_ABOUT && !strcmp(key, "description"))
 			snprintf(in->description, sizeof(in->description), "%s", val);
 	}
@@ -305,6 +330,18 @@ static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *er
 	else if (cfg->op_percent < 0 && cfg->spare_factor < 0)
 		rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s: set op_percent or spare_factor",
 		               in->path);
+	else
+		for (size_t g = 0; g < sizeof(GEOMETRY) / sizeof(GEOMETRY[0]) && !rc; g++) {
+			bool have = false;
+			for (unsigned i = 0; i < nseen && !have; i++)
+				have = !strcmp(seen[i].key, GEOMETRY[g]);
+			if (!have)
+				rc = fg_err_rc(err, errlen, FTL_E_INVAL,
+				               "%s: [ssd] has no %s=; a preset states its geometry in "
+				               "full (channels, luns_per_channel, planes_per_lun, "
+				               "blocks_per_plane, pages_per_block, page_size)",
+				               in->path, GEOMETRY[g]);
+		}
 	goto out;
 syntax:
 	rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s:%u: expected [group] or key=value", in->path,
