@@ -11,6 +11,7 @@
  */
 #include "parse.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -66,34 +67,20 @@ int fg_kv_split_copy(const char *s, char *key, size_t keylen, const char **val)
 
 double fg_size_suffix(const char *s)
 {
-	double mul = 1;
+	static const char units[] = "kmgtp";
+	const char *u = *s ? strchr(units, tolower((unsigned char)*s)) : NULL;
+	double bin = 1, dec = 1;
 
-	switch (*s) {
-	case 'k':
-	case 'K':
-		mul = 1024.0;
-		break;
-	case 'm':
-	case 'M':
-		mul = 1048576.0;
-		break;
-	case 'g':
-	case 'G':
-		mul = 1073741824.0;
-		break;
-	case 't':
-	case 'T':
-		mul = 1099511627776.0;
-		break;
-	}
-	if (mul > 1) {
-		s++;
-		if (*s == 'i')
-			s++;
-	}
-	if (*s == 'B' || *s == 'b')
-		s++;
-	return *s ? 0 : mul;
+	if (!u)
+		return !strcmp(s, "") || !strcmp(s, "B") || !strcmp(s, "b") ? 1 : 0;
+	for (const char *q = units; q <= u; q++)
+		bin *= 1024.0, dec *= 1000.0;
+	s++;
+	if (!*s || !strcmp(s, "i") || !strcmp(s, "iB"))
+		return bin; /* 4k, 100G, 128KiB: binary */
+	if (!strcmp(s, "B"))
+		return dec; /* 960GB, 4TB: decimal, as drives are sold */
+	return 0;      /* (4kb: bits or bytes? refused) */
 }
 
 bool fg_parse_size(const char *s, unsigned long long *out)

@@ -32,9 +32,10 @@ int fg_kv_split(char *s, unsigned flags, char **key, char **val);
 int fg_kv_split_copy(const char *s, char *key, size_t keylen, const char **val);
 
 /*
- * The multiplier of a binary size suffix: 1 for "", "B" or "b"; 2^10, 2^20, 2^30, 2^40 for
- * k, m, g, t (either case), optionally followed by 'i', then optionally by 'B' or 'b' ("4k",
- * "4KiB", "4KB", "100G", "1T"). 0 when s is not exactly one such suffix.
+ * The multiplier of a size suffix: 1 for "", "B" or "b". A unit letter k, m, g, t or p (either
+ * case) alone or followed by "i" or "iB" is binary: 2^10, 2^20, 2^30, 2^40, 2^50 ("4k",
+ * "100G", "128KiB", "1TiB"). Followed by "B" it is decimal, as drives are sold: 10^3 .. 10^15
+ * ("960GB", "4TB", "1PB"). 0 for anything else, "4kb" included (bits or bytes?).
  */
 double fg_size_suffix(const char *s);
 

@@ -238,7 +238,7 @@ if [ "$want" = "$got" ] && [ -n "$want" ]; then pass "blkreplay --target writes 
 expect 2 "--timing" "bad --timing" -- blkreplay "$SRC/traces/blk-kvcache-small.csv" --target "$T/disk.img" --timing fast
 expect 2 "do not apply" "--target with --preset" -- blkreplay "$SRC/traces/blk-kvcache-small.csv" --target "$T/disk.img" --preset tiny
 printf '0,W,1,100\n' >"$T/mis.csv"
-expect 1 "mis.csv:1" "misaligned I/O on a target" -- blkreplay "$T/mis.csv" --target "$T/disk.img"
+expect 2 "mis.csv:1: bytes 100: not a whole number of 512-byte sectors" "misaligned I/O: refused by the reader (exit 2, as any malformed trace)" -- blkreplay "$T/mis.csv" --target "$T/disk.img"
 
 # ---- kv ----
 KV=(kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 2G --device tiny)

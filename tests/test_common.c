@@ -120,7 +120,13 @@ static void test_size_suffix(void **state)
 	assert_true(fg_size_suffix("k") == K);
 	assert_true(fg_size_suffix("K") == K);
 	assert_true(fg_size_suffix("KiB") == K);
-	assert_true(fg_size_suffix("KB") == K);
+	assert_true(fg_size_suffix("KB") == 1000.0); /* B after the unit: decimal */
+	assert_true(fg_size_suffix("GB") == 1e9);
+	assert_true(fg_size_suffix("TB") == 1e12);
+	assert_true(fg_size_suffix("PB") == 1e15);
+	assert_true(fg_size_suffix("P") == K * K * K * K * K);
+	assert_true(fg_size_suffix("PiB") == K * K * K * K * K);
+	assert_true(fg_size_suffix("kb") == 0); /* bits or bytes? */
 	assert_true(fg_size_suffix("ki") == K);
 	assert_true(fg_size_suffix("M") == K * K);
 	assert_true(fg_size_suffix("g") == K * K * K);
@@ -129,7 +135,6 @@ static void test_size_suffix(void **state)
 	assert_true(fg_size_suffix("iB") == 0); /* 'i' only after a unit */
 	assert_true(fg_size_suffix("KK") == 0);
 	assert_true(fg_size_suffix("KBx") == 0);
-	assert_true(fg_size_suffix("P") == 0);
 	assert_true(fg_size_suffix(" K") == 0);
 }
 
@@ -147,6 +152,10 @@ static void test_parse_size(void **state)
 	assert_int_equal(v, 100ull << 30);
 	assert_true(fg_parse_size("1.5T", &v));
 	assert_int_equal(v, 3ull << 39);
+	assert_true(fg_parse_size("960GB", &v)); /* the drive presets calls "960 GB" */
+	assert_int_equal(v, 960000000000ull);
+	assert_true(fg_parse_size("1P", &v));
+	assert_int_equal(v, 1ull << 50);
 	assert_true(fg_parse_size("0.5", &v)); /* rounded to the nearest byte */
 	assert_int_equal(v, 1);
 	assert_true(fg_parse_size("0", &v));

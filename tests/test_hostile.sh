@@ -102,6 +102,28 @@ fi
 if [ "$(cat "$T/kept")" = keep ]; then pass "synth with bad options: --out left as it was"
 else fail "synth with bad options replaced --out"; fi
 
+# ---- readers: what they must refuse, and input from a pipe ----
+printf 'time_ns,op,lba,bytes\n100,W,0,4096\n176865683,R,26624,2' >"$T/cut.csv"
+expect 2 "cut.csv:3: bytes 2: not a whole number of 512-byte sectors" "trace info: a block CSV cut mid-line" -- \
+	trace info "$T/cut.csv"
+expect 2 "cut.csv:3: bytes 2: not a whole number of 512-byte sectors" "blkreplay: the same" -- \
+	blkreplay "$T/cut.csv" --preset tiny
+want=$("$FG" trace info traces/multiturn-small.jsonl --json | grep -v '"path"\|parse_mb_per_s')
+for src in - /dev/stdin; do
+	got=$("$FG" trace info "$src" --json <traces/multiturn-small.jsonl | grep -v '"path"\|parse_mb_per_s')
+	[ "$got" = "$want" ] && pass "trace info $src from a pipe: the file's figures" ||
+		fail "trace info $src from a pipe: $(diff <(echo "$want") <(echo "$got") | head -5)"
+done
+want=$("$FG" kv --trace traces/multiturn-small.jsonl --model test-hybrid-256 --dram 1G --device none --ssd 1G --policy lru --csv)
+got=$(zstd -q -c traces/multiturn-small.jsonl | "$FG" kv --trace - --model test-hybrid-256 --dram 1G --device none --ssd 1G --policy lru --csv)
+[ "$(wc -l <<<"$got")" = 2 ] && [ "$(tail -1 <<<"$want" | cut -d, -f3-8)" = "$(tail -1 <<<"$got" | cut -d, -f3-8)" ] &&
+	pass "kv --trace - (zstd through a pipe): the file's row" || fail "kv --trace -: $got"
+printf '{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}\nnot json\n{"timestamp": 1, "input_length": 100, "output_length": 10, "hash_ids": [1]}\n' >"$T/mc.jsonl"
+out=$("$FG" kv --trace "$T/mc.jsonl" --skip-bad --model test-hybrid-256 --dram 1G --device none --ssd 1G --policy lru --json 2>"$T/err")
+if grep -q '"skipped_records": 1,' <<<"$out" && grep -q "1 malformed record skipped (the last: $T/mc.jsonl:2:" "$T/err"; then
+	pass "kv --skip-bad: the count in the JSON, the last one on stderr"
+else fail "kv --skip-bad: $(grep skipped <<<"$out") / $(cat "$T/err")"; fi
+
 # ---- standard output on a full device ----
 FULL=(
 	"presets"

@@ -56,10 +56,18 @@ static void print_text(const struct kv_result *r)
 	printf("  requests %llu in %d pass%s over %.1f h; miss ratio %.4f (blocks)\n",
 	       (unsigned long long)st->requests, r->passes, r->passes == 1 ? "" : "es",
 	       r->duration / 3600, kv_result_miss_ratio(r));
-	if (r->peak_active)
-		printf("  peak active KV %s: DRAM holds %.3g%% of it\n",
-		       fg_human((double)r->peak_active, b1),
-		       100.0 * (double)r->cfg.dram_bytes / (double)r->peak_active);
+	if (r->skipped)
+		printf("  %llu malformed record%s of the trace skipped (--skip-bad)\n",
+		       (unsigned long long)r->skipped, r->skipped == 1 ? "" : "s");
+	if (r->peak_active) {
+		double share = (double)r->cfg.dram_bytes / (double)r->peak_active;
+		if (share < 10) /* (not "8.19e+05%": over 10x, a multiple) */
+			printf("  peak active KV %s: DRAM holds %.3g%% of it\n",
+			       fg_human((double)r->peak_active, b1), 100.0 * share);
+		else
+			printf("  peak active KV %s: DRAM holds %.0f times it\n",
+			       fg_human((double)r->peak_active, b1), share);
+	}
 	printf("  hits: DRAM %llu full + %llu linear, SSD %llu full + %llu linear\n",
 	       (unsigned long long)st->hits[0][0], (unsigned long long)st->hits[0][1],
 	       (unsigned long long)st->hits[1][0], (unsigned long long)st->hits[1][1]);
@@ -407,7 +415,8 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 		return -1;
 	}
 	if (c->ssd && (!fg_parse_size(c->ssd, &ssd) || !ssd)) {
-		fprintf(stderr, "femu-gandalf: --ssd %s: must be a size > 0 (e.g. 1T)\n", c->ssd);
+		fprintf(stderr, "femu-gandalf: --ssd %s: must be a size > 0: bytes, or with k M G T P (binary) "
+		        "or kB MB GB TB PB (decimal), e.g. 1T or 960GB\n", c->ssd);
 		return -1;
 	}
 	if (strcmp(c->trim, "on") && strcmp(c->trim, "off")) {
@@ -480,10 +489,24 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 		        c->streams);
 		return -1;
 	}
-	if (c->loops < 1 || ro->cfg.ssd_gbps <= 0 || ro->cfg.pcie_gbps <= 0 ||
-	    ro->cfg.prefill_tokens_per_s <= 0 || c->target_years < 0) {
-		fprintf(stderr, "femu-gandalf: --loop, --ssd-gbps, --pcie-gbps and --prefill must be > 0\n");
-		return -1;
+	{ /* each flag that is wrong, by name */
+		const struct {
+			const char *flag;
+			double v;
+			bool ok;
+		} pos[] = {
+		        {"--loop", c->loops, c->loops >= 1},
+		        {"--ssd-gbps", ro->cfg.ssd_gbps, ro->cfg.ssd_gbps > 0},
+		        {"--pcie-gbps", ro->cfg.pcie_gbps, ro->cfg.pcie_gbps > 0},
+		        {"--prefill", ro->cfg.prefill_tokens_per_s, ro->cfg.prefill_tokens_per_s > 0},
+		        {"--target-years", c->target_years, c->target_years >= 0},
+		};
+		for (size_t i = 0; i < sizeof(pos) / sizeof(pos[0]); i++)
+			if (!pos[i].ok) {
+				fprintf(stderr, "femu-gandalf: %s %g: must be %s\n", pos[i].flag, pos[i].v,
+				        i == 4 ? ">= 0" : "> 0");
+				return -1;
+			}
 	}
 	if (kv_model_load(c->model, &ro->cfg.model, err, sizeof(err))) {
 		fprintf(stderr, "femu-gandalf: --model %s: %s\n", c->model, err);
@@ -545,6 +568,10 @@ static int kv_select(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_p
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		return -1;
 	}
+	if (c->kt.skipped) /* (counted in the report too: skipped_records) */
+		fprintf(stderr, "femu-gandalf: --skip-bad: %llu malformed record%s skipped (the last: %s)\n",
+		        (unsigned long long)c->kt.skipped, c->kt.skipped == 1 ? "" : "s",
+		        c->kt.skipped_last);
 	if (!c->kt.n) {
 		fprintf(stderr, "femu-gandalf: %s: no usable requests in the trace\n", c->trace);
 		return -1;

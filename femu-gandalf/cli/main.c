@@ -76,6 +76,9 @@ static void usage(FILE *o)
 	fprintf(o, "Usage: femu-gandalf COMMAND [OPTIONS]   (COMMAND --help for details)\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(o, "  %-12s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(o, "\nSizes (SIZE in any command, and in presets and --set): bytes, or a number with a unit:\n"
+	           "k M G T P alone or as KiB MiB GiB TiB PiB are binary (100G = 100 x 2^30 bytes);\n"
+	           "kB MB GB TB PB are decimal, as drives are sold (960GB = 960 x 10^9 bytes).\n");
 	fprintf(o, "\nExample:\n  femu-gandalf ssd --preset tiny --workload uniform --precondition --steady\n");
 }
 

@@ -328,6 +328,7 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	snprintf(res->params, sizeof(res->params), "%s", params ? params : "");
 	res->cfg = o->cfg;
 	res->peak_active = o->peak_active;
+	res->skipped = o->kt ? o->kt->skipped : 0;
 	int rc = kv_setup(o, pol, &res->cfg, &f, err, errlen);
 	if (rc)
 		return rc;
@@ -396,6 +397,7 @@ static void json_counts(const struct kv_result *r, struct json_out *j)
 	const struct kv_config *c = &r->cfg;
 
 	jout_str(j, "trace", r->trace);
+	jout_u64(j, "skipped_records", r->skipped);
 	jout_str(j, "model", c->model.name);
 	jout_str(j, "policy", r->policy);
 	jout_str(j, "params", r->params);

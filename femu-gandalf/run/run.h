@@ -370,6 +370,7 @@ struct kv_result {
 	double cost_gpu, cost_ssd; /* dollars: recompute of missed tokens, drive wear */
 	double drive_writes;       /* host bytes written / the drive's user bytes */
 	uint64_t peak_active;      /* opts.peak_active */
+	uint64_t skipped;          /* malformed records the trace's reader skipped (opts.kt) */
 	struct kv_figure fig[KV_MAX_FIGURES]; /* what the policy learned (kvsim_policy_figures()) */
 	int nfig;
 	double wall;               /* wall-clock seconds of the passes */

@@ -30,7 +30,7 @@
 
 int blk_open(struct trace *t)
 {
-	return lineio_open(&t->lio, t->path, t->err, sizeof(t->err));
+	return trace_lineio_open(t);
 }
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -303,6 +303,15 @@ int blk_next(struct trace *t, struct blk_io *io)
 			return -1;
 		if (r == 0)
 			continue; /* skipped */
+		/* the block layer moves whole sectors: anything else is a cut or corrupt line (a CSV
+		 * cut short in "176865683,R,26624,2" would otherwise be a 2-byte read) */
+		if (io->op != 'F' && io->bytes % 512) {
+			if (trace_bad(t, "bytes %llu: not a whole number of 512-byte sectors (a line "
+			                 "cut short?)",
+			              (unsigned long long)io->bytes))
+				return -1;
+			continue;
+		}
 		if (io->t_ns < t->last_t_ns && t->fmt == TF_BLK_CSV) {
 			if (trace_bad(t, "time_ns %llu goes back (previous %llu)", (unsigned long long)io->t_ns,
 				      (unsigned long long)t->last_t_ns))

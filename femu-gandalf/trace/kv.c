@@ -933,7 +933,7 @@ int kv_open(struct trace *t)
 		if (weka_load(t))
 			return -1;
 	} else {
-		if (lineio_open(&t->lio, t->path, t->err, sizeof(t->err)))
+		if (trace_lineio_open(t))
 			return -1;
 		if (t->fmt == TF_AIPERF) {
 			struct kv_request rq;

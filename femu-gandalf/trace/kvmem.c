@@ -135,6 +135,9 @@ int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace 
 		snprintf(err, errlen, "%s", trace_error(t));
 		goto fail;
 	}
+	kt->skipped = trace_skipped(t);
+	if (kt->skipped)
+		snprintf(kt->skipped_last, sizeof(kt->skipped_last), "%s", trace_error(t));
 	trace_close(t);
 	for (uint64_t i = 0; i < kt->n; i++)
 		kt->rq[i].blocks = l.bufs[l.where[i]].ids + (uintptr_t)kt->rq[i].blocks;

@@ -8,10 +8,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "trace_int.h"
@@ -64,15 +66,65 @@ int trace_bad(struct trace *t, const char *fmt, ...)
 	return -1;
 }
 
-/* First line that is not blank and not a comment, to tell formats apart. */
-static enum trace_format detect_file(const char *path, char *err, size_t errlen)
+int trace_lineio_open(struct trace *t)
 {
+	if (lineio_open(&t->lio, t->spool[0] ? t->spool : t->path, t->err, sizeof(t->err)))
+		return -1;
+	t->lio.path = t->path; /* (its own messages name the user's path) */
+	return 0;
+}
+
+/*
+ * A pipe, a FIFO or a character device can be read once only, and a trace is read at least
+ * twice (its format is told from its first line, then it is read through; some formats are
+ * loaded up front). Its data is copied into an unlinked temporary file (in $TMPDIR, else /tmp)
+ * and read from there as /proc/self/fd/N: as much room as the trace takes, for the run only.
+ */
+static int spool_input(struct trace *t, const char *path, char *err, size_t errlen)
+{
+	const char *dir = getenv("TMPDIR");
+	char tmp[PATH_MAX], buf[1 << 16];
+	int in = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	ssize_t n = 0;
+
+	if (in < 0)
+		return fg_err(err, errlen, "%s: %s", t->path, strerror(errno));
+	snprintf(tmp, sizeof(tmp), "%s/femu-gandalf-trace.XXXXXX", dir && *dir ? dir : "/tmp");
+	t->spool_fd = mkostemp(tmp, O_CLOEXEC);
+	if (t->spool_fd < 0) {
+		fg_err(err, errlen, "%s: cannot copy it to %s: %s", t->path, tmp, strerror(errno));
+		goto out;
+	}
+	unlink(tmp);
+	while ((n = read(in, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+		for (ssize_t w = 0, k; n > 0 && w < n; w += k)
+			if ((k = write(t->spool_fd, buf + w, (size_t)(n - w))) < 0) {
+				fg_err(err, errlen, "%s: cannot copy it to %s: %s", t->path, tmp,
+				       strerror(errno));
+				n = -1;
+				goto out;
+			}
+	}
+	if (n < 0)
+		fg_err(err, errlen, "%s: %s", t->path, strerror(errno));
+	snprintf(t->spool, sizeof(t->spool), "/proc/self/fd/%d", t->spool_fd);
+out:
+	if (in > 0)
+		close(in);
+	return n < 0 || t->spool_fd < 0 ? -1 : 0;
+}
+
+/* First line that is not blank and not a comment, to tell formats apart. */
+static enum trace_format detect_file(const struct trace *t, char *err, size_t errlen)
+{
+	const char *path = t->path;
 	struct lineio l;
 	char *line;
 	size_t len;
 	enum trace_format f = TF_UNKNOWN;
-	if (lineio_open(&l, path, err, errlen))
+	if (lineio_open(&l, t->spool[0] ? t->spool : path, err, errlen))
 		return TF_UNKNOWN;
+	l.path = path;
 	int rc;
 	while ((rc = lineio_next(&l, &line, &len, err, errlen)) == 1) {
 		while (*line == ' ' || *line == '\t')
@@ -130,8 +182,9 @@ static bool dir_has_json(const char *path)
 struct trace *trace_open(const char *path, const struct trace_opts *o, char *err, size_t errlen)
 {
 	struct stat sb;
-	if (stat(path, &sb)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	bool std_in = !strcmp(path, "-");
+	if (std_in ? fstat(0, &sb) : stat(path, &sb)) {
+		snprintf(err, errlen, "%s: %s", std_in ? "standard input" : path, strerror(errno));
 		return NULL;
 	}
 	struct trace *t = calloc(1, sizeof(*t));
@@ -140,7 +193,13 @@ struct trace *trace_open(const char *path, const struct trace_opts *o, char *err
 		return NULL;
 	}
 	t->o = *o;
-	snprintf(t->path, sizeof(t->path), "%s", path);
+	t->spool_fd = -1;
+	snprintf(t->path, sizeof(t->path), "%s", std_in ? "standard input" : path);
+	if (std_in || S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode) || S_ISSOCK(sb.st_mode)) {
+		if (spool_input(t, path, err, errlen))
+			goto fail;
+		sb.st_mode = S_IFREG;
+	}
 	enum trace_format f = o->force;
 	if (S_ISDIR(sb.st_mode)) {
 		if (f == TF_UNKNOWN && dir_has_json(path))
@@ -150,7 +209,7 @@ struct trace *trace_open(const char *path, const struct trace_opts *o, char *err
 			goto fail;
 		}
 	} else if (f == TF_UNKNOWN) {
-		f = detect_file(path, err, errlen);
+		f = detect_file(t, err, errlen);
 		if (f == TF_UNKNOWN)
 			goto fail;
 	}
@@ -173,6 +232,8 @@ void trace_close(struct trace *t)
 	kv_free(t);
 	if (t->lio.f)
 		lineio_close(&t->lio);
+	if (t->spool_fd >= 0)
+		close(t->spool_fd);
 	free(t);
 }
 

@@ -92,6 +92,8 @@ struct kv_trace {
 	uint64_t **bufs;       /* owned; none when the caller built rq itself */
 	uint64_t *buflen;      /* ids in each buffer */
 	uint64_t nbufs, stored; /* ids actually stored */
+	uint64_t skipped;       /* malformed records skipped (trace_opts.skip_bad) */
+	char skipped_last[512]; /* the last one's "FILE:LINE: why" ("" when none) */
 };
 int kv_trace_load(const char *path, const struct trace_opts *o, struct kv_trace *kt, char *err, size_t errlen);
 void kv_trace_free(struct kv_trace *kt);

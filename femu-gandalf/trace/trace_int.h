@@ -13,7 +13,9 @@ struct idtab;       /* kv.c: the hash_ids side table of the record being parsed 
 struct trace {
 	enum trace_format fmt;
 	struct trace_opts o;
-	char path[PATH_MAX];
+	char path[PATH_MAX];  /* as the user named it ("-": standard input), for messages */
+	char spool[64];       /* a pipe's or device's data, copied: the file to open, or "" */
+	int spool_fd;         /* the copy's descriptor (its name is unlinked), or -1 */
 	struct lineio lio;
 	char err[PATH_MAX + 600];
 	char where[PATH_MAX + 32];
@@ -32,6 +34,10 @@ struct trace {
 	struct kv_buffered *buf;
 	struct idtab *ids;
 };
+
+/* Open t's text for reading line by line (the spooled copy of a pipe, or the file itself);
+ * messages name t->path. 0, or -1 with t->err filled. */
+int trace_lineio_open(struct trace *t);
 
 /*
  * A malformed record: its error, as "FILE:LINE: why", goes into t->err. Returns 0 when
