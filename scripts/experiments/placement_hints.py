@@ -78,14 +78,21 @@ def folds_table(runs):
             w = [waf(s, p, h) for s in sets]
             w0 = [waf(s, p, "none") for s in sets]
             rs = [ratio(s, p, h) for s in sets]
+            wr = [a / b if a is not None and b else None for a, b in zip(w, w0)]
+            unsteady = sum(by[(s, p, x)]["steady"] != "true" for s in sets for x in (h, "none")
+                           if (s, p, x) in by)
             body.append([p, h, fr.with_range(w0[0], w0[1:], lambda x: "%.2f" % x),
                          fr.with_range(w[0], w[1:], lambda x: "%.2f" % x),
+                         "%s: %s%s" % (fr.with_range(wr[0], wr[1:], lambda x: "%.3f" % x),
+                                       fr.verdict_word(wr[0], wr[1:]),
+                                       " (%d runs not steady)" % unsteady if unsteady else ""),
                          "%s: %s" % (fr.with_range(rs[0], rs[1:], fr.fmt_ratio),
                                      fr.verdict_word(rs[0], rs[1:]))])
     return ["", "Over %d folds of the conversations, each scaled to 1/%d of the DRAM and of the "
             "drive: the whole trace's value, the folds' range in brackets, and the verdict on "
-            "which side of 1 the ratio lies (`-`: a run not steady)." % (len(folds), len(folds)),
-            ""] + fr.md_table(["policy", "hint", "WAF, none", "WAF, hint",
+            "which side of 1 the ratio lies (`-`: a run not steady). The WAF ratio pairs each fold's "
+            "runs and is given for runs that are not steady too, counted." % (len(folds), len(folds)),
+            ""] + fr.md_table(["policy", "hint", "WAF, none", "WAF, hint", "WAF, hint / none",
                                "erase-count life, hint / none"], body)
 
 
