@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *kind(mode_t m)
+const char *fg_file_kind(mode_t m)
 {
 	if (S_ISDIR(m))
 		return "a directory";
@@ -25,6 +25,8 @@ static const char *kind(mode_t m)
 		return "a FIFO";
 	if (S_ISSOCK(m))
 		return "a socket";
+	if (S_ISLNK(m))
+		return "a symbolic link";
 	return "not a regular file";
 }
 
@@ -56,7 +58,7 @@ static char *resolve(const char *path, mode_t *mode, char *err, size_t errlen)
 		}
 		if (!S_ISREG(st.st_mode)) {
 			fg_err(err, errlen, "%s: a symbolic link to %s (%s), which would be replaced; name a "
-			                    "new file or a regular one", path, target, kind(st.st_mode));
+			                    "new file or a regular one", path, target, fg_file_kind(st.st_mode));
 			free(target);
 			return NULL;
 		}
@@ -65,7 +67,7 @@ static char *resolve(const char *path, mode_t *mode, char *err, size_t errlen)
 	}
 	if (!S_ISREG(st.st_mode))
 		return fg_err(err, errlen, "%s: %s, which would be replaced; name a new file or a "
-		                           "regular one", path, kind(st.st_mode)), NULL;
+		                           "regular one", path, fg_file_kind(st.st_mode)), NULL;
 	*mode = st.st_mode & 07777;
 	if (!(target = strdup(path)))
 		return fg_err(err, errlen, "%s: out of memory", path), NULL;

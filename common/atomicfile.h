@@ -30,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct fg_atomic {
 	char *target; /* the file that will be replaced (symbolic links resolved) */
@@ -54,6 +55,10 @@ void fg_atomic_abort(struct fg_atomic *a);
 
 /* The whole of buf[0..len) into path by the rules above: 0, or -1 with err filled. */
 int fg_atomic_write(const char *path, const void *buf, size_t len, char *err, size_t errlen);
+
+/* What a file of mode m is, for a message: "a directory", "a character device", "a block
+ * device", "a FIFO", "a socket", "a symbolic link", else "not a regular file". */
+const char *fg_file_kind(mode_t m);
 
 /* Whether path may be written by these rules (does not exist, or is a regular file or a link
  * to one): 0, or -1 with err filled. For callers that want to refuse before doing any work. */

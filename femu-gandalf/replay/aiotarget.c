@@ -52,6 +52,7 @@
 #include <blkid/blkid.h>
 
 #include "aiotarget.h"
+#include "atomicfile.h"
 #include "err.h"
 #include "vec.h"
 
@@ -791,21 +792,6 @@ static int check_signature(const char *path, char *err, size_t len)
 	return r;
 }
 
-static const char *file_kind(mode_t m)
-{
-	if (S_ISDIR(m))
-		return "a directory";
-	if (S_ISCHR(m))
-		return "a character device";
-	if (S_ISFIFO(m))
-		return "a FIFO";
-	if (S_ISSOCK(m))
-		return "a socket";
-	if (S_ISLNK(m))
-		return "a symbolic link";
-	return "not a regular file";
-}
-
 /* O_DIRECT alignment of a regular file: the smallest power of two from 512 that a read accepts. */
 static int file_block_size(int fd, unsigned *lbs)
 {
@@ -844,7 +830,7 @@ static int open_checked(const char *path, const struct aio_target_opts *o, struc
 	blk = S_ISBLK(st0.st_mode);
 	if (!blk && !S_ISREG(st0.st_mode))
 		return fg_err(err, len, "%s is %s; expected a block device or a regular file", path,
-		              file_kind(st0.st_mode));
+		              fg_file_kind(st0.st_mode));
 	if (blk && !o->force && check_mounts(path, st0.st_rdev, err, len))
 		return -1;
 	if (!o->force && check_signature(path, err, len))
