@@ -10,7 +10,8 @@
  *                               (e.g. a struct field pair); 0, or -1 when out of memory
  *   VEC(T) v; vec_push(&v, x)   a typed array { T *v; uint64_t n, cap; }; 0 or -1
  *
- * The macros evaluate their arguments more than once: pass plain lvalues. Plain C11 plus
+ * The macros evaluate their arguments more than once: pass plain lvalues, and a need that does
+ * not read cap (vec_reserve(a, cap, cap + 1) would see the grown cap and fail). Plain C11 plus
  * GNU-free macros (no typeof): the new pointer comes back as void * and is assigned, so no
  * pointer is ever accessed through a type it does not have.
  */

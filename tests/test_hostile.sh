@@ -124,6 +124,21 @@ if grep -q '"skipped_records": 1,' <<<"$out" && grep -q "1 malformed record skip
 	pass "kv --skip-bad: the count in the JSON, the last one on stderr"
 else fail "kv --skip-bad: $(grep skipped <<<"$out") / $(cat "$T/err")"; fi
 
+# ---- binary data where a text trace should be: said so, not "out of memory" or a format ----
+printf '\x01\x9c\xfe garbage\x02 bytes\n' >"$T/rand.jsonl"
+expect 2 "rand.jsonl:1: byte 0x01 at column 1: not a text trace" "random bytes in a .jsonl: named as binary" -- \
+	trace info "$T/rand.jsonl"
+printf '{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}\n\0\0\0\n' >"$T/nul.jsonl"
+expect 2 "nul.jsonl:2: " "a NUL byte in a record: FILE:LINE" -- \
+	trace info "$T/nul.jsonl"
+head -c 70000000 /dev/zero | tr '\0' a >"$T/long.txt"
+expect 2 "long.txt:1: a line longer than 64 MiB: not a text trace" "a 70 MB line: too long, not out of memory" -- \
+	kv --trace "$T/long.txt" --model test-hybrid-256 --dram 1G
+rm -f "$T/long.txt"
+# a line longer than the reader's first 128 KiB buffer is read whole (it once failed as "too long")
+python3 -c 'import json; print(json.dumps({"timestamp": 0, "input_length": 512 * 20000, "output_length": 1, "hash_ids": list(range(7, 20007))}))' >"$T/wide.jsonl"
+expect 0 "20000 block references, 20000 unique" "a 180 KB Mooncake line: read" -- trace info "$T/wide.jsonl"
+
 # ---- standard output on a full device ----
 FULL=(
 	"presets"

@@ -632,10 +632,11 @@ static void test_hashids_whitespace_numbers(void **state)
 	snprintf(path, sizeof(path), "%s/nul.jsonl", dir);
 	FILE *f = fopen(path, "wb");
 	assert_non_null(f);
-	static const char rec[] = "{\"timestamp\":0,\"input_length\":1,\"output_length\":1,\"hash_ids\":[1,2]\0}\n";
+	static const char rec[] = "{\"timestamp\":0,\"input_length\":1,\"output_length\":1,\"hash_ids\":[1]}\n"
+	                          "{\"timestamp\":0,\"input_length\":1,\"output_length\":1,\"hash_ids\":[1,2]\0}\n";
 	fwrite(rec, 1, sizeof(rec) - 1, f);
 	fclose(f);
-	expect_err(path, "nul.jsonl:1: invalid JSON");
+	expect_err(path, "nul.jsonl:2: a NUL byte at column 67: binary or corrupt data");
 }
 
 /* WEKA requests: the hash_ids of the request object itself, not of anything inside it. */

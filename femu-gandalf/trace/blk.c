@@ -278,7 +278,7 @@ int blk_next(struct trace *t, struct blk_io *io)
 	char *line;
 	size_t len;
 	int rc;
-	while ((rc = lineio_next(&t->lio, &line, &len, t->err, sizeof(t->err))) == 1) {
+	while ((rc = trace_next_line(t, &line, &len)) == 1) {
 		while (*line == ' ' || *line == '\t')
 			line++;
 		if (t->fmt == TF_FTRACE && (*line == '#' || *line == 'C')) {

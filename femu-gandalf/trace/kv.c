@@ -897,7 +897,7 @@ static int next_jsonl(struct trace *t, struct kv_request *rq)
 	char *line;
 	size_t len;
 	int rc;
-	while ((rc = lineio_next(&t->lio, &line, &len, t->err, sizeof(t->err))) == 1) {
+	while ((rc = trace_next_line(t, &line, &len)) == 1) {
 		while (*line == ' ' || *line == '\t')
 			line++, len--;
 		if (!*line || *line == '#')

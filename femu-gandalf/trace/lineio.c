@@ -16,6 +16,10 @@
 #include "vec.h"
 
 #define CHUNK (1u << 17)
+/* The longest line read. A text trace's records are kilobytes (a Mooncake request with
+ * thousands of hash ids is tens of KiB); a longer "line" is binary or corrupt data, and saying so
+ * beats growing a buffer until memory runs out. */
+#define LINE_MAX_BYTES (64u << 20)
 
 int lineio_open(struct lineio *l, const char *path, char *err, size_t errlen)
 {
@@ -60,10 +64,19 @@ void lineio_close(struct lineio *l)
 static long refill(struct lineio *l, char *err, size_t errlen)
 {
 	if (l->len == l->cap) {
-		/* room for one more byte past the NUL's: the buffer doubles */
-		if (vec_reserve(l->buf, l->bufcap, l->bufcap + 1)) {
-			snprintf(err, errlen, "%s:%llu: line too long (out of memory)", l->path,
-				 (unsigned long long)l->line + 1);
+		if (l->len >= LINE_MAX_BYTES) {
+			snprintf(err, errlen,
+			         "%s:%llu: a line longer than %u MiB: not a text trace (binary or "
+			         "corrupt data?)",
+			         l->path, (unsigned long long)l->line + 1, LINE_MAX_BYTES >> 20);
+			return -1;
+		}
+		/* room for one more byte past the NUL's: the buffer doubles (need is computed
+		 * first: vec_reserve() reads it again after growing bufcap) */
+		uint64_t need = l->bufcap + 1;
+		if (vec_reserve(l->buf, l->bufcap, need)) {
+			snprintf(err, errlen, "%s:%llu: out of memory for a line of %zu bytes", l->path,
+			         (unsigned long long)l->line + 1, l->len);
 			return -1;
 		}
 		l->cap = (size_t)l->bufcap - 1;
@@ -117,12 +130,12 @@ int lineio_next(struct lineio *l, char **line, size_t *len, char *err, size_t er
 			char *s = l->buf + l->pos;
 			l->pos = nl ? (size_t)(nl - l->buf) + 1 : l->len;
 			l->bytes += n + (nl ? 1 : 0);
+			l->line++;
 			s[n] = 0; /* buf has one spare byte past cap for a last line without '\n' */
 			if (n && s[n - 1] == '\r')
 				s[--n] = 0;
 			*line = s;
 			*len = n;
-			l->line++;
 			return 1;
 		}
 		if (l->eof)

@@ -74,6 +74,20 @@ int trace_lineio_open(struct trace *t)
 	return 0;
 }
 
+int trace_next_line(struct trace *t, char **line, size_t *len)
+{
+	int rc;
+	while ((rc = lineio_next(&t->lio, line, len, t->err, sizeof(t->err))) == 1) {
+		const char *nul = memchr(*line, 0, *len);
+		if (!nul)
+			return 1;
+		if (trace_bad(t, "a NUL byte at column %zu: binary or corrupt data",
+		              (size_t)(nul - *line) + 1))
+			return -1;
+	}
+	return rc;
+}
+
 /*
  * A pipe, a FIFO or a character device can be read once only, and a trace is read at least
  * twice (its format is told from its first line, then it is read through; some formats are
@@ -127,6 +141,19 @@ static enum trace_format detect_file(const struct trace *t, char *err, size_t er
 	l.path = path;
 	int rc;
 	while ((rc = lineio_next(&l, &line, &len, err, errlen)) == 1) {
+		for (size_t i = 0; i < len; i++) {
+			unsigned char c = (unsigned char)line[i];
+			if ((c < 0x20 && c != '\t') || c == 0x7f) {
+				snprintf(err, errlen,
+				         "%s:%llu: byte 0x%02x at column %zu: not a text trace (binary "
+				         "or corrupt data?)",
+				         path, (unsigned long long)l.line, c, i + 1);
+				rc = -1;
+				break;
+			}
+		}
+		if (rc < 0)
+			break;
 		while (*line == ' ' || *line == '\t')
 			line++;
 		if (!*line || *line == '#')

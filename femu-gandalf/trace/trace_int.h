@@ -38,6 +38,9 @@ struct trace {
 /* Open t's text for reading line by line (the spooled copy of a pipe, or the file itself);
  * messages name t->path. 0, or -1 with t->err filled. */
 int trace_lineio_open(struct trace *t);
+/* The next line of a text trace: 1, 0 at the end, -1 on error (in t->err). A line holding a NUL
+ * byte is a malformed record (trace_bad(): skipped with skip_bad), never cut short at the NUL. */
+int trace_next_line(struct trace *t, char **line, size_t *len);
 
 /*
  * A malformed record: its error, as "FILE:LINE: why", goes into t->err. Returns 0 when
