@@ -293,7 +293,10 @@ expect 2 "--alloc region: the SSD tier" "kv --alloc region with too few regions"
 expect 2 "--streams session:0: session:N needs N in 1..64" "kv --streams session:0" -- "${KV[@]}" --streams session:0
 expect 2 "--streams bogus: must be none, kind, session" "kv bad --streams" -- "${KV[@]}" --streams bogus
 expect 2 "too few for 4 streams" "kv --alloc region with more streams than regions" -- "${KV[@]}" --model llama-3.1-8b --alloc region --streams kind+session:2 --region 16M --ssd 96M --device none
-expect 0 '"regions_cleaned"' "kv --alloc region in the JSON" -- "${KV[@]}" --model llama-3.1-8b --policy gandalf --alloc region --json
+# (llama-3.1-8b's 64 MiB blocks would not fit tiny's 51 MiB tier: refused)
+expect 2 "smaller than the smallest object the tier stores (a KV block of llama-3.1-8b: 67108864 bytes)" \
+	"kv: a drive smaller than one of the model's KV blocks is refused" -- "${KV[@]}" --model llama-3.1-8b
+expect 0 '"regions_cleaned": [1-9]' "kv --alloc region in the JSON, regions cleaned" -- "${KV[@]}" --dram 64M --model test-hybrid-256 --policy gandalf --alloc region --json
 expect 0 '"alloc": "log"' "kv --alloc log in the JSON" -- "${KV[@]}" --policy lru --alloc log --json
 expect 2 "needs --ssd" "kv without device needs --ssd" -- kv --trace "$SRC/traces/multiturn-small.jsonl" --device none
 # end of life stops the run, with the report up to it (a drive rated 20 P/E dies in pass 16)
@@ -351,6 +354,41 @@ sys.exit(not (abs(full + lin - tot) <= 0.01 * tot and full != lin))
 PY
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1G --device none --ssd 8G --policy all >"$T/all.csv" 2>"$T/err" || fail "kv --policy all: $(cat "$T/err")"
 [ "$(wc -l <"$T/all.csv")" -ge 6 ] && pass "kv --policy all prints a CSV row per policy" || fail "kv --policy all CSV: $(cat "$T/all.csv")"
+
+# ---- progress lines (FEMU_GANDALF_PROGRESS=0: every update, one line each, whatever stderr is) ----
+# kv: the pass of N, the requests of the pass, the share of all the passes
+FEMU_GANDALF_PROGRESS=0 "$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M \
+	--device tiny --loop 3 >"$T/p.out" 2>"$T/p.err"
+grep -q '^gandalf: 33.3%; pass 1/3, request 92/92, miss 0\.[0-9]*, drive written [0-9.]*x$' "$T/p.err" &&
+	grep -q '^gandalf: 100.0%[^;]*; pass 3/3, request 92/92' "$T/p.err" &&
+	pass "kv progress: pass k/3, request 92/92, the share of all passes" ||
+	fail "kv progress: $(head -3 "$T/p.err")"
+FEMU_GANDALF_PROGRESS=off "$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M \
+	--device tiny --loop 3 >"$T/p2.out" 2>"$T/p2.err"
+cmp -s "$T/p.out" "$T/p2.out" && [ ! -s "$T/p2.err" ] && pass "kv progress: off says nothing, the report is the same" ||
+	fail "kv progress off: $(head -3 "$T/p2.err")"
+# --drive-writes: the share is the drive writes reached; the passes are not known ahead
+FEMU_GANDALF_PROGRESS=0 "$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M \
+	--device tiny --drive-writes 2 --loop-ids fresh 2>&1 >/dev/null | tail -1 |
+	grep -q '^gandalf: 100.0%[^;]*; pass 2 (at most 1000), request 92/92, miss [0-9.]*, drive written 2.56x$' &&
+	pass "kv --drive-writes progress: by drive writes, pass of at most 1000" || fail "kv --drive-writes progress"
+# a sweep says which point it is on
+FEMU_GANDALF_PROGRESS=0 "$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M \
+	--device tiny --policy lru-k --sweep 2>&1 >/dev/null | grep -c '^point [0-9]*/10, lru-k k=[0-9]*: 100.0%' |
+	grep -qx 10 && pass "kv --sweep progress: point k/10 with its parameters" || fail "kv --sweep progress"
+# ssd: each phase by name, its own share (steady-state rounds: how many is not known)
+FEMU_GANDALF_PROGRESS=0 "$FG" ssd --preset tiny --precondition --steady 2>"$T/p.err" >/dev/null
+grep -q '^precondition (2 drive writes, sequential): [0-9.]*%.*; WAF 1.000$' "$T/p.err" &&
+	grep -q '^steady state (round 1 of at most 200): [0-9]*s so far; WAF [0-9.]*$' "$T/p.err" &&
+	! grep -q '^precondition.*; WAF' <(sed -n '/^steady/,$p' "$T/p.err") &&
+	pass "ssd progress: precondition, then steady-state rounds, by name" || fail "ssd progress: $(head -3 "$T/p.err")"
+FEMU_GANDALF_PROGRESS=0 "$FG" ssd --preset tiny --accelerate 100 2>&1 >/dev/null | tail -1 |
+	grep -q '^aging to end of life (x100): [0-9.]*%' && pass "ssd --accelerate progress: the share of life used" ||
+	fail "ssd --accelerate progress"
+# blkreplay: pass k of N
+FEMU_GANDALF_PROGRESS=0 "$FG" blkreplay "$SRC/traces/blk-kvcache-small.csv" --preset tiny --loop 12 2>&1 >/dev/null |
+	grep -q '^blkreplay: 50.0%.*; pass 6/12, 5421 I/Os$' && pass "blkreplay progress: pass k/12" ||
+	fail "blkreplay progress"
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

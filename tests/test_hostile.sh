@@ -139,6 +139,19 @@ rm -f "$T/long.txt"
 python3 -c 'import json; print(json.dumps({"timestamp": 0, "input_length": 512 * 20000, "output_length": 1, "hash_ids": list(range(7, 20007))}))' >"$T/wide.jsonl"
 expect 0 "20000 block references, 20000 unique" "a 180 KB Mooncake line: read" -- trace info "$T/wide.jsonl"
 
+# ---- flags that accepted nonsense: refused the same way by every command ----
+for c in "ssd --preset tiny --writes 0.01" "kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --dram 8M" \
+	"synth --kind multiturn --sessions 2" "trace info traces/multiturn-small.jsonl"; do
+	# shellcheck disable=SC2086
+	expect 2 "--seed -1: must be an integer in 0..18446744073709551615" "${c%% *} --seed -1: refused" -- $c --seed -1
+done
+expect 2 "--ssd 4096 bytes: smaller than the smallest object the tier stores (a KV block of test-hybrid-256: 16384 bytes)" \
+	"kv --ssd 4k: a tier that could hold nothing is refused" -- \
+	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --dram 8M --ssd 4k
+expect 2 "--stagger -2: must be >= 0" "--stagger -2: the one flag named" -- trace info traces/multiturn-small.jsonl --stagger -2
+expect 2 "--accelerate 0: must be >= 1" "ssd --accelerate 0: refused, not silently off" -- ssd --preset tiny --accelerate 0
+expect 2 "--dwpd -1: must be >= 0" "ssd --dwpd -1: refused" -- ssd --preset tiny --dwpd -1
+
 # ---- standard output on a full device ----
 FULL=(
 	"presets"

@@ -40,7 +40,7 @@ struct trace_cli {
 	gboolean skip_bad;
 	gint block_tokens;
 	double session_rate, stagger;
-	gint64 seed;
+	char *seed; /* NULL: the default */
 	char *fold;
 };
 GOptionEntry *fg_trace_entries(struct trace_cli *c);
@@ -55,16 +55,29 @@ int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets,
 bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv);
 /* The same, expecting exactly npos positional arguments (named `what` in the error). */
 bool fg_parse_opts_args(GOptionContext *ctx, int *argc, char ***argv, int npos, const char *what);
+/* --seed S: a decimal integer in 0..2^64-1 (every command's seeds, the same rule); false after
+ * printing the error. */
+bool fg_parse_seed(const char *s, uint64_t *v);
 /* --timing afap | trace | xN -> speed factor (0 = as fast as possible); false if malformed. */
 bool fg_parse_timing(const char *s, double *speed);
 
-/* Progress on stderr, only when stderr is a terminal; at most ~4 updates a second. */
+/*
+ * Progress on stderr: one line rewritten in place on a terminal, at most ~4 times a second, with
+ * the share done and the time left when the total is known ("ssd: 37.0%, 1m20s left; ..."),
+ * else the time so far. FEMU_GANDALF_PROGRESS=S prints it whatever stderr is, one line at most
+ * every S seconds (logs, tests); =off never. `on` says whether to compute and call at all.
+ */
 struct progress {
-	bool tty;
-	double last;
+	bool on, tty;
+	double start, last, every;
 	const char *what;
+	char phase[128];
 };
 void progress_init(struct progress *p, const char *what);
+/* A run in phases: what becomes the line's name, and the clock of the time left restarts when
+ * the phase's name up to its first " (" changes ("steady state (round 3 ...)" is one phase). */
+void progress_phase(struct progress *p, const char *what);
+/* done of total (total <= 0: unknown), then extra (may be NULL) */
 void progress_update(struct progress *p, double done, double total, const char *extra);
 void progress_end(struct progress *p);
 double now_seconds(void);

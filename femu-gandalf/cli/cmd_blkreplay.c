@@ -32,12 +32,17 @@ struct br_source {
 	struct trace *t;
 	struct progress pg;
 	uint64_t ios;
+	int pass, passes; /* the pass being read (from 1), and how many (0: until steady) */
+	int most;         /* until steady: the most passes */
+	uint64_t ios_per_pass; /* known after the first pass */
 };
 
 static int src_open(void *arg, char *err, size_t errlen)
 {
 	struct br_source *s = arg;
 
+	if (s->pass++)
+		s->ios_per_pass = s->ios;
 	s->ios = 0;
 	s->t = trace_open(s->path, s->to, err, errlen);
 	if (!s->t)
@@ -52,6 +57,30 @@ static int src_open(void *arg, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+/* The progress line, every 65536 I/Os and at the end of each pass: within the pass by I/Os once
+ * a pass is known, by the file's bytes before. */
+static void br_progress(struct br_source *s, bool pass_end)
+{
+	double in = pass_end          ? 1
+	            : s->ios_per_pass ? (double)s->ios / (double)s->ios_per_pass
+	                              : trace_read_share(s->t);
+	char extra[128], of[48];
+	if (s->passes)
+		snprintf(of, sizeof(of), "/%d", s->passes);
+	else
+		snprintf(of, sizeof(of), " (until steady, at most %d)", s->most);
+	snprintf(extra, sizeof(extra), "pass %d%s, %llu I/Os", s->pass, of, (unsigned long long)s->ios);
+	in = in < 1 ? in : 1;
+	if (s->passes && !isnan(in)) {
+		progress_update(&s->pg, s->pass - 1 + in, s->passes, extra);
+	} else { /* until steady: the pass's share only */
+		if (!isnan(in))
+			snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+			         " (%.0f%% of the pass)", 100 * in);
+		progress_update(&s->pg, 0, 0, extra);
+	}
 }
 
 static int src_next(void *arg, struct blk_run_io *io, char *err, size_t errlen)
@@ -70,14 +99,13 @@ static int src_next(void *arg, struct blk_run_io *io, char *err, size_t errlen)
 			        "femu-gandalf: %s: skipped %llu malformed records (last: %s)\n",
 			        s->path, (unsigned long long)trace_skipped(s->t),
 			        trace_error(s->t));
+		if (s->pg.on)
+			br_progress(s, true);
 		return 0;
 	}
 	*io = (struct blk_run_io){.t_ns = b.t_ns, .lba = b.lba, .bytes = b.bytes, .op = b.op};
-	if (s->pg.tty && !(++s->ios & 0xffff)) {
-		char extra[64];
-		snprintf(extra, sizeof(extra), "%llu I/Os", (unsigned long long)s->ios);
-		progress_update(&s->pg, 0, 0, extra);
-	}
+	if (!(++s->ios & 0xffff) && s->pg.on)
+		br_progress(s, false);
 	return 1;
 }
 
@@ -232,6 +260,8 @@ static int replay_ftl(const char *path, const struct br_opts *o, const struct tr
 	bo.wrap = o->wrap;
 	bo.dwpd = isnan(o->dwpd) ? -1 : o->dwpd;
 	progress_init(&s.pg, "blkreplay");
+	s.passes = o->steady ? 0 : o->loops;
+	s.most = o->max_loops;
 	rc = blk_run(&bo, &rep, err, sizeof(err));
 	progress_end(&s.pg);
 	if (!rc && rep.eol.reached)

@@ -590,17 +590,39 @@ static int kv_select(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_p
 	return 0;
 }
 
-/* kv_run()'s progress on a terminal: the pass, the requests and the miss ratio so far. */
-static void kv_progress(void *arg, int pass, const struct kv_stats *st)
+/*
+ * kv_run()'s progress line: the pass, the request, the miss ratio so far, and the share done by
+ * what ends the run: the drive writes reached (--drive-writes), the life used (--accelerate),
+ * the requests of all the passes (--loop); with --until-steady alone the end is not known.
+ */
+static void kv_progress(void *arg, const struct kv_run_progress *p)
 {
 	struct progress *pg = arg;
-	char extra[80];
-	if (!pg->tty)
-		return;
-	snprintf(extra, sizeof(extra), "pass %d, %llu requests, miss %.3f", pass + 1,
-	         (unsigned long long)st->requests,
-	         1 - (double)st->hit_blocks / (st->prefix_blocks ? st->prefix_blocks : 1));
-	progress_update(pg, 0, 0, extra);
+	char extra[200], pass[48];
+	double done = 0, total = 0;
+	const struct kv_stats *st = p->st;
+
+	if (p->drive_writes_goal > 0) {
+		done = p->drive_writes, total = p->drive_writes_goal;
+	} else if (!isnan(p->life_used)) {
+		done = p->life_used, total = 1;
+	} else if (!p->until_steady) {
+		done = (double)(p->pass - 1) * (double)p->requests + (double)p->request;
+		total = (double)p->passes * (double)p->requests;
+	}
+	if (total > 0 && !(p->drive_writes_goal > 0) && isnan(p->life_used))
+		snprintf(pass, sizeof(pass), "pass %d/%d", p->pass, p->passes);
+	else
+		snprintf(pass, sizeof(pass), "pass %d (at most %d)", p->pass, p->passes);
+	int n = snprintf(extra, sizeof(extra), "%s, request %llu/%llu, miss %.3f", pass,
+	                 (unsigned long long)p->request, (unsigned long long)p->requests,
+	                 1 - (double)st->hit_blocks / (st->prefix_blocks ? st->prefix_blocks : 1));
+	if (p->drive_writes > 0 && n > 0 && (size_t)n < sizeof(extra))
+		snprintf(extra + n, sizeof(extra) - (size_t)n, ", drive written %.2fx", p->drive_writes);
+	if (!isnan(p->life_used) && n > 0 && (size_t)n < sizeof(extra))
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", life used %.1f%%",
+		         100 * p->life_used);
+	progress_update(pg, done, total, extra);
 }
 
 /* The store's figures: a "store" object in kv --json. */
@@ -693,8 +715,9 @@ static int kv_emit_points(struct kv_cli *c, struct kv_run_opts *ro, const struct
 /* Point j of pol (its grid's with --sweep, else the --param values): run it and print it.
  * 0, or an exit code after printing the error. */
 static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_policy *pol,
-                    uint64_t j, bool csv)
+                    uint64_t j, bool csv, uint64_t k, uint64_t npoints)
 {
+	char what[600];
 	char pt[512], err[9000];
 	struct ftl_config fc;
 	struct kv_result res;
@@ -716,8 +739,14 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 		ro->more_json = store_json;
 		ro->more_arg = &ss;
 	}
-	progress_init(&pg, pol->name);
-	ro->progress = kv_progress;
+	/* with several runs, which one: "point 3/40, lru-k k=2" */
+	if (npoints > 1)
+		snprintf(what, sizeof(what), "point %llu/%llu, %s%s%s", (unsigned long long)k,
+		         (unsigned long long)npoints, pol->name, *pt ? " " : "", pt);
+	else
+		snprintf(what, sizeof(what), "%s", pol->name);
+	progress_init(&pg, what);
+	ro->progress = pg.on ? kv_progress : NULL;
 	ro->progress_arg = &pg;
 	int rc = kv_run(ro, pol, pt, &res, err, sizeof(err));
 	progress_end(&pg);
@@ -765,6 +794,10 @@ static int kv_policies_run(struct kv_cli *c, struct kv_run_opts *ro, const struc
 	char err[1024];
 	bool csv = c->sweep || !one || c->csv;
 	int rc = 0;
+	uint64_t npoints = 0, k = 0; /* the runs to make, for the progress line */
+	for (int i = 0; kv_policies[i]; i++)
+		if ((!one || kv_policies[i] == one) && (!c->job_pol || kv_policies[i] == c->job_pol))
+			npoints += c->job_pol ? 1 : c->sweep ? kv_sweep_points(kv_policies[i]) : 1;
 	if (csv && !c->jobs)
 		kv_result_csv_header(c->out);
 	for (int i = 0; kv_policies[i] && !rc; i++) {
@@ -787,7 +820,7 @@ static int kv_policies_run(struct kv_cli *c, struct kv_run_opts *ro, const struc
 		}
 		for (uint64_t j = 0; j < npts && !rc; j++)
 			if (!c->job_pol || j == c->job_point)
-				rc = kv_point(c, ro, pol, j, csv);
+				rc = kv_point(c, ro, pol, j, csv, ++k, npoints);
 		if (ro->prepared_for) {
 			ro->prepared_for->unprepare(ro->prepared);
 			ro->prepared_for = NULL;

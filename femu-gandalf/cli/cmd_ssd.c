@@ -24,7 +24,7 @@ struct ssd_flags {
 	gboolean precondition, steady, json, check;
 	double writes, round, dwpd, accel, rate, runtime, ramp;
 	gint max_rounds, iodepth;
-	gint64 seed;
+	char *seed;
 };
 
 static const char ssd_description[] =
@@ -59,7 +59,7 @@ static GOptionContext *ssd_option_context(struct ssd_flags *fl)
 		{"max-rounds", 0, 0, G_OPTION_ARG_INT, &fl->max_rounds, "give up on --steady after this many rounds (default 200)", "N"},
 		{"dwpd", 0, 0, G_OPTION_ARG_DOUBLE, &fl->dwpd, "host write rate for lifetimes, drive writes/day, >= 0 (default: preset's rating)", "X"},
 		{"accelerate", 0, 0, G_OPTION_ARG_DOUBLE, &fl->accel, "accelerated aging: P/E / F, run to end of life, scale by F (1 <= F <= the drive's pe_cycles)", "F"},
-		{"seed", 0, 0, G_OPTION_ARG_INT64, &fl->seed, "workload seed (default 1)", "S"},
+		{"seed", 0, 0, G_OPTION_ARG_STRING, &fl->seed, "workload seed (default 1)", "S"},
 		{"load-snapshot", 0, 0, G_OPTION_ARG_FILENAME, &fl->load, "start from a saved FTL state (instead of --preset)", "PATH"},
 		{"save-snapshot", 0, 0, G_OPTION_ARG_FILENAME, &fl->save, "save the FTL state at the end", "PATH"},
 		{"rw", 0, 0, G_OPTION_ARG_STRING, &fl->rw, "then measure I/O as fio does: read | write | randread | randwrite | randrw[:READ%] (bs = --bs, offsets = --workload)", "MODE"},
@@ -136,7 +136,9 @@ static int ssd_opts_from_flags(const struct ssd_flags *fl, struct ssd_run_opts *
 	o->steady_rule = fl->steady_rule && !strcmp(fl->steady_rule, "tight") ? RUN_RULE_TIGHT
 	                                                                      : RUN_RULE_SNIA;
 	o->workload = fl->workload ? fl->workload : "uniform";
-	o->seed = (uint64_t)fl->seed;
+	o->seed = 1;
+	if (fl->seed && !fg_parse_seed(fl->seed, &o->seed))
+		return -1;
 	o->precondition = fl->precondition;
 	o->steady = fl->steady;
 	o->round = fl->round;
@@ -172,12 +174,15 @@ static int ssd_opts_from_flags(const struct ssd_flags *fl, struct ssd_run_opts *
 	return 0;
 }
 
-static void ssd_progress(void *arg, uint64_t done, uint64_t total, double waf_window)
+static void ssd_progress(void *arg, const char *phase, double done, double total,
+                         double waf_window)
 {
-	char extra[64];
+	struct progress *p = arg;
 
+	progress_phase(p, phase); /* each phase its own share done and time left */
+	char extra[64];
 	snprintf(extra, sizeof(extra), "WAF %.3f", waf_window);
-	progress_update(arg, (double)done, (double)total, extra);
+	progress_update(p, done, total, extra);
 }
 
 static void print_report_text(const struct ssd_report *rep)
@@ -256,6 +261,7 @@ static void free_flags(struct ssd_flags *fl)
 {
 	g_free(fl->preset);
 	g_free(fl->workload);
+	g_free(fl->seed);
 	g_free(fl->bs);
 	g_free(fl->steady_rule);
 	g_free(fl->rw);
@@ -289,7 +295,7 @@ static int ssd_run_and_print(struct ssd_run_opts *o, bool json)
 	int rc;
 
 	progress_init(&pr, "ssd");
-	if (pr.tty) {
+	if (pr.on) {
 		o->progress = ssd_progress;
 		o->progress_arg = &pr;
 	}
@@ -325,7 +331,6 @@ int cmd_ssd(int argc, char **argv)
 	        .dwpd = NAN,
 	        .accel = NAN,
 	        .max_rounds = 200,
-	        .seed = 1,
 	        .iodepth = 1,
 	        .runtime = 1,
 	};

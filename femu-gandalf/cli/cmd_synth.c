@@ -131,7 +131,7 @@ static int synth_fill(const struct synth_args *a, struct synth_opts *o)
 		        a->tool ? "--tool" : "--subagent-p");
 		return -1;
 	}
-	if (a->seed && !parse_u64("--seed", a->seed, UINT64_MAX, &o->seed))
+	if (a->seed && !fg_parse_seed(a->seed, &o->seed))
 		return -1;
 	if (a->turns && !parse_turns(a->turns, &o->turns_min, &o->turns_max))
 		return -1;

@@ -30,7 +30,7 @@ GOptionEntry *fg_trace_entries(struct trace_cli *c)
 		{"block-tokens", 0, 0, G_OPTION_ARG_INT, &c->block_tokens, "tokens per hash block (default: the format's)", "N"},
 		{"session-rate", 0, 0, G_OPTION_ARG_DOUBLE, &c->session_rate, "WEKA: Poisson session arrivals per second (default 0.05)", "R"},
 		{"stagger", 0, 0, G_OPTION_ARG_DOUBLE, &c->stagger, "WEKA: fixed seconds between session starts (overrides the rate)", "S"},
-		{"seed", 0, 0, G_OPTION_ARG_INT64, &c->seed, "WEKA: arrival seed (default 1)", "S"},
+		{"seed", 0, 0, G_OPTION_ARG_STRING, &c->seed, "WEKA: arrival seed (default 1)", "S"},
 		{"fold", 0, 0, G_OPTION_ARG_STRING, &c->fold, "only fold I of K of the sessions (1 <= I <= K <= 64; docs/kv.md)", "I/K"},
 		{NULL},
 	};
@@ -49,16 +49,22 @@ int fg_trace_opts(const struct trace_cli *c, struct trace_opts *o)
 			return -1;
 		}
 	}
-	if (c->block_tokens < 0 || c->session_rate < 0 || c->stagger < 0) {
-		fprintf(stderr, "femu-gandalf: --block-tokens, --session-rate and --stagger must be >= 0\n");
+	const char *neg = c->block_tokens < 0       ? "--block-tokens"
+	                  : !(c->session_rate >= 0) ? "--session-rate"
+	                  : !(c->stagger >= 0)      ? "--stagger"
+	                                            : NULL;
+	if (neg) {
+		fprintf(stderr, "femu-gandalf: %s %g: must be >= 0\n", neg,
+		        c->block_tokens < 0 ? (double)c->block_tokens
+		        : !(c->session_rate >= 0) ? c->session_rate : c->stagger);
 		return -1;
 	}
 	o->block_tokens = (uint32_t)c->block_tokens;
 	if (c->session_rate > 0)
 		o->session_rate = c->session_rate;
 	o->stagger = c->stagger;
-	if (c->seed)
-		o->seed = (uint64_t)c->seed;
+	if (c->seed && !fg_parse_seed(c->seed, &o->seed))
+		return -1;
 	if (c->fold) {
 		unsigned i = 0, k = 0;
 		int end = 0;

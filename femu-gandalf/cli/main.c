@@ -4,11 +4,13 @@
  * Each subcommand lives in its own cmd_*.c file and parses its own options with GOption, so
  * `femu-gandalf SUB --help` always works and shows an example.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -199,6 +201,20 @@ bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv)
 	return fg_parse_opts_args(ctx, argc, argv, 0, NULL);
 }
 
+bool fg_parse_seed(const char *s, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (!isdigit((unsigned char)*s) || *end || errno) {
+		fprintf(stderr, "femu-gandalf: --seed %s: must be an integer in 0..%llu\n", s,
+		        (unsigned long long)UINT64_MAX);
+		return false;
+	}
+	*v = x;
+	return true;
+}
+
 double now_seconds(void)
 {
 	struct timespec ts;
@@ -208,26 +224,79 @@ double now_seconds(void)
 
 void progress_init(struct progress *p, const char *what)
 {
+	const char *env = getenv("FEMU_GANDALF_PROGRESS");
+	char *end;
+	double every = env ? strtod(env, &end) : NAN;
+
 	p->tty = isatty(2);
-	p->last = 0;
+	p->on = p->tty;
+	p->every = 0.25;
+	if (env && !strcmp(env, "off")) {
+		p->on = false;
+	} else if (env && *env && !*end && every >= 0) {
+		p->on = true;
+		p->tty = false; /* whole lines */
+		p->every = every;
+	}
+	p->start = now_seconds();
+	p->last = -1;
 	p->what = what;
+	p->phase[0] = 0;
+}
+
+void progress_phase(struct progress *p, const char *what)
+{
+	size_t n = strcspn(what, "(");
+	if (strlen(p->phase) != n || strncmp(p->phase, what, n)) {
+		snprintf(p->phase, sizeof(p->phase), "%.*s", (int)n, what);
+		p->start = now_seconds();
+	}
+	p->what = what;
+}
+
+/* seconds as "42s", "3m05s" or "2h07m" */
+static void span_text(double s, char *buf, size_t len)
+{
+	long n = s > 0 ? (long)(s + 0.5) : 0;
+	if (n < 60)
+		snprintf(buf, len, "%lds", n);
+	else if (n < 3600)
+		snprintf(buf, len, "%ldm%02lds", n / 60, n % 60);
+	else
+		snprintf(buf, len, "%ldh%02ldm", n / 3600, n / 60 % 60);
 }
 
 void progress_update(struct progress *p, double done, double total, const char *extra)
 {
-	if (!p->tty)
+	char when[32], head[64];
+
+	if (!p->on)
 		return;
-	double t = now_seconds();
-	if (t - p->last < 0.25)
+	double t = now_seconds(), el = t - p->start;
+	if (p->last >= 0 && t - p->last < p->every)
 		return;
 	p->last = t;
-	fprintf(stderr, "\r%s: %5.1f%% %s   ", p->what, total > 0 ? 100.0 * done / total : 0, extra ? extra : "");
+	if (total > 0 && done >= 0) {
+		double f = done < total ? done / total : 1;
+		/* the time left, once there is a rate to go by */
+		if (f > 0.002 && el > 1) {
+			span_text(el * (1 - f) / f, when, sizeof(when));
+			snprintf(head, sizeof(head), "%.1f%%, %s left", 100 * f, when);
+		} else {
+			snprintf(head, sizeof(head), "%.1f%%", 100 * f);
+		}
+	} else {
+		span_text(el, when, sizeof(when));
+		snprintf(head, sizeof(head), "%s so far", when);
+	}
+	fprintf(stderr, "%s%s: %s%s%s%s", p->tty ? "\r\033[K" : "", p->what, head, extra ? "; " : "",
+	        extra ? extra : "", p->tty ? "" : "\n");
 	fflush(stderr);
 }
 
 void progress_end(struct progress *p)
 {
-	if (p->tty && p->last > 0)
+	if (p->on && p->tty && p->last >= 0)
 		fprintf(stderr, "\r\033[K");
 }
 

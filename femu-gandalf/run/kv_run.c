@@ -152,6 +152,27 @@ static void accel_extrapolate(struct kv_result *res, struct kvsim *s, struct ftl
 	res->accel.extrapolated_days = lt.erase_days;
 }
 
+static void kv_progress(const struct kv_run_opts *o, struct kvsim *s, struct ftl *f, int pass,
+                        uint64_t request)
+{
+	struct kv_run_progress p = {.pass = pass + 1,
+	                            .passes = o->loops > 0 ? o->loops : KV_RUN_MAX_LOOPS_DEF,
+	                            .request = request,
+	                            .requests = o->kt->n,
+	                            .drive_writes_goal = o->drive_writes,
+	                            .life_used = NAN,
+	                            .until_steady = o->until_steady,
+	                            .st = kvsim_stats(s)};
+	if (f) {
+		struct ftl_stats fs;
+		ftl_get_stats(f, &fs);
+		p.drive_writes = (double)fs.host_write_bytes / (double)ftl_get_geometry(f)->user_bytes;
+		if (o->accelerate)
+			p.life_used = fs.erase_mean / ftl_get_config(f)->pe_cycles;
+	}
+	o->progress(o->progress_arg, &p);
+}
+
 /* The passes. 0, or -1 with the failing request in err. With fresh_ids, each pass after the
  * first is a new population of sessions behaving as the trace's (new users, the same load):
  * the tier keeps meeting new content, as a deployment does, and a drive larger than the trace's
@@ -201,10 +222,12 @@ static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, struct ftl *f
 				break;
 			}
 			if (o->progress && !((i + 1) & 1023))
-				o->progress(o->progress_arg, pass, kvsim_stats(s));
+				kv_progress(o, s, f, pass, i + 1);
 		}
 		if (rc || res->eol.reached)
 			break;
+		if (o->progress)
+			kv_progress(o, s, f, pass, o->kt->n);
 		if (f && run_passes_note(pp, f)) {
 			snprintf(err, errlen, "out of memory");
 			rc = -1;
@@ -269,6 +292,23 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 			return SSD_RUN_E_INPUT;
 		}
 		kv_cost_no_device(cfg);
+	}
+	/* a tier smaller than its smallest object holds nothing: a typo, not an experiment */
+	uint64_t chunk = o->kt && o->kt->n ? (uint64_t)o->kt->rq[0].block_tokens *
+	                                             cfg->model.full_kv_bytes_per_token
+	                                   : 0,
+	         state = cfg->model.linear_state_bytes;
+	uint64_t least = chunk && state ? (chunk < state ? chunk : state) : chunk ? chunk : state;
+	if (cfg->ssd_bytes < least) {
+		snprintf(err, errlen,
+		         "--ssd %llu bytes: smaller than the smallest object the tier stores (%s of "
+		         "%s: %llu bytes), so it could hold nothing",
+		         (unsigned long long)cfg->ssd_bytes,
+		         least == chunk ? "a KV block" : "a linear-attention state", cfg->model.name,
+		         (unsigned long long)least);
+		ftl_destroy(*f);
+		*f = NULL;
+		return SSD_RUN_E_INPUT;
 	}
 	bool until = o->drive_writes || o->until_steady || o->accelerate;
 	const char *bad = NULL;

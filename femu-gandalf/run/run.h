@@ -110,8 +110,10 @@ void run_eol_json(const struct run_eol *e, struct json_out *j);
 /* One text line ("end of life: ...\n") when reached, else nothing. */
 void run_eol_text(const struct run_eol *e, FILE *out);
 
-/* Progress, called about 512 times per user capacity written; may be NULL. */
-typedef void (*ssd_run_progress_fn)(void *arg, uint64_t done_bytes, uint64_t total_bytes,
+/* Progress, called about 512 times per user capacity written: the phase's name, and done of
+ * total (bytes written of the phase's; aging: mean erase count of the scaled rated P/E; total 0:
+ * not known, as for steady-state rounds). */
+typedef void (*ssd_run_progress_fn)(void *arg, const char *phase, double done, double total,
                                     double waf_window);
 
 /*
@@ -294,8 +296,17 @@ void blk_report_free(struct blk_report *rep);
 /* The keys of `blkreplay --json` (docs/output.md), as one object. */
 void blk_report_json(const struct blk_report *rep, struct json_out *j);
 
-/* Progress of kv_run(), called every 1024 requests of a pass (pass from 0); may be NULL. */
-typedef void (*kv_run_progress_fn)(void *arg, int pass, const struct kv_stats *st);
+/* Where kv_run() is, for a progress line: called every 1024 requests of a pass. */
+struct kv_run_progress {
+	int pass, passes;           /* this pass (from 1), and the most the run makes */
+	uint64_t request, requests; /* in this pass (from 1), and the trace's */
+	double drive_writes;        /* host writes / user capacity so far (0 without a drive) */
+	double drive_writes_goal;   /* --drive-writes (0: none) */
+	double life_used;           /* --accelerate: mean erase count / scaled P/E; else NaN */
+	bool until_steady;          /* the passes end when steady: their number is not known */
+	const struct kv_stats *st;
+};
+typedef void (*kv_run_progress_fn)(void *arg, const struct kv_run_progress *p);
 
 /*
  * One `kv` run: a fresh cache and a fresh drive, the whole trace loops times (each pass shifted

@@ -46,7 +46,10 @@ struct runner {
 	uint64_t mix_rng;
 	uint64_t now;                     /* virtual ns: the last completion */
 	uint64_t writes;                  /* writes the drive accepted, every phase */
-	uint64_t done_bytes, total_bytes; /* for the progress callback */
+	/* for the progress callback: the phase, its bytes written and to write (0: until a rule
+	 * says so) */
+	char phase[64];
+	uint64_t done_bytes, total_bytes;
 };
 
 void ssd_run_opts_default(struct ssd_run_opts *o)
@@ -133,8 +136,14 @@ static int poll_drive(struct runner *r, bool stop_at_pe)
 	ftl_get_stats(r->f, &st);
 	if (stop_at_pe && st.erase_mean >= ftl_get_config(r->f)->pe_cycles)
 		return FTL_E_WORN;
-	if (r->o->progress)
-		r->o->progress(r->o->progress_arg, r->done_bytes, r->total_bytes, st.waf_window);
+	if (!r->o->progress)
+		return FTL_OK;
+	if (stop_at_pe) /* aging: the share of the (scaled) rated P/E used */
+		r->o->progress(r->o->progress_arg, r->phase, st.erase_mean,
+		               ftl_get_config(r->f)->pe_cycles, st.waf_window);
+	else
+		r->o->progress(r->o->progress_arg, r->phase, (double)r->done_bytes,
+		               (double)r->total_bytes, st.waf_window);
 	return FTL_OK;
 }
 
@@ -279,12 +288,14 @@ static int steady_rounds(struct runner *r, struct ssd_report *rep, double cap_x)
 	double cap = cap_x * (double)r->user, total = 0;
 	int io = FTL_OK;
 
-	r->total_bytes = r->done_bytes + (uint64_t)cap;
-	while (rep->steady.rounds < r->o->max_rounds &&
-	       rep->steady.rounds < RUN_STEADY_MAX_ROUNDS && total < cap) {
+	int most = r->o->max_rounds < RUN_STEADY_MAX_ROUNDS ? r->o->max_rounds : RUN_STEADY_MAX_ROUNDS;
+	r->done_bytes = r->total_bytes = 0; /* rounds until steady: how many is not known */
+	while (rep->steady.rounds < most && total < cap) {
 		struct ftl_stats a, b;
 		double waf;
 
+		snprintf(r->phase, sizeof(r->phase), "steady state (round %d of at most %d)",
+		         rep->steady.rounds + 1, most);
 		ftl_get_stats(r->f, &a);
 		io = write_phase(r, rb, 0, r->o->accelerate > 0);
 		ftl_get_stats(r->f, &b);
@@ -306,7 +317,7 @@ static int age_to_eol(struct runner *r, struct ssd_report *rep, double cap_x)
 
 	ftl_lifetime_scaled(r->f, rep->bytes_per_day, r->o->accelerate, &early);
 	rep->accel.extrapolated_days = early.erase_days;
-	r->total_bytes = 0;
+	snprintf(r->phase, sizeof(r->phase), "aging to end of life (x%g)", r->o->accelerate);
 	return write_phase(r, (uint64_t)(cap_x * (double)r->user), 0, true);
 }
 
@@ -319,17 +330,21 @@ static int run_phases(struct runner *r, struct ssd_report *rep)
 	double writes = o->writes < 0 ? 1 : o->writes;
 	int io = FTL_OK;
 
-	bool write_phase_runs = !o->steady && (o->perf.rw == PERF_NONE || o->writes >= 0);
-	r->total_bytes = (uint64_t)((o->precondition ? 2 : 0) * (double)r->user +
-	                            (write_phase_runs ? writes * (double)r->user : 0));
-	if (o->precondition)
+	if (o->precondition) {
+		snprintf(r->phase, sizeof(r->phase), "precondition (2 drive writes, sequential)");
+		r->done_bytes = 0, r->total_bytes = 2 * r->user;
 		io = write_phase(r, 2 * r->user, PRECONDITION_BS, false);
+	}
 	if (io == FTL_OK && o->steady)
 		io = steady_rounds(r, rep, steady_cap);
 	if (o->accelerate && io == FTL_OK)
 		io = age_to_eol(r, rep, accel_cap);
-	else if (io == FTL_OK && !o->steady && (o->perf.rw == PERF_NONE || o->writes >= 0))
-		io = write_phase(r, (uint64_t)(writes * (double)r->user), 0, false);
+	else if (io == FTL_OK && !o->steady && (o->perf.rw == PERF_NONE || o->writes >= 0)) {
+		snprintf(r->phase, sizeof(r->phase), "writes (%s, %g drive writes)", o->workload,
+		         writes);
+		r->done_bytes = 0, r->total_bytes = (uint64_t)(writes * (double)r->user);
+		io = write_phase(r, r->total_bytes, 0, false);
+	}
 	return io;
 }
 

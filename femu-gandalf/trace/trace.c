@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,16 @@ const char *trace_where(struct trace *t)
 	else
 		snprintf(t->where, sizeof(t->where), "%s", t->path);
 	return t->where;
+}
+
+double trace_read_share(const struct trace *t)
+{
+	struct stat sb;
+	long pos;
+	if (!t->lio.f || fstat(fileno(t->lio.f), &sb) || sb.st_size <= 0 ||
+	    (pos = ftell(t->lio.f)) < 0)
+		return NAN;
+	return pos >= sb.st_size ? 1 : (double)pos / (double)sb.st_size;
 }
 
 uint64_t trace_bytes_read(const struct trace *t)

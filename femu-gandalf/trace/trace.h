@@ -82,6 +82,9 @@ int trace_next_kv(struct trace *t, struct kv_request *rq);
 const char *trace_error(const struct trace *t);
 uint64_t trace_skipped(const struct trace *t); /* malformed records skipped (skip_bad) */
 uint64_t trace_bytes_read(const struct trace *t); /* input bytes consumed (decompressed) */
+/* The share of a text trace's file read so far (compressed bytes for a compressed one), for a
+ * progress line: 0..1, or NaN when not known. */
+double trace_read_share(const struct trace *t);
 /* "FILE:LINE" of the record last returned (line-based formats), for the caller's own errors. */
 const char *trace_where(struct trace *t);
 
