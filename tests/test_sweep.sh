@@ -93,6 +93,25 @@ fi
 sh "$T/again.txt" && "$FG" sweep --merge "$T/a" >"$T/a2.csv" 2>/dev/null && cmp -s "$T/a.csv" "$T/a2.csv" &&
 	pass "the two jobs run again: the same table" || fail "the table after running the missing jobs"
 
+# a row of the wrong policy (another job's result copied in) and a row with a field dropped
+cp "$T/a/results/0002.csv" "$T/keep2" && cp "$T/a/results/0003.csv" "$T/keep3"
+p2=$(sed -n 2p "$T/a/results/0002.csv" | cut -d, -f1)
+# j: the first job of another policy than job 2's
+j=$(grep -n -v -m1 -- "--job $p2:" "$T/a/jobs.txt" | cut -d: -f1)
+jj=$(printf %04d "$j")
+cp "$T/a/results/$jj.csv" "$T/keepj"
+cp "$T/a/results/0002.csv" "$T/a/results/$jj.csv"
+{ head -1 "$T/keep3"; sed -n 2p "$T/keep3" | sed 's/,[^,]*$//'; } >"$T/a/results/0003.csv"
+out=$("$FG" sweep --merge "$T/a" --output "$T/c.csv" 2>&1 >/dev/null)
+rc=$?
+if [ $rc = 1 ] && grep -q "job $j: results/$jj.csv: its row is policy '$p2', the job runs '" <<<"$out" &&
+	grep -q "job 3: results/0003.csv: its row has [0-9]* fields, the header [0-9]*" <<<"$out" && [ ! -e "$T/c.csv" ]; then
+	pass "merge: a row of another policy (job $j) and a row short of a field (job 3) refused, nothing written"
+else fail "merge of wrong rows: exit $rc: $out"; fi
+cp "$T/keepj" "$T/a/results/$jj.csv" && cp "$T/keep3" "$T/a/results/0003.csv"
+"$FG" sweep --merge "$T/a" >"$T/a3.csv" 2>/dev/null && cmp -s "$T/a.csv" "$T/a3.csv" &&
+	pass "the rows put back: the same table" || fail "the table after the rows were put back"
+
 # --- 4. emitting again ------------------------------------------------------------------------
 cp "$T/a/results/0001.csv" "$T/r1"
 expect 0 "kept: the same jobs were there" "emit the same sweep again" -- sweep --emit-jobs "$T/a" "${KV[@]}"

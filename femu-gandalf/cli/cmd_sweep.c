@@ -238,6 +238,46 @@ static int csv_column(const char *header, const char *name)
 	return k;
 }
 
+/* The fields of one CSV record (quotes as in csv_cut()), and its first field into first. */
+static int csv_fields(const char *line, GString *first)
+{
+	bool quoted = false;
+	int f = 1;
+	g_string_truncate(first, 0);
+	for (const char *p = line; *p && (quoted || *p != '\n'); p++) {
+		if (*p == '"')
+			quoted = !quoted;
+		else if (!quoted && *p == ',')
+			f++;
+		else if (f == 1)
+			g_string_append_c(first, *p);
+	}
+	return quoted ? -1 : f;
+}
+
+/* Whether row is job's (its jobs.txt line): as many fields as the header, and the policy the
+ * line's --job names. NULL, or the reason. */
+static char *sweep_row_check(const char *row, const char *header, const char *job)
+{
+	GString *pol = g_string_new(NULL), *hfirst = g_string_new(NULL);
+	int want = csv_fields(header, hfirst), got = csv_fields(row, pol);
+	const char *j = strstr(job, " --job ");
+	char *why = NULL;
+	if (got != want) {
+		why = got < 0 ? g_strdup("an unclosed quote in its row")
+		              : g_strdup_printf("its row has %d fields, the header %d", got, want);
+	} else if (j) {
+		j += strlen(" --job ");
+		size_t n = strcspn(j, ": ");
+		if (pol->len != n || strncmp(pol->str, j, n))
+			why = g_strdup_printf("its row is policy '%s', the job runs '%.*s'", pol->str,
+			                      (int)n, j);
+	}
+	g_string_free(pol, TRUE);
+	g_string_free(hfirst, TRUE);
+	return why;
+}
+
 static char *kv_header(void)
 {
 	char *buf = NULL;
@@ -266,6 +306,14 @@ static int sweep_collect(const char *dir, const char *output, bool missing)
 	csv_cut(header, wall, table, cut);
 	for (unsigned i = 1; i <= n; i++) {
 		char *why = NULL, *row = sweep_result(dir, i, header, &why);
+		if (row && (why = sweep_row_check(row, header, jobs[i - 1]))) {
+			char *w = g_strdup_printf("results/%04u.csv: %s (another job's or a damaged "
+			                          "file?)", i, why);
+			g_free(why);
+			why = w;
+			g_free(row);
+			row = NULL;
+		}
 		if (row) {
 			g_string_truncate(cut, 0);
 			csv_cut(row, wall, table, cut);
