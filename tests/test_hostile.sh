@@ -124,6 +124,16 @@ if grep -q '"skipped_records": 1,' <<<"$out" && grep -q "1 malformed record skip
 	pass "kv --skip-bad: the count in the JSON, the last one on stderr"
 else fail "kv --skip-bad: $(grep skipped <<<"$out") / $(cat "$T/err")"; fi
 
+# Mooncake's invariant: one hash id per 512-token block, none twice
+printf '{"timestamp": 0, "input_length": 1000000000, "output_length": 10, "hash_ids": [1]}\n' >"$T/mc-len.jsonl"
+expect 2 "mc-len.jsonl:1: 1 hash_ids for input_length 1000000000: Mooncake has one per 512-token block, ceil(input_length / 512) = 1953125" \
+	"Mooncake: input_length against its hash_ids" -- trace info "$T/mc-len.jsonl"
+printf '{"timestamp": 0, "input_length": 1500, "output_length": 10, "hash_ids": [1, 2, 1]}\n' >"$T/mc-rep.jsonl"
+expect 2 "mc-rep.jsonl:1: a hash id appears twice" "Mooncake: an id twice in one request" -- \
+	kv --trace "$T/mc-rep.jsonl" --model test-hybrid-256 --dram 1G --device none --ssd 1G --policy lru
+cat "$T/mc-len.jsonl" "$T/mc-rep.jsonl" "$T/mc.jsonl" >"$T/mc-all.jsonl"
+expect 0 "3 malformed records skipped" "Mooncake --skip-bad: counted" -- trace info "$T/mc-all.jsonl" --skip-bad
+
 # ---- binary data where a text trace should be: said so, not "out of memory" or a format ----
 printf '\x01\x9c\xfe garbage\x02 bytes\n' >"$T/rand.jsonl"
 expect 2 "rand.jsonl:1: byte 0x01 at column 1: not a text trace" "random bytes in a .jsonl: named as binary" -- \

@@ -459,7 +459,8 @@ static void ids_str(const GArray *ids, char *s, size_t len)
 
 /*
  * One Mooncake record after a good one (so an error names line 2 of the file). A record not
- * starting with '{' is the tail of {"timestamp":0,"input_length":1024,"output_length":1,...}.
+ * starting with '{' is the tail of {"timestamp":0,"input_length":L,"output_length":1,...}, L
+ * being 512 per expected id (Mooncake's invariant, checked after the ids are read).
  * The reader must agree with jansson_ids() and give want_ids ("5,6"; "" for []) or, when
  * want_err is set, fail with "FILE:2: want_err" (and, with skip_bad, skip just that record).
  */
@@ -467,10 +468,15 @@ static void hashids_case(const char *rec, const char *want_ids, const char *want
 {
 	static int ncase;
 	char full[8192], name[64], got[4096], path[300], want_pos[400];
+	/* an input_length that keeps Mooncake's invariant: 512 tokens per expected id */
+	unsigned nwant = want_ids && *want_ids ? 1 : 0;
+	for (const char *c = want_ids; c && *c; c++)
+		nwant += *c == ',';
 	if (rec[0] == '{')
 		snprintf(full, sizeof(full), "%s", rec);
 	else
-		snprintf(full, sizeof(full), "{\"timestamp\":0,\"input_length\":1024,\"output_length\":1,%s}", rec);
+		snprintf(full, sizeof(full), "{\"timestamp\":0,\"input_length\":%u,\"output_length\":1,%s}",
+			 512 * nwant, rec);
 	GString *text = g_string_new("{\"timestamp\":0,\"input_length\":1,\"output_length\":1,\"hash_ids\":[42]}\n");
 	g_string_append_printf(text, "%s\n", full);
 	snprintf(name, sizeof(name), "hc%d.jsonl", ncase++);
@@ -612,7 +618,7 @@ static void test_hashids_whitespace_numbers(void **state)
 	(void)state;
 	hashids_case("{ \"timestamp\" : 0 , \"input_length\" : 1024 , \"output_length\" : 1 , \"hash_ids\" :\t[ 1 ,\t2\r]\t}",
 		     "1,2", NULL);
-	hashids_case("{\"timestamp\":0,\"input_length\":1024,\"output_length\":1,\"hash_ids\"\r:\r[\r]\r}", "", NULL);
+	hashids_case("{\"timestamp\":0,\"input_length\":0,\"output_length\":1,\"hash_ids\"\r:\r[\r]\r}", "", NULL);
 	hashids_case("{\t\"hash_ids\" : 0 , \"x\" : { \"hash_ids\" : [ 5 , 6 ] } , \"timestamp\":0,\"input_length\":1024,\"output_length\":1}",
 		     NULL, NOT_ARRAY);
 	hashids_case("\"hash_ids\":[0]", "0", NULL);
@@ -712,8 +718,9 @@ static void kv_traces(const char *paths[5])
 {
 	GString *g = g_string_new("");
 	for (int i = 0; i < 3000; i++) {
-		g_string_append_printf(g, "{\"timestamp\": %d, \"input_length\": 100, \"output_length\": 1, \"x\": {\"hash_ids\": [%d]}, \"hash_ids\": [", i, i);
-		for (int k = 0; k < 1 + (i * 7919) % 700; k++)
+		int nids = 1 + (i * 7919) % 700;
+		g_string_append_printf(g, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": 1, \"x\": {\"hash_ids\": [%d]}, \"hash_ids\": [", i, 512 * nids, i);
+		for (int k = 0; k < nids; k++)
 			g_string_append_printf(g, "%s%d", k ? ", " : "", i * 3 + k);
 		g_string_append(g, "]}\n");
 	}
@@ -723,7 +730,7 @@ static void kv_traces(const char *paths[5])
 	snprintf(p[1], sizeof(p[1]), "%s", put("m.jsonl",
 		"{\"timestamp\": 0, \"input_length\": 1025, \"output_length\": 5, \"hash_ids\": [0, 1, 2]}\n"
 		"{\"timestamp\": 10, \"input_length\": 0, \"output_length\": 1, \"hash_ids\": []}\n"
-		"{\"timestamp\": 20, \"input_length\": 512, \"output_length\": 2, \"hash_ids\": [9, 8]}\n"));
+		"{\"timestamp\": 20, \"input_length\": 1024, \"output_length\": 2, \"hash_ids\": [9, 8]}\n"));
 	snprintf(p[2], sizeof(p[2]), "%s", put("b.jsonl",
 		"{\"chat_id\": 10, \"parent_chat_id\": -1, \"timestamp\": 0.5, \"input_length\": 40, \"output_length\": 3, \"hash_ids\": [1, 2, 3]}\n"
 		"{\"chat_id\": 11, \"parent_chat_id\": -1, \"timestamp\": 0.5, \"input_length\": 16, \"output_length\": 3, \"hash_ids\": [9]}\n"
@@ -1050,9 +1057,10 @@ static void test_kv_in_memory(void **state)
 	assert_ptr_equal(kt.rq[0].blocks, kt.rq[3].blocks);
 	assert_ptr_not_equal(kt.rq[4].blocks, kt.rq[0].blocks);
 	kv_trace_free(&kt);
-	p = put("mem2.jsonl", "{\"timestamp\": 0, \"input_length\": 32, \"output_length\": 1, \"hash_ids\": [5, 6]}\n"
-			      "{\"timestamp\": 1, \"input_length\": 32, \"output_length\": 1, \"hash_ids\": [5, 6]}\n");
+	p = put("mem2.jsonl", "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 1, \"hash_ids\": [5, 6]}\n"
+			      "{\"timestamp\": 1, \"input_length\": 1024, \"output_length\": 1, \"hash_ids\": [5, 6]}\n");
 	same_in_memory(p);
+	o.block_tokens = 0; /* Mooncake's own 512 */
 	assert_int_equal(kv_trace_load(p, &o, &kt, err, sizeof(err)), 0);
 	assert_int_equal(kt.stored, 4); /* no session: no sharing */
 	kv_trace_free(&kt);

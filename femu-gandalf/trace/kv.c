@@ -731,13 +731,57 @@ static int jsonl_common(struct trace *t, struct jsonl_rec *r, struct kv_request 
 	return 1;
 }
 
-/* Mooncake: timestamp in ms, 512-token blocks, no sessions. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Whether ids[0..n) holds an id twice (sorted in a copy; -1 out of memory). */
+static int has_repeat(const uint64_t *ids, uint32_t n)
+{
+	uint64_t *c;
+	int rep = 0;
+
+	if (n < 2)
+		return 0;
+	if (!(c = malloc((size_t)n * sizeof(*c))))
+		return -1;
+	memcpy(c, ids, (size_t)n * sizeof(*c));
+	qsort(c, n, sizeof(*c), cmp_u64);
+	for (uint32_t i = 1; i < n && !rep; i++)
+		rep = c[i] == c[i - 1];
+	free(c);
+	return rep;
+}
+
+/*
+ * Mooncake: timestamp in ms, 512-token blocks, no sessions. Its documented invariant holds in
+ * every record: one hash id per block of the prompt, ceil(input_length / block), none twice (the
+ * ids of a request are a path in a prefix tree). A record that breaks it is malformed (an error,
+ * or counted and skipped with --skip-bad): an input_length of 1e9 with one id would otherwise be
+ * a billion tokens the cache never sees.
+ */
 static int mooncake_record(struct trace *t, const struct jsonl_rec *r, struct kv_request *rq)
 {
+	uint64_t want;
+	int rep;
+
 	if (!r->has_ts)
 		return trace_bad(t, "missing 'timestamp'");
 	rq->t = r->ts / 1000.0;
 	rq->block_tokens = t->o.block_tokens ? t->o.block_tokens : 512;
+	want = ((uint64_t)rq->input_tokens + rq->block_tokens - 1) / rq->block_tokens;
+	if (rq->nblocks != want)
+		return trace_bad(t, "%u hash_ids for input_length %u: Mooncake has one per %u-token "
+		                    "block, ceil(input_length / %u) = %llu",
+		                 (unsigned)rq->nblocks, (unsigned)rq->input_tokens, rq->block_tokens,
+		                 rq->block_tokens, (unsigned long long)want);
+	if ((rep = has_repeat(rq->blocks, rq->nblocks)) < 0)
+		return trace_bad(t, "out of memory");
+	if (rep)
+		return trace_bad(t, "a hash id appears twice in one request's hash_ids (a request's ids "
+		                    "are a path in a prefix tree)");
 	return 1;
 }
 
