@@ -36,19 +36,19 @@ def main():
     runs = [(p, json.load(open(os.path.join(d, p + ".json")))) for p in pols]
     r0 = runs[0][1]
     print("trace: %d requests in %d to %d passes, as new users each pass, over %.0f s of trace "
-          "time; model %s; DRAM %.0f GiB; SSD tier %.1f GB" % (
+          "time; model %s; DRAM %.0f GiB; SSD tier %.1f GiB" % (
               r0["requests"] // r0["passes"], min(r["passes"] for _, r in runs),
               max(r["passes"] for _, r in runs), r0["trace_duration_s"], r0["model"],
-              r0["dram_bytes"] / 2**30, r0["ssd_bytes"] / 1e9))
+              r0["dram_bytes"] / 2**30, r0["ssd_bytes"] / 2**30))
     print()
     fmt = "%-14s %7s %10s %6s %7s %12s %12s %12s"
     print(fmt % ("policy", "miss", "SSD writes", "drive", "WAF", "TBW div.", "naive P/E", "erase count"))
-    print(fmt % ("", "ratio", "GB", "writes", "", "days", "days", "days"))
+    print(fmt % ("", "ratio", "GiB", "writes", "", "days", "days", "days"))
     for p, r in runs:
         lt = r["lifetime_days"]
         waf = "%7.3f" % r["waf"] if r["waf"] is not None else "%7s" % "-"
         print("%-14s %7.4f %10.1f %6.2f %s %s %s %s" % (
-            p, r["miss_ratio"], r["ssd_write_bytes"] / 1e9, r["drive_writes"], waf,
+            p, r["miss_ratio"], r["ssd_write_bytes"] / 2**30, r["drive_writes"], waf,
             days(lt["tbw"]), days(lt["naive_pe"]), days(lt["erase"], r["steady"])))
     print()
     print("Miss ratio: share of prompt blocks recomputed. TBW div.: rated TBW / host writes per day (WAF 1")

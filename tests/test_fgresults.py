@@ -51,6 +51,10 @@ class Reading(unittest.TestCase):
         rows = fr.read_rows(path)
         os.unlink(path)
         self.assertEqual([r["params"] for r in rows], ["lambda=8,x=1", ""])
+        # the columns renamed with their units read under the new names
+        self.assertEqual((rows[0]["cost_per_1k_usd"], rows[0]["ssd_write_full_bytes"],
+                          rows[0]["ssd_write_linear_bytes"]), ("0.3", "1", "2"))
+        self.assertNotIn("cost_per_1k", rows[0])
         self.assertNotIn("steady", rows[0])
         self.assertEqual(fr.drive_writes(rows[0], USER), 2.5)
         self.assertIsNone(fr.drive_writes(rows[0]))  # no column, no user bytes

@@ -238,14 +238,15 @@ static void print_info_text(const char *path, struct trace *t, const struct info
 	double dur = s->last - s->first;
 
 	printf("%s: %s trace\n", path, trace_format_name(trace_format(t)));
-	if (trace_is_block(t))
-		printf("  %llu I/Os: %llu reads (%.3f GB), %llu writes (%.3f GB), %llu discards "
-		       "(%.3f GB), %llu flushes\n"
-		       "  highest offset %.3f GB\n",
-		       (unsigned long long)s->n, (unsigned long long)s->nr, s->rb / 1e9,
-		       (unsigned long long)s->nw, s->wb / 1e9, (unsigned long long)s->nd,
-		       s->db / 1e9, (unsigned long long)s->nf, s->end / 1e9);
-	else
+	if (trace_is_block(t)) {
+		char b1[32], b2[32], b3[32], b4[32];
+		printf("  %llu I/Os: %llu reads (%s), %llu writes (%s), %llu discards (%s), %llu "
+		       "flushes\n"
+		       "  highest offset %s\n",
+		       (unsigned long long)s->n, (unsigned long long)s->nr, fg_human(s->rb, b1),
+		       (unsigned long long)s->nw, fg_human(s->wb, b2), (unsigned long long)s->nd,
+		       fg_human(s->db, b3), (unsigned long long)s->nf, fg_human(s->end, b4));
+	} else
 		printf("  %llu requests in %llu sessions, %u tokens per block\n"
 		       "  %llu block references, %llu unique; %llu input and %llu output tokens\n",
 		       (unsigned long long)s->n, (unsigned long long)s->sessions, s->bt,

@@ -587,10 +587,10 @@ void kv_result_json(const struct kv_result *r, struct json_out *j)
 
 void kv_result_csv_header(FILE *out)
 {
-	fprintf(out, "policy,params,requests,miss_ratio,ssd_write_bytes,ssd_write_full,"
-	             "ssd_write_linear,ssd_read_bytes,hit_share_full,hit_share_linear,waf,"
+	fprintf(out, "policy,params,requests,miss_ratio,ssd_write_bytes,ssd_write_full_bytes,"
+	             "ssd_write_linear_bytes,ssd_read_bytes,hit_share_full,hit_share_linear,waf,"
 	             "lifetime_tbw_days,lifetime_naive_pe_days,lifetime_erase_days,latency_mean_s,"
-	             "latency_p99_s,cost_per_1k,wall_s,token_miss_ratio,peak_active_kv_bytes,"
+	             "latency_p99_s,cost_per_1k_usd,wall_s,token_miss_ratio,peak_active_kv_bytes,"
 	             "policy_figures,request_miss_ratio,drive_writes,steady,"
 	             "lifetime_erase_cumulative_days,lifetime_basis,eol,passes\n");
 }

@@ -37,16 +37,26 @@ RULES = {
 # --- reading -----------------------------------------------------------------------------
 
 
+# columns renamed to carry their unit, by their old names: tables written before read the same
+RENAMED = {"ssd_write_full": "ssd_write_full_bytes", "ssd_write_linear": "ssd_write_linear_bytes",
+           "cost_per_1k": "cost_per_1k_usd"}
+
+
+def _renamed(row):
+    return {RENAMED.get(k, k): v for k, v in row.items()}
+
+
 def read_rows(path):
-    """Every row of the kv CSV at path, as dicts of strings, in the table's order."""
+    """Every row of the kv CSV at path, as dicts of strings, in the table's order (columns under
+    their current names, RENAMED)."""
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        return [_renamed(r) for r in csv.DictReader(f)]
 
 
 def read_row(path):
     """The first row of the kv CSV at path (a one-run table)."""
     with open(path, newline="") as f:
-        return next(csv.DictReader(f))
+        return _renamed(next(csv.DictReader(f)))
 
 
 def num(s):

@@ -21,7 +21,7 @@ def policies(rows):
 def write_plot(rows, path):
     fr.write_blocks(path, rows, "policy", "miss,tbw,%s", lambda r: "%s,%s,%s,%s,%s" % (
         r["miss_ratio"], r["lifetime_tbw_days"], r["lifetime_erase_days"], r["latency_mean_s"],
-        r["cost_per_1k"]), order=fr.miss)
+        r["cost_per_1k_usd"]), order=fr.miss)
 
 
 def cell(r, user):
@@ -54,10 +54,10 @@ def kinds_table(rows, path):
         f.write("policy full linear\n")
         for p in policies(rows):
             lo = fr.lowest_miss([r for r in rows if r["policy"] == p])
-            full, lin = int(lo["ssd_write_full"]) / 1e9, int(lo["ssd_write_linear"]) / 1e9
+            full, lin = int(lo["ssd_write_full_bytes"]) / 1e9, int(lo["ssd_write_linear_bytes"]) / 1e9
             t.append("| %s | %s | %.0f | %.0f | %s | %s | %s / %s | %s |" % (
                 p, lo["params"] or "defaults", full, lin, lo["hit_share_full"], lo["hit_share_linear"],
-                lo["latency_mean_s"], lo["latency_p99_s"], lo["cost_per_1k"]))
+                lo["latency_mean_s"], lo["latency_p99_s"], lo["cost_per_1k_usd"]))
             f.write("%s %.3f %.3f\n" % (p, full, lin))
     return t
 
