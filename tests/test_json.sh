@@ -286,6 +286,26 @@ try:
     else:
         print("skip nbdkit stats file: no plugin or no nbdkit")
 
+    # --- every key kv --json writes is documented in docs/output.md's kv section: a drive run
+    # with regions, an accelerated one, a run without a drive, and gandalf's policy figures
+    doc = open(os.path.join(SRC, "docs/output.md")).read()
+    sec = doc[doc.index("## `femu-gandalf kv --json`"):doc.index("## `femu-gandalf kv --target")]
+    kv = [FG, "kv", "--trace", os.path.join(SRC, "traces/multiturn-small.jsonl"), "--model", "test-hybrid-256",
+          "--dram", "64M", "--json"]
+    undocumented = set()
+    def walk(o, prefix=""):
+        for k, v in o.items() if isinstance(o, dict) else ():
+            if not re.search(r"(?<![A-Za-z0-9_])" + re.escape(k) + r"(?![A-Za-z0-9_])", sec):
+                undocumented.add(prefix + k)
+            walk(v, prefix + k + ".")
+    for extra in (["--device", "tiny", "--alloc", "region"], ["--device", "tiny", "--accelerate", "100"],
+                  ["--device", "none", "--ssd", "1G", "--policy", "lru"]):
+        walk(json.loads(subprocess.run(kv + extra, capture_output=True, check=True).stdout))
+    if undocumented:
+        bad("every kv --json key in docs/output.md", "undocumented: " + ", ".join(sorted(undocumented)))
+    else:
+        ok("every kv --json key in docs/output.md")
+
     # --- hand-written JSON must not come back: a printf-family format with "\"key\": " followed
     # by a conversion, a quoted conversion, a container or a literal
     pat = re.compile(rb'\\"(%s|[A-Za-z_][A-Za-z0-9_]*)\\": *(%|\\"%|\{|\[(%|")|null|true|false)')
