@@ -355,6 +355,21 @@ PY
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1G --device none --ssd 8G --policy all >"$T/all.csv" 2>"$T/err" || fail "kv --policy all: $(cat "$T/err")"
 [ "$(wc -l <"$T/all.csv")" -ge 6 ] && pass "kv --policy all prints a CSV row per policy" || fail "kv --policy all CSV: $(cat "$T/all.csv")"
 
+# ---- presets --json: the geometry's figures without a drive, equal to the drive's own ----
+"$FG" presets --json >"$T/presets.json" || fail "presets --json"
+for p in $(python3 -c 'import json,sys; print(" ".join(x["name"] for x in json.load(open(sys.argv[1]))))' "$T/presets.json"); do
+	[ "$p" = ent-tlc-4t ] || [ "$p" = qlc-8t ] || [ "$p" = hbf-4t ] && continue # (their drives take GBs to make)
+	want=$("$FG" ssd --preset "$p" --writes 0 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["user_bytes"])')
+	got=$(python3 -c 'import json,sys; print([x for x in json.load(open(sys.argv[1])) if x["name"] == sys.argv[2]][0]["user_bytes"])' "$T/presets.json" "$p")
+	[ "$got" = "$want" ] && pass "presets --json $p: user_bytes $got, as the drive has it" ||
+		fail "presets --json $p: user_bytes $got, the drive $want"
+done
+expect 0 '"user_bytes": 26841088,' "presets --json tiny --set blocks_per_plane=128: half the blocks, 26841088 user bytes" -- \
+	presets --json tiny --set blocks_per_plane=128
+expect 2 "preset nope: unknown preset 'nope'" "presets --json nope: refused" -- presets --json nope
+expect 2 "--set blocks_per_plane=0: must be > 0" "presets --json with a bad --set: refused" -- presets --json tiny --set blocks_per_plane=0
+expect 2 "a NAME needs --json" "presets NAME without --json" -- presets tiny
+
 # ---- progress lines (FEMU_GANDALF_PROGRESS=0: every update, one line each, whatever stderr is) ----
 # kv: the pass of N, the requests of the pass, the share of all the passes
 FEMU_GANDALF_PROGRESS=0 "$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M \

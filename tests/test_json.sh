@@ -97,7 +97,7 @@ def check(name, raw, want, jsonl=False):
 T = tempfile.mkdtemp(prefix="test_json.").encode()
 try:
     # --- every command that documents --json must be covered below
-    covered = {"ssd", "blkreplay", "kv", "trace", "models", "lift"}
+    covered = {"ssd", "blkreplay", "kv", "trace", "models", "lift", "presets"}
     top = subprocess.run([FG, "--help"], capture_output=True, text=True).stdout
     cmds = re.findall(r"^  ([a-z][a-z-]+) ", top, re.M)
     if not cmds:
@@ -112,6 +112,7 @@ try:
     blk0 = os.path.join(SRC, "traces/blk-kvcache-small.csv")
     kv0 = os.path.join(SRC, "traces/multiturn-small.jsonl")
     for args in (["trace", "info", kv0, "--json"], ["models", "--json"], ["bench", "--parse", blk0],
+                 ["presets", "--json"],
                  ["ssd", "--preset", "tiny", "--writes", "0", "--json"],
                  ["blkreplay", blk0, "--preset", "tiny", "--json"],
                  ["kv", "--trace", kv0, "--dram", "1G", "--device", "none", "--ssd", "8G", "--json"],
@@ -150,6 +151,8 @@ try:
         pname = b"p" + w.replace(b"\n", b"_")
         preset = P(pname + b".ini")
         shutil.copy(os.path.join(presets, b"tiny.ini"), preset)
+        run("presets --json FILE (%s)" % tag, ["presets", "--json", preset],
+            want={"name": text(pname), "user_bytes": 53686272})
 
         # trace info, every format
         for t in [blk, moon] + list(kvt.values()):

@@ -53,7 +53,8 @@ int fg_config_from_opts(struct ftl_config *cfg, const char *preset, char **sets,
  * G_OPTION_ARG_FILENAME: the bytes as given. G_OPTION_ARG_STRING converts from the locale's
  * charset, which rejects any non-ASCII byte under LANG=C and invalid UTF-8 under any locale. */
 bool fg_parse_opts(GOptionContext *ctx, int *argc, char ***argv);
-/* The same, expecting exactly npos positional arguments (named `what` in the error). */
+/* The same, expecting exactly npos positional arguments (named `what` in the error); npos < 0:
+ * any number, the caller checks them. */
 bool fg_parse_opts_args(GOptionContext *ctx, int *argc, char ***argv, int npos, const char *what);
 /* --seed S: a decimal integer in 0..2^64-1 (every command's seeds, the same rule); false after
  * printing the error. */

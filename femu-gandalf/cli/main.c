@@ -25,21 +25,54 @@
 static int cmd_presets(int argc, char **argv)
 {
 	const struct ftl_search_path *sp = fg_preset_search();
-
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("Usage: femu-gandalf presets\n\nList drive presets: the NAME.ini files that "
-		       "--preset NAME finds, looked up in\n(%s; docs/install.md):\n", sp->origin);
-		for (int i = 0; sp->dir[i]; i++)
-			printf("  %s\n", sp->dir[i]);
-		printf("FEMU_GANDALF_PRESETS=DIR replaces these; --preset FILE.ini reads any file.\n"
-		       "Example:\n  femu-gandalf presets\n");
-		return 0;
+	gboolean json = FALSE;
+	char **sets = NULL;
+	GOptionEntry entries[] = {
+	        {"json", 0, 0, G_OPTION_ARG_NONE, &json,
+	         "every preset (or NAME alone) as JSON: user and physical bytes, rated TBW, every "
+	         "config key",
+	         NULL},
+	        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+	         "with --json NAME: override a config key (repeatable)", "KEY=VALUE"},
+	        {NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("[NAME|FILE.ini]");
+	GString *dirs = g_string_new(NULL);
+	for (int i = 0; sp->dir[i]; i++)
+		g_string_append_printf(dirs, "  %s\n", sp->dir[i]);
+	char *desc = g_strdup_printf(
+	        "List drive presets: the NAME.ini files that --preset NAME finds, looked up in\n"
+	        "(%s; docs/install.md):\n%sFEMU_GANDALF_PRESETS=DIR replaces these; --preset "
+	        "FILE.ini reads any file.\n\nExamples:\n  femu-gandalf presets\n"
+	        "  femu-gandalf presets --json\n"
+	        "  femu-gandalf presets --json ent-tlc-1t --set blocks_per_plane=112",
+	        sp->origin, dirs->str);
+	g_option_context_set_summary(ctx, desc);
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	int rc = EXIT_USAGE;
+	if (!fg_parse_opts_args(ctx, &argc, &argv, -1, NULL)) /* (NAME is checked below) */
+		goto out;
+	if (argc > 2 || (argc == 2 && !json)) {
+		fprintf(stderr, "femu-gandalf presets: unexpected argument '%s' (a NAME needs --json)\n",
+		        argv[argc > 2 ? 2 : 1]);
+		goto out;
 	}
-	if (argc > 1) {
-		fprintf(stderr, "femu-gandalf presets: unexpected argument '%s'\n", argv[1]);
-		return EXIT_USAGE;
+	if (sets && argc < 2) {
+		fprintf(stderr, "femu-gandalf presets: --set needs --json NAME\n");
+		goto out;
 	}
-	return fg_preset_list(stdout) ? 1 : 0;
+	if (json) {
+		rc = fg_preset_json(stdout, argc == 2 ? argv[1] : NULL, sets);
+		rc = rc < 0 ? EXIT_USAGE : rc;
+	}
+	else
+		rc = fg_preset_list(stdout) ? 1 : 0;
+out:
+	g_option_context_free(ctx);
+	g_string_free(dirs, TRUE);
+	g_free(desc);
+	g_strfreev(sets);
+	return rc;
 }
 
 static int cmd_config_keys(int argc, char **argv)
@@ -173,7 +206,7 @@ bool fg_parse_opts_args(GOptionContext *ctx, int *argc, char ***argv, int npos, 
 		g_error_free(e);
 		return false;
 	}
-	if (*argc - 1 != npos) {
+	if (npos >= 0 && *argc - 1 != npos) {
 		if (npos)
 			fprintf(stderr, "%s: expected one %s (try --help)\n", g_get_prgname(), what);
 		else

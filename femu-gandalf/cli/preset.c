@@ -6,10 +6,12 @@
  * applies --set overrides.
  */
 #include <glib.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fg_paths.h"
+#include "json.h"
 #include "preset.h"
 
 const struct ftl_search_path *fg_preset_search(void)
@@ -69,14 +71,13 @@ static gint cmp_names(gconstpointer a, gconstpointer b)
 }
 
 /* Every NAME.ini on the search path, the first directory's copy of a name winning (as in
- * ftl_preset_load), sorted by name, with its description. */
-int fg_preset_list(FILE *out)
+ * ftl_preset_load), sorted by name; NULL after saying why when no directory opens. */
+static GPtrArray *preset_names(void)
 {
 	const struct ftl_search_path *sp = fg_preset_search();
 	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
 	GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
 	bool opened = false;
-	int rc = 0;
 
 	for (int i = 0; sp->dir[i]; i++) {
 		GDir *d = g_dir_open(sp->dir[i], 0, NULL);
@@ -100,27 +101,113 @@ int fg_preset_list(FILE *out)
 		}
 		g_dir_close(d);
 	}
+	g_hash_table_destroy(seen);
 	if (!opened) {
 		char dirs[2048];
 		fprintf(stderr, "femu-gandalf: no preset directory: %s (%s)\n",
 			ftl_search_path_str(sp->dir, dirs, sizeof(dirs)), sp->origin);
-		rc = -1;
-		goto out;
+		g_ptr_array_free(names, TRUE);
+		return NULL;
 	}
 	g_ptr_array_sort(names, cmp_names);
+	return names;
+}
+
+int fg_preset_list(FILE *out)
+{
+	GPtrArray *names = preset_names();
+
+	if (!names)
+		return -1;
 	for (guint i = 0; i < names->len; i++) {
 		const char *n = g_ptr_array_index(names, i);
 		struct ftl_preset_info info;
 		struct ftl_config cfg;
 		char err[1024];
 
-		if (ftl_preset_load(&cfg, n, sp->dir, &info, err, sizeof(err)))
+		if (ftl_preset_load(&cfg, n, fg_preset_search()->dir, &info, err, sizeof(err)))
 			fprintf(out, "%-16s (broken: %s)\n", n, err);
 		else
 			fprintf(out, "%-16s %s\n", n, info.description);
 	}
-out:
-	g_hash_table_destroy(seen);
 	g_ptr_array_free(names, TRUE);
-	return rc;
+	return 0;
+}
+
+/* One preset as a JSON object (docs/output.md): its figures and every config key. The config
+ * is loaded, sets applied and validated; in the list (!alone) a preset that fails has "error"
+ * instead. -1 when a set is bad or the preset asked for alone fails (said on stderr), else 0. */
+static int preset_json(struct json_out *j, const char *name, char **sets, bool alone)
+{
+	struct ftl_preset_info info;
+	struct ftl_config cfg;
+	struct ftl_geometry g;
+	char err[1024], text[FTL_CONFIG_TEXT_MAX];
+	bool broken = ftl_preset_load(&cfg, name, fg_preset_search()->dir, &info, err, sizeof(err));
+
+	/* (a bad --set or an impossible geometry from it is refused before anything is written) */
+	for (char **s = sets; !broken && s && *s; s++)
+		if (fg_preset_set(&cfg, *s))
+			return -1;
+	if (!broken && ftl_config_geometry(&cfg, &g, err, sizeof(err)))
+		broken = true;
+	if (broken && alone) {
+		fprintf(stderr, "femu-gandalf: preset %s: %s\n", name, err);
+		return -1;
+	}
+	jout_object(j, NULL, JOUT_BLOCK);
+	jout_str(j, "name", broken ? name : cfg.name);
+	if (broken) {
+		jout_str(j, "error", err);
+		jout_end(j);
+		return 0;
+	}
+	jout_str(j, "description", info.description);
+	jout_u64(j, "user_bytes", g.user_bytes);
+	jout_u64(j, "physical_bytes", g.phys_bytes);
+	jout_num(j, "op_percent", "%.4f", 100.0 * (double)(g.phys_bytes - g.user_bytes) / (double)g.user_bytes);
+	jout_u64(j, "pe_cycles", cfg.pe_cycles);
+	jout_num(j, "rated_tbw_bytes", "%.0f", cfg.dwpd * (double)g.user_bytes * 365 * cfg.warranty_years);
+	/* every key as the .ini files and --set write it: numbers as numbers */
+	jout_object(j, "config", JOUT_BLOCK);
+	ftl_config_format(&cfg, text, sizeof(text));
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *eq = strchr(line, '='), *end;
+		if (!eq)
+			continue;
+		*eq = 0;
+		double v = strtod(eq + 1, &end);
+		if (eq[1] && !*end && isfinite(v))
+			jout_num(j, line, "%.17g", v);
+		else
+			jout_str(j, line, eq + 1);
+	}
+	jout_end(j);
+	jout_end(j);
+	return 0;
+}
+
+int fg_preset_json(FILE *out, const char *name, char **sets)
+{
+	struct json_out j;
+	int rc = 0;
+
+	jout_init(&j, out);
+	if (name) {
+		rc = preset_json(&j, name, sets, true);
+	} else {
+		GPtrArray *names = preset_names();
+		if (!names)
+			return -1;
+		jout_array(&j, NULL, JOUT_BLOCK);
+		for (guint i = 0; i < names->len && !rc; i++)
+			rc = preset_json(&j, g_ptr_array_index(names, i), NULL, false);
+		jout_end(&j);
+		g_ptr_array_free(names, TRUE);
+	}
+	if (rc)
+		return -1;
+	if ((rc = jout_finish(&j)))
+		fprintf(stderr, "femu-gandalf: JSON output: %s\n", jout_strerror(rc));
+	return rc ? 1 : 0;
 }

@@ -18,5 +18,9 @@ int fg_preset_set(struct ftl_config *cfg, const char *kv);
 const struct ftl_search_path *fg_preset_search(void);
 /* Print the available presets with their one-line descriptions; -1 when no directory opens. */
 int fg_preset_list(FILE *out);
+/* `presets --json`: every preset as an array of objects, or name's alone (sets applied, may be
+ * NULL) as one object (docs/output.md). 0; -1 after saying why (a bad name or set); 1 when the
+ * output failed. */
+int fg_preset_json(FILE *out, const char *name, char **sets);
 
 #endif

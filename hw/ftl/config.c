@@ -408,6 +408,11 @@ int ftl_config_validate(const struct ftl_config *c, char *err, size_t len)
 	return ftl_geometry_derive(c, &g, err, len);
 }
 
+int ftl_config_geometry(const struct ftl_config *c, struct ftl_geometry *g, char *err, size_t len)
+{
+	return ftl_geometry_derive(c, g, err, len);
+}
+
 int ftl_config_diff(const struct ftl_config *want, const struct ftl_config *have, char *out,
                     size_t outlen)
 {

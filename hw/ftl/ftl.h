@@ -85,6 +85,11 @@ int ftl_config_set(struct ftl_config *cfg, const char *key, const char *value, c
 		   size_t errlen);
 /* Check the whole config; the error names the offending key, e.g. "pages_per_block=0: must be > 0". */
 int ftl_config_validate(const struct ftl_config *cfg, char *err, size_t errlen);
+struct ftl_geometry;
+/* ftl_config_validate(), and the drive's geometry into g (user and physical bytes...) without
+ * making the drive. */
+int ftl_config_geometry(const struct ftl_config *cfg, struct ftl_geometry *g, char *err,
+                        size_t errlen);
 /* Write every key as "key=value\n" lines; returns the length (snprintf semantics: a result
  * >= len means the text was cut). FTL_CONFIG_TEXT_MAX holds any config's text with room to
  * spare (about 1.3 KB today), and is the bound a snapshot's config section is read against. */
