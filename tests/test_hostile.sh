@@ -15,7 +15,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . tests/testlib.sh
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+trap 'umount "$T/small" 2>/dev/null; rm -rf "$T"' EXIT
 
 # ---- the hostile outputs ----
 mkfifo "$T/fifo"
@@ -148,6 +148,18 @@ rm -f "$T/long.txt"
 # a line longer than the reader's first 128 KiB buffer is read whole (it once failed as "too long")
 python3 -c 'import json; print(json.dumps({"timestamp": 0, "input_length": 512 * 20000, "output_length": 1, "hash_ids": list(range(7, 20007))}))' >"$T/wide.jsonl"
 expect 0 "20000 block references, 20000 unique" "a 180 KB Mooncake line: read" -- trace info "$T/wide.jsonl"
+
+# ---- a store whose disk fills up mid-run: the store's own error, exit 1 ----
+if [ "$(id -u)" = 0 ] && mkdir "$T/small" && mount -t tmpfs -o size=2M tmpfs "$T/small" 2>/dev/null; then
+	truncate -s 1G "$T/small/img"
+	expect 1 "request 2: the store failed: I/O #[0-9]* (W [0-9]* 262144): $T/small/img: short write" \
+		"kv --target on a full disk: the store's error named, exit 1" -- \
+		kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --policy write-through --dram 0 \
+		--target "$T/small/img" --ssd 64M --device none
+	umount "$T/small"
+else
+	echo "skip a full disk under the store: mounting a 2 MB tmpfs needs root"
+fi
 
 # ---- flags that accepted nonsense: refused the same way by every command ----
 for c in "ssd --preset tiny --writes 0.01" "kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --dram 8M" \

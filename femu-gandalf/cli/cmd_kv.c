@@ -752,7 +752,7 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 	progress_end(&pg);
 	if (st) {
 		char e2[1024];
-		if (rc && strstr(err, "the store failed"))
+		if (rc && res.sink_failed)
 			snprintf(err + strlen(err), sizeof(err) - strlen(err), ": %s",
 			         store_error(st));
 		if (store_close(st, e2, sizeof(e2)) && !rc) {

@@ -1186,9 +1186,11 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	s->cur_rq = NULL;
 	if (s->sink && !s->sink_failed && s->sink->end && s->sink->end(s->sink->arg, rq))
 		s->sink_failed = true;
-	if (s->sink_failed)
-		return fg_err(err, errlen, "the store failed");
-	return 0;
+	if (s->sink_failed) {
+		fg_err(err, errlen, "the store failed");
+		return KVSIM_E_SINK;
+	}
+	return KVSIM_OK;
 }
 
 void kvsim_set_sink(struct kvsim *s, const struct kv_io_sink *k)

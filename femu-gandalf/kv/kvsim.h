@@ -263,8 +263,11 @@ void kvsim_finish(struct kvsim *s);
 int kvsim_policy_figures(const struct kvsim *s, struct kv_figure *f);
 /* Send the SSD tier's I/O to k (NULL: none) from now on. k must outlive the simulator. */
 void kvsim_set_sink(struct kvsim *s, const struct kv_io_sink *k);
-/* Process one request. Returns 0, or -1 on an internal error (message in err), or when the sink
- * failed (its message is the caller's: err says "the store failed"). */
+/* kvsim_request()'s results */
+enum { KVSIM_OK = 0, KVSIM_E_INTERNAL = -1, KVSIM_E_SINK = -2 };
+/* Process one request. Returns KVSIM_OK; KVSIM_E_INTERNAL on an internal error (message in
+ * err); KVSIM_E_SINK when the sink failed (its reason is the sink owner's to give: err only
+ * says "the store failed"). */
 int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_t errlen);
 /* Check the invariants: capacities, tier lists, map, child counts. 0 or -1 with err. */
 int kvsim_check(const struct kvsim *s, char *err, size_t errlen);

@@ -211,7 +211,9 @@ static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, struct ftl *f
 				span = rq.t;
 			if (ids && pass)
 				pass_request(&rq, pass, ids);
-			if (kvsim_request(s, &rq, e, sizeof(e))) {
+			int r = kvsim_request(s, &rq, e, sizeof(e));
+			if (r) {
+				res->sink_failed = r == KVSIM_E_SINK;
 				snprintf(err, errlen, "%s: request %llu: %s", o->trace,
 				         (unsigned long long)i + 1, e);
 				rc = -1;

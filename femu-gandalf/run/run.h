@@ -372,6 +372,7 @@ struct kv_result {
 	struct kv_config cfg; /* as run: ssd_bytes, TBW, price and P/E filled from the drive */
 	struct kv_stats st;
 	bool have_ftl;             /* a drive: fs and lt are filled */
+	bool sink_failed;          /* the run stopped because opts.sink failed (its owner says why) */
 	struct ftl_stats fs;       /* the drive at the end */
 	struct ftl_lifetime lt;    /* at bpd */
 	double duration;           /* trace seconds, first to last request over every pass */

@@ -75,7 +75,7 @@ struct store;
 struct store *store_open(const struct store_opts *o, struct kv_config *cfg, char *err,
                          size_t errlen);
 const struct kv_io_sink *store_sink(struct store *st);
-/* The store's error after kvsim_request() failed with "the store failed". */
+/* The store's error after a run stopped because the store failed (kv_result.sink_failed). */
 const char *store_error(const struct store *st);
 /* Wait for every I/O submitted so far: 0, or -1 with the first failure (a read that did not
  * verify names its object). */
