@@ -61,6 +61,16 @@ bp=apt-get
 [ $bookworm = no ] || bp="bookworm-backports"
 
 expect "unknown option" 1 "configure: error: unknown option: --frob" -- "$T/src/configure" --frob
+# not a Debian system (no dpkg-query on PATH): one message with what to install, before anything
+mkdir -p "$T/nodpkg"
+for c in bash dirname id cat; do ln -s "$(command -v $c)" "$T/nodpkg/$c"; done
+printf 'ID=fedora\nVERSION_ID=41\n' >"$T/fedora-release"
+expect "Fedora (no dpkg-query): the dnf line, exit 1" 1 "sudo dnf install gcc make .*libaio-devel" "untested" -- \
+	env PATH="$T/nodpkg" FG_OS_RELEASE="$T/fedora-release" "$T/src/configure"
+printf 'ID=arch\n' >"$T/arch-release"
+expect "another distribution (no dpkg-query): the Debian names and where the others are" 1 \
+	"elsewhere install the equivalents of: build-essential" "docs/install.md" -- \
+	env PATH="$T/nodpkg" FG_OS_RELEASE="$T/arch-release" "$T/src/configure"
 expect "not root, a package missing: the sudo line, exit 1" 1 \
 	"^  sudo apt-get install -y libzstd-dev$" "configure: error: missing Debian packages: libzstd-dev" -- \
 	as_user env PATH="$T/bin:$PATH" "$T/src/configure"
