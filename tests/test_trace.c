@@ -1073,7 +1073,9 @@ static void count_real(const char *rel, enum trace_format f, uint64_t want_req, 
 	const char *root = getenv("FG_SHARED_TRACES");
 	snprintf(path, sizeof(path), "%s/%s", root ? root : "../shared/traces", rel);
 	if (access(path, R_OK)) {
-		printf("SKIP: %s is not here (../shared/traces absent)\n", path);
+		printf("SKIP: %s is not here (../shared/traces absent; scripts/fetch-traces downloads "
+		       "the public traces, docs/traces.md)\n",
+		       path);
 		skip();
 		return;
 	}

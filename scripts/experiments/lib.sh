@@ -105,7 +105,7 @@ exp_trace() {
 	if [ -n "$EXP_TRACE" ]; then
 		TRACE=$EXP_TRACE
 	elif [ ! -e "$1" ]; then
-		echo "$EXP: $1 is missing (the real traces live in ../shared/traces)" >&2
+		echo "$EXP: $1 is missing (the real traces live in ../shared/traces; scripts/fetch-traces downloads them, docs/traces.md)" >&2
 		exit 77
 	else
 		TRACE=$1
