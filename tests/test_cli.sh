@@ -355,6 +355,27 @@ PY
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1G --device none --ssd 8G --policy all >"$T/all.csv" 2>"$T/err" || fail "kv --policy all: $(cat "$T/err")"
 [ "$(wc -l <"$T/all.csv")" -ge 6 ] && pass "kv --policy all prints a CSV row per policy" || fail "kv --policy all CSV: $(cat "$T/all.csv")"
 
+# ---- FEMU bbssd reproduced: the femu-bbssd preset's GC rules (gc_bg_trigger=command, victims
+# under 1/8 invalid skipped by background GC) on FEMU's 512 MiB geometry, zero latencies, a
+# sequential fill then 4 user capacities of random 4 KiB writes, against the WAF FEMU itself
+# measured at four namespace sizes (devsz_mb 384, 420, 256, 464 of 512 MiB: docs/presets.md)
+FEMU=(ssd --preset femu-bbssd --set channels=2 --set luns_per_channel=2 --set pages_per_block=128
+	--set t_read_us=0 --set t_prog_us=0 --set t_erase_us=0 --precondition --writes 4 --json)
+for row in "0.25 7.99 0.01" "0.1796875 7.98 0.01" "0.5 1.73 0.01" "0.09375 11.03 0.05"; do
+	read -r sf femu tol <<<"$row"
+	waf=$("$FG" "${FEMU[@]}" --set spare_factor="$sf" | python3 -c 'import json,sys; print(json.load(sys.stdin)["waf"])')
+	if python3 -c "import sys; w, f, t = map(float, sys.argv[1:]); sys.exit(abs(w / f - 1) > t)" "$waf" "$femu" "$tol"; then
+		pass "femu-bbssd at spare factor $sf: WAF $waf, FEMU's $femu ($(python3 -c "print('%+.1f%%, tolerance %g%%' % (100 * ($waf / $femu - 1), 100 * $tol))"))"
+	else
+		fail "femu-bbssd at spare factor $sf: WAF $waf, FEMU measured $femu (tolerance $tol)"
+	fi
+done
+# the idle-time rule (every other preset's) on the same drive: greedy theory's 2.60, not FEMU's 8
+waf=$("$FG" "${FEMU[@]}" --set spare_factor=0.25 --set gc_bg_trigger=idle | python3 -c 'import json,sys; print(json.load(sys.stdin)["waf"])')
+python3 -c "import sys; sys.exit(abs(float(sys.argv[1]) / 2.60 - 1) > 0.02)" "$waf" &&
+	pass "the same drive with idle-time background GC: WAF $waf, greedy theory 2.60" ||
+	fail "idle-time background GC on FEMU's drive: WAF $waf, greedy theory 2.60"
+
 # ---- presets --json: the geometry's figures without a drive, equal to the drive's own ----
 "$FG" presets --json >"$T/presets.json" || fail "presets --json"
 for p in $(python3 -c 'import json,sys; print(" ".join(x["name"] for x in json.load(open(sys.argv[1]))))' "$T/presets.json"); do

@@ -32,6 +32,7 @@ struct key {
 static const char *const gc_unit_names[] = {"block", "superblock", NULL};
 static const char *const gc_stream_names[] = {"separate", "shared", "shared-burst", NULL};
 static const char *const gc_policy_names[] = {"greedy", "fifo", "cost-benefit", "d-choice", NULL};
+static const char *const gc_bg_trigger_names[] = {"idle", "command", NULL};
 
 #define O(f) offsetof(struct ftl_config, f)
 static const struct key keys[] = {
@@ -66,6 +67,7 @@ static const struct key keys[] = {
 	{"gc_bg_free_pct", K_DBL, O(gc_bg_free_pct), 0, 90, NULL, "background GC when free GC units < this %"},
 	{"gc_fg_free_pct", K_DBL, O(gc_fg_free_pct), 0, 90, NULL, "foreground GC when free GC units < this %"},
 	{"gc_bg_min_invalid_pct", K_DBL, O(gc_bg_min_invalid_pct), 0, 100, NULL, "background GC skips victims with less invalid data than this %"},
+	{"gc_bg_trigger", K_ENUM, O(gc_bg_trigger), 0, 0, gc_bg_trigger_names, "background GC in idle time before a host command (idle) or one cycle after every host command, busy or not (command: FEMU bbssd)"},
 	{"wl_static", K_BOOL, O(wl_static), 0, 0, NULL, "static wear leveling on|off"},
 	{"wl_threshold", K_U32, O(wl_threshold), 0, 1e7, NULL, "max-min erase count triggering static WL (0 = auto)"},
 	{"write_buffer_pages", K_U32, O(write_buffer_pages), 0, 1u << 20, NULL, "write buffer in NAND pages (0 = 2 per LUN)"},

@@ -43,6 +43,10 @@ enum ftl_gc_unit { FTL_GC_BLOCK, FTL_GC_SUPERBLOCK };
  * bursts until the pool is above its threshold (FEMU bbssd). docs/ftl.md. */
 enum ftl_gc_stream { FTL_GC_SEPARATE, FTL_GC_SHARED, FTL_GC_SHARED_BURST };
 enum ftl_gc_policy { FTL_GC_GREEDY, FTL_GC_FIFO, FTL_GC_COST_BENEFIT, FTL_GC_DCHOICE };
+/* When background GC runs: in the device's idle time before a host command (idle), or one cycle
+ * after every host command while the pool is below the threshold, busy or not (command: FEMU
+ * bbssd's rule, docs/ftl.md). */
+enum ftl_gc_bg_trigger { FTL_GC_BG_IDLE, FTL_GC_BG_COMMAND };
 
 /*
  * Configuration. Fill with ftl_config_default(), change with ftl_config_set() (the same
@@ -71,6 +75,7 @@ struct ftl_config {
 	double gc_bg_free_pct;   /* background GC below this % of free GC units */
 	double gc_fg_free_pct;   /* foreground GC below this % of free GC units */
 	double gc_bg_min_invalid_pct; /* background GC only takes victims at least this % invalid */
+	enum ftl_gc_bg_trigger gc_bg_trigger; /* when background GC runs */
 	bool wl_static;          /* static wear leveling on/off */
 	uint32_t wl_threshold;   /* max-min erase count that triggers static WL; 0 = auto */
 	uint32_t write_buffer_pages; /* controller write buffer, in NAND pages; 0 = auto */

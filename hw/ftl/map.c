@@ -165,6 +165,8 @@ static int check_range(const struct ftl *f, uint64_t off, uint64_t len)
 static void background_gc(struct ftl *f, uint64_t now)
 {
 	uint64_t progress = UINT64_MAX;
+	if (f->cfg.gc_bg_trigger != FTL_GC_BG_IDLE)
+		return;
 	while (f->nfree < f->g.bg_free_gc_units && !f->st.read_only && f->clock < now &&
 	       f->st.gc_victims != progress) {
 		uint64_t idle_from = f->clock;
@@ -172,6 +174,20 @@ static void background_gc(struct ftl *f, uint64_t now)
 		if (ftl_gc_one(f, idle_from, false))
 			break;
 	}
+}
+
+/*
+ * gc_bg_trigger=command (FEMU bbssd): after every host command, one background GC cycle while the
+ * free pool is below the background threshold, whether or not the device is busy. Like any
+ * background cycle it skips a victim with less than gc_bg_min_invalid_pct invalid data, so when
+ * the threshold cannot be held the pool shrinks until victims are that invalid (FEMU's WAF of
+ * about 8 = 1 / (1/8) over a band of over-provisioning), and foreground GC keeps the floor.
+ */
+static void command_gc(struct ftl *f, uint64_t now)
+{
+	if (f->cfg.gc_bg_trigger == FTL_GC_BG_COMMAND && f->nfree < f->g.bg_free_gc_units &&
+	    !f->st.read_only)
+		ftl_gc_one(f, now, false);
 }
 
 /* Read one unit's old copy for a read-modify-write; returns when it is in the buffer. */
@@ -247,6 +263,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	f->st.host_write_bytes += len;
 	done += f->t_cmd_ns;
 	f->clock = max64(f->clock, done);
+	command_gc(f, now);
 	ftl_stats_tick(f);
 	if (done_ns)
 		*done_ns = done;
@@ -377,6 +394,7 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	f->st.host_read_bytes += len;
 	done += f->t_cmd_ns;
 	f->clock = max64(f->clock, done);
+	command_gc(f, now);
 	if (done_ns)
 		*done_ns = done;
 	return FTL_OK;
@@ -406,6 +424,7 @@ int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	f->st.host_trim_cmds++;
 	f->st.host_trim_bytes += len;
 	background_gc(f, now);
+	command_gc(f, now);
 	if (done_ns)
 		*done_ns = now;
 	return FTL_OK;
