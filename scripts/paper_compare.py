@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""paper_compare.py - Gandalf against the baselines under the three comparison rules (issue 12).
+"""paper_compare.py - Gandalf against the baselines under the three comparison rules.
 
   scripts/paper_compare.py SWEEP.csv [--drive DRIVE.csv] [--json OUT.json] [--md OUT.md]
                            [--title TEXT]
@@ -208,7 +208,7 @@ def main():
                   f"{fmt(f['geo_mean_ratio'])} ({fmt(f['share_gandalf_longer'], '.0%')}) | "
                   f"{fmt(f['overlap_geo_mean_ratio'])} ({fmt(f['overlap_share_gandalf_longer'], '.0%')}) | "
                   f"{c['verdict']} |")
-    # gandalf's state rules against each other (issue 12: "which rule wins where"), and p_again
+    # gandalf's state rules against each other ("which rule wins where"), and p_again
     glines = sorted(n for n in lines if group_of(n) == "gandalf")
     if len(glines) > 1:
         md.append("")

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_lift.sh - the store and lift round trip (issue 13, docs/lift.md), in process:
+# test_lift.sh - the store and lift round trip (docs/lift.md), in process:
 #   T --kv --capture--> a block trace --lift--> T'
 # T' must have T's requests, chains, session grouping and times (up to renaming of ids), and
 # `kv` on T' must give T's miss ratio and SSD bytes, to the byte, for every policy at a DRAM/SSD

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_qemu_ftl.sh - the FTL inside QEMU's NVMe device (issue 14; docs/vm.md), under TCG:
+# test_qemu_ftl.sh - the FTL inside QEMU's NVMe device (docs/vm.md), under TCG:
 #
 #  0. bad properties and files are refused by QEMU at start, with a message naming the property
 #     (unknown preset, bad ftl-set, namespace larger than the drive, a snapshot of another

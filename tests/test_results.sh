@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_results.sh - the experiments' quick mode, end to end (issue 16): scripts/experiments/all
+# test_results.sh - the experiments' quick mode, end to end: scripts/experiments/all
 # --quick into a temporary directory, with its own job directories (so every run is made again
 # by this build); then every CSV must parse with its expected columns and a row for each run,
 # every figure must exist as PNG and SVG, meta.json must name the command, the commit and the

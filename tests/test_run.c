@@ -307,7 +307,7 @@ static void test_steady_run(void **state)
 	ssd_report_free(&rep);
 }
 
-/* README: accelerated aging agrees with extrapolation within 2% on this workload. */
+/* docs/lifetime.md: accelerated aging agrees with extrapolation within 2% on this workload. */
 static void test_accelerated_vs_extrapolated(void **state)
 {
 	struct ftl_config cfg = tiny;

@@ -1,6 +1,6 @@
 /*
  * test_skew.c - WAF under skewed (hot/cold and zoned) random writes, held to an independent
- * reference simulator and to the analytic models (issue 15, docs/ftl.md "GC streams").
+ * reference simulator and to the analytic models (docs/ftl.md "GC streams").
  *
  * Device: 1 channel x 1 LUN x 1 plane (a GC unit is one block), REF_BLOCKS blocks of Np = 64
  * 4 KiB pages, gc_reserve 1 (one free block held back), GC thresholds 0, static WL off. Each run

@@ -7,16 +7,16 @@
 #     capacity (a sequential fill, then a random overwrite pass, each verified) so GC runs,
 #     fio's JSON brought out through --share; the host stats show
 #     host_write_bytes == fio's bytes written, erases > 0 and WAF > 1;
-#     (issue 5, acceptance 1 and 2); the drive is kept in a snapshot for the next boots:
+#     (checks 1 and 2 of docs/vm.md's table); the drive is kept in a snapshot for the next boots:
 #  3. snapshot: a second boot on it verifies the first boot's data with fio --verify_only and
 #     continues its counters; nvme-cli's write past the last LBA fails, the device still works;
 #  4. TRIM: blkdiscard drops the FTL's valid units to 0; a sequential fill then has WAF 1.00;
 #  5. latency=on: QD1 4 KiB random-read mean >= the model's tR + transfer, and the transport
 #     overhead measured at tR = 2 ms predicts the mean at tR = 4 ms within 25%; sequential
 #     writes stay under the modelled program bandwidth;
-#  6. capture round trip (issue 3): capture-blk-ftrace records blkreplay --target in the guest;
+#  6. capture round trip: capture-blk-ftrace records blkreplay --target in the guest;
 #     the capture replayed in-process on the same preset writes exactly the device's host bytes;
-#  6b. KV store round trip (issue 13): `kv --target /dev/nvme0n1 --capture` in the guest under
+#  6b. KV store round trip (docs/lift.md): `kv --target /dev/nvme0n1 --capture` in the guest under
 #     capture-blk-ftrace; payloads verified; lift on the host rebuilds the requests, chains and
 #     sessions exactly, and the captured write bytes equal the drive's host_write_bytes;
 #  7. clear errors without booting: missing kernel, busy socket, QEMU 7.x, bad plugin parameter;
@@ -168,7 +168,7 @@ ok = g1 >= 2005.12 and g2 >= 4005.12 and abs(g2 / (m2 + transport) - 1) <= 0.25 
 		fail "no snapshot after the first plugin boot: skipping snapshot, TRIM and latency"
 	fi
 
-	# --- 6. capture round trip (issue 3) ------------------------------------------------------
+	# --- 6. capture round trip ----------------------------------------------------------------
 	mkdir -p "$T/rt"
 	cp "$ROOT/traces/blk-kvcache-small.csv" "$T/rt/"
 	boot roundtrip --preset tiny --stats "$T/stats-rt.json" --share "$T/rt" -- \
@@ -185,7 +185,7 @@ ok = d["host_write_bytes"] == r["host_write_bytes"] > 0' "$T/stats-rt.json" "$T/
 		show roundtrip
 	fi
 
-	# --- 6b. the KV store round trip through the VM (issue 13, docs/lift.md) -------------------
+	# --- 6b. the KV store round trip through the VM (docs/lift.md) -----------------------------
 	# The store runs in the guest on /dev/nvme0n1 in the capture mode, at QD1 (so the kernel
 	# neither merges nor reorders its I/O), captured with capture-blk-ftrace; every read is
 	# verified in the guest; on the host, lift rebuilds the trace: requests, chains and sessions

@@ -1,75 +1,27 @@
 /*
- * gandalf.c - "gandalf": drop-or-move pricing from the Gandalf paper (Sec. 3.3-3.4).
+ * gandalf.c - "gandalf": drop-or-move pricing from the Gandalf paper (Sec. 3.3-3.4). The rule in
+ * full, the reasoning behind it and where it departs from the paper: docs/policies.md, "gandalf".
  *
  * New objects enter DRAM. When DRAM needs room, compare
- *   the cheapest drop: a DRAM *leaf* (no cached child), priced
- *       value(x) / (size(x) x w)
+ *   the cheapest drop: a DRAM *leaf* (no cached child), priced  value(x) / (size(x) x w)
  *   the cheapest move to SSD: the longest-waiting *movable* DRAM object of each size class (full
- *   chunks, linear states), priced
- *       (lambda x m x fee x size(x) + replacement(x)) / (size(x) x w)
- * and do the cheaper. w is the requests the object's session (or, without sessions, the object)
- * has waited since it was last active (>= 1), so both prices are dollars per byte of DRAM per
- * request of waiting (the paper's third observation: an object idle for long is likely to stay
- * idle). fee = SSD price / rated TBW bytes; m = 1, or with --target-years the ratio of bytes
- * written to the budget for the elapsed time (grows when writes run ahead, shrinks when behind;
- * clamped to [1/16, 16]). replacement(x) = what the SSD victims that make room for x are worth (0
- * while a slot of x's class is free): the SSD-only leaves of x's kind with the lowest value per
- * request waited (a slot is refilled from its own class, docs/kv.md), and for a chunk, when no
- * chunk on SSD is a leaf, a state whose SSD parent chunk has no other child (the chunk, then an
- * orphan worth nothing, goes with it). Victims are leaves so that no cached object ever loses
- * its parent. The current request's chunks are never dropped from DRAM (its chain would break;
- * as SSD victims they may go: keeping the state its hit used, superseded and the cheapest
- * victim, from eviction cost WEKA/200G 0.057 -> 0.243).
+ *   chunks, linear states), priced  (lambda x m x fee x size(x) + replacement(x)) / (size(x) x w)
+ * and do the cheaper. w = the requests the object's session (or, without sessions, the object)
+ * has waited since it was last active (>= 1); fee = SSD price / rated TBW bytes; m = 1, or the
+ * write-budget multiplier with target_years; replacement(x) = what the SSD victims that make
+ * room for x are worth (0 while a slot of its class is free).
+ * value(x) = p(w) x recompute(x) x GPU $/token: a chunk costs its tokens (a hybrid model's leaf
+ * chunk, which can end no hit, 0), a state its whole prefix (once used, times the learned
+ * p_again: state_reuse). p(w) is learned online: the share of sessions idle w requests (of
+ * objects, without sessions) that came back. Movable: root-side objects (parent not in DRAM),
+ * children of a branch point or of a parent with an SSD copy, and linear states (state_move).
+ * Victims are always leaves, so no cached object loses its parent; the current request's chunks
+ * are never dropped from DRAM.
  *
- * value(x) = p(w) x recompute(x) x GPU $/token, where recompute(x) follows what a hit needs
- * (docs/kv.md: all chunks up to a boundary plus a state there):
- *   - a chunk: its tokens; but for a hybrid model a chunk that is a leaf (no cached chunk or state
- *     below it) can end no hit and lead to none, so it is worth 0 (except while its own request
- *     is being admitted: the state comes last);
- *   - a state: its whole prefix, back to the start. The paper's linear states are "reused about
- *     once", so the state a request hit is superseded by the one it leaves and cannot be
- *     counted on as a fallback (an earlier version priced a state by its span back to the state
- *     its request hit: the new and the superseded state then each looked cheap, each assuming
- *     the other stays, and gandalf lost both and the chain with them). What a state's p is
- *     follows state_reuse: 0 the paper's "r is either one or zero" (1 until used, then 0, no
- *     estimate); 1 p(w) until used, then 0; 2 (default) p(w), multiplied by p_again, the learned
- *     share of used states used again, once used.
- * Movable: the paper moves *root-side* objects (parent not in DRAM), so the SSD holds prefixes.
- * We add children of a DRAM parent that is a branch point (several cached chunks below it) or
- * has an SSD copy, since a hot prefix shared by every session (a system prompt) never leaves
- * DRAM and would otherwise block every move below it. Linear states follow state_move: 0 only
- * root-side ones (the paper), 1 (default) always, since with a state on SSD its DRAM chain still
- * serves a hit. A move makes the moved object's DRAM children root-side: they join the
- * request's move heaps at once (the paper: "moving a root-side node exposes its children as
- * new move candidates"); before, they waited for the next request and a request that needed
- * several moves dropped chains instead.
- *
- * p(w), the reuse probability, is learned online: of the sessions that were idle w requests
- * (log2 buckets), the share that came back. For a trace without sessions (Mooncake), the same
- * estimate is made over objects: reuse gaps seen at hits, against objects that left the cache
- * unused. Laplace smoothing (+1/+2) keeps early estimates off 0 and 1.
- *
- * Heaps (Sec. 3.4): drop candidates, move candidates per class and SSD victims are collected
- * and ordered once per request, the first time the request needs room, and reused for all its
- * evictions; entries that stopped qualifying are skipped lazily, and a parent that becomes a
- * leaf during the request is pushed at once. DRAM candidates are all the leaves and movable
- * objects of DRAM, pushed in DRAM LRU order. They are few (about 100 of 66,000 DRAM objects on the
- * WEKA trace), so instead of scanning DRAM the hooks keep a watch list that holds every one of
- * them: an object joins it when admitted, when a child of it is freed (it may have become a leaf)
- * and when its parent leaves DRAM or becomes a branch point (it may have become movable; the core's
- * child links find the children); build() drops the ones that no longer qualify. SSD victims are
- * kept the same way: a second watch list holds every SSD-only leaf (an object joins when it leaves
- * DRAM for SSD and when an SSD object loses a child); the first time a request needs an SSD victim
- * they are priced into one lazy heap per kind (about 800-5,000 of them on WEKA), and leaves that
- * appear during the request join it. When nothing can be dropped or moved (DRAM holds only chains
- * whose states sit on SSD), the cheapest such state is evicted so its parent becomes a droppable
- * orphan; failing that, the least recently used DRAM object goes (the core frees what it leaves
- * unreachable). FG_GANDALF_DEBUG=1 prints the learned p(w), p_again and the move/drop counts at the
- * end; the report prints p_again and the move/drop counts (policy_figures). Parameters
- * (gandalf_params below): lambda=1, move_candidates=1, scan=0 (1: find DRAM candidates by
- * scanning all of DRAM, as before the watch list; slow, same results - the tests compare the
- * two), target_years=0 (the write budget; the kv command's --target-years sets it),
- * state_move=1, state_reuse=2 (above; docs/policies.md compares them with the paper's).
+ * Candidates come from two watch lists (every DRAM leaf and movable object; every SSD-only
+ * leaf), ordered into lazy heaps once per request (Sec. 3.4); scan=1 finds the DRAM ones by
+ * scanning DRAM instead (the tests compare the two). Parameters: gandalf_params below.
+ * FG_GANDALF_DEBUG=1 prints what it learned at the end.
  */
 #include <math.h>
 #include <stdio.h>

@@ -49,7 +49,7 @@ enum ssd_run_status {
 #define RUN_STEADY_SLOPE 0.10
 #define RUN_STEADY_MAX_ROUNDS 1024
 /*
- * The tight rule, for WAF (issue 15): SNIA's 20%/10% bounds pass while the window's WAF still
+ * The tight rule, for WAF (docs/run.md): SNIA's 20%/10% bounds pass while the window's WAF still
  * drifts by a few percent, so a WAF quoted at SNIA steady state can sit 1% above where the
  * drive settles. Tight: over the last RUN_TIGHT_WINDOW rounds, max - min within RUN_TIGHT_RANGE
  * of the mean and the least-squares excursion within RUN_TIGHT_SLOPE of the mean.

@@ -1,6 +1,6 @@
 /*
  * fg-nvme.h - the glue between QEMU's NVMe device (hw/nvme/ctrl.c, patched by
- * hw/qemu/nvme-ftl.patch) and hw/ftl, which is linked in unchanged (issue 14, docs/vm.md).
+ * hw/qemu/nvme-ftl.patch) and hw/ftl, which is linked in unchanged (docs/vm.md).
  * Plain C: no QEMU header, so that the glue is the project's code and the patch stays small.
  * The patch calls these from QEMU's main loop only (the device has no iothread of its own).
  */
