@@ -99,6 +99,11 @@ for fig in dwpd/dwpd waf-check/waf-check-ent-tlc-1t lifetime-miss/lifetime-miss 
 		grep -q "<svg" "$O/$fig.svg"; then pass "figure $fig: PNG and SVG"
 	else fail "figure $fig: missing or not PNG/SVG"; fi
 done
+# a multiplot's SVG holds every panel, not only the last (replot after a multiplot drew one)
+if grep -q 'TBW division (WAF 1 assumed)' "$O/lifetime-miss/lifetime-miss.svg" &&
+	grep -q 'erase count (the emulated drive)' "$O/lifetime-miss/lifetime-miss.svg"; then
+	pass "lifetime-miss.svg: both panels"
+else fail "lifetime-miss.svg: a panel is missing"; fi
 for e in waf-check lifetime-miss lifetime-folds capacity-ratio models placement-hints hbf-endurance dwpd; do
 	python3 -c "
 import json, sys, subprocess

@@ -217,13 +217,18 @@ exp_plot() {
 	local name=$1 body
 	body=$(cat)
 	command -v gnuplot >/dev/null || { echo "$EXP: gnuplot is missing: no $name.png" >&2; return 0; }
-	gnuplot <<GP
+	# each format from the script itself, in its own gnuplot: `replot` after a multiplot draws
+	# only the last panel (gnuplot 5.4), or replays every panel with the last one's settings and
+	# fails (gnuplot 6: "all points y value undefined")
+	gnuplot <<GP || return 1
 set terminal pngcairo size 1200,800 font "sans,10" noenhanced
 set output "$OUT/$name.png"
 $body
+GP
+	gnuplot <<GP
 set terminal svg size 1200,800 font "sans,10" noenhanced
 set output "$OUT/$name.svg"
-replot
+$body
 GP
 }
 
