@@ -108,11 +108,12 @@ ok = du * 512000 == s['host_write_bytes'] and nand == s['nand_write_bytes'] and 
 
 # --- 3. end of life -------------------------------------------------------------------------
 # (the guest enables the SMART critical-warning events, which Linux leaves off, and traces the
-# asynchronous events it receives)
+# asynchronous events it receives; long options: nvme-cli 2.13 took -v for --verbose, and its
+# set-feature then wrote 0)
 boot eol "${QDEV[@]}" --preset tiny --set pe_cycles=30 --stats "$T/eol.json" -- sh -c "
 	tr=/sys/kernel/tracing; [ -d \$tr/events ] || tr=/sys/kernel/debug/tracing
 	echo 1 >\$tr/events/nvme/nvme_async_event/enable
-	nvme set-feature /dev/nvme0 -f 0x0b -v 0x1f >/dev/null
+	nvme set-feature /dev/nvme0 --feature-id=0x0b --value=0x1f >/dev/null
 	$FIO --rw=write --size=8M --do_verify=0 || exit 3
 	fio --name=burn --filename=/dev/nvme0n1 --offset=8M --rw=randwrite --bs=64k --direct=1 \
 		--ioengine=libaio --iodepth=8 --time_based --runtime=900 --eta=never >/dev/null 2>&1
@@ -261,7 +262,8 @@ EOF
 		q=$QEMU
 		[ $mode = off ] || q=$T/qw/qemu-system-x86_64
 		n=0 bad=0
-		for p in $(QTEST_QEMU_BINARY=$q "$QOS" -l 2>/dev/null | grep '/nvme/'); do
+		# (-l prints one path per line; GLib 2.84 prefixes each with "# ")
+		for p in $(QTEST_QEMU_BINARY=$q "$QOS" -l 2>/dev/null | grep -o '/[^ ]*/nvme/[^ ]*'); do
 			n=$((n + 1))
 			QTEST_QEMU_BINARY=$q timeout 300 "$QOS" -p "$p" >"$T/qt.out" 2>&1 && grep -q '^ok 1' "$T/qt.out" ||
 				{ bad=$((bad + 1)); tail -5 "$T/qt.out"; }
