@@ -170,6 +170,17 @@ done
 expect 2 "--ssd 4096 bytes: smaller than the smallest object the tier stores (a KV block of test-hybrid-256: 16384 bytes)" \
 	"kv --ssd 4k: a tier that could hold nothing is refused" -- \
 	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --dram 8M --ssd 4k
+expect 2 "--ssd 1125899906842624 bytes is larger than the ent-tlc-1t drive (960197107712 bytes user)" \
+	"kv --ssd 1P on a 960 GB drive: too large, said so" -- \
+	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --dram 8M --device ent-tlc-1t --ssd 1P
+expect 0 "SSD 894.07 GiB (ent-tlc-1t)" "kv --ssd 960GB: decimal, fits ent-tlc-1t" -- \
+	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --dram 8M --device ent-tlc-1t --ssd 960GB
+expect 0 "DRAM holds 3531 times it" "a DRAM far above the peak: a multiple, not 3.53e+05%" -- \
+	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --dram 100G --device none --ssd 1G
+expect 2 "^femu-gandalf: --loop 0: must be > 0$" "kv --loop 0: the one flag named" -- \
+	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --dram 8M --loop 0
+expect 2 "--writes 1e+30: must be at least 0 and under 1e6 user capacities" "ssd --writes 1e30: the range said" -- \
+	ssd --preset tiny --writes 1e30
 expect 2 "--stagger -2: must be >= 0" "--stagger -2: the one flag named" -- trace info traces/multiturn-small.jsonl --stagger -2
 expect 2 "--accelerate 0: must be >= 1" "ssd --accelerate 0: refused, not silently off" -- ssd --preset tiny --accelerate 0
 expect 2 "--dwpd -1: must be >= 0" "ssd --dwpd -1: refused" -- ssd --preset tiny --dwpd -1
