@@ -11,9 +11,9 @@
 #  3. snapshot: a second boot on it verifies the first boot's data with fio --verify_only and
 #     continues its counters; nvme-cli's write past the last LBA fails, the device still works;
 #  4. TRIM: blkdiscard drops the FTL's valid units to 0; a sequential fill then has WAF 1.00;
-#  5. latency=on: QD1 4 KiB random-read mean >= the model's tR + transfer, and the transport
-#     overhead measured at tR = 2 ms predicts the mean at tR = 4 ms within 25%; sequential
-#     writes stay under the modelled program bandwidth;
+#  5. latency=on: QD1 4 KiB random reads at tR 2 ms and 4 ms: the 1st percentile >= the model's
+#     mean, and the 10th percentile steps up by the model's step (-25%/+50%); a pair that disagrees
+#     is booted once more; sequential writes stay under the modelled program bandwidth;
 #  6. capture round trip: capture-blk-ftrace records blkreplay --target in the guest;
 #     the capture replayed in-process on the same preset writes exactly the device's host bytes;
 #  6b. KV store round trip (docs/lift.md): `kv --target /dev/nvme0n1 --capture` in the guest under
@@ -140,30 +140,51 @@ ok = host >= b["user_bytes"] - (1 << 20) and gc == 0 and abs(nand / host - 1) < 
 
 		# --- 5. latency emulation ------------------------------------------------------------
 		# Two boots with latency=on, each filling the drive (1 MiB sequential writes) and then
-		# timing QD1 4 KiB random reads: tR = 2 ms, then 4 ms (under TCG a round trip costs
-		# 0.3-1.1 ms and varies between boots by up to 0.4 ms, which would swamp tiny's 40 us tR).
-		# The transport overhead is measured in the first boot (guest mean - model mean) and must
-		# predict the second within 25%. It has to be measured with the device holding requests: a drive with
-		# every NAND time 0 answers at once while the guest is still busy, and measured 300 us
-		# where held requests paid 600-900 us more (the vCPU and QEMU go idle and must wake).
+		# timing QD1 4 KiB random reads: tR = 2 ms, then 4 ms (tiny's own 40 us tR would drown in
+		# TCG's round trip). What must hold:
+		#  - every boot: the 1st percentile of the guest's read latency >= the model's mean (the
+		#    device holds each read for its NAND time; noise only adds to it);
+		#  - the step: the guest's 10th percentile rises by (model at 4 ms - model at 2 ms) within
+		#    -25%/+50%. The mean cannot be used: under TCG the transport (guest minus model) varied
+		#    from 0.8 to 2.0 ms between identical boots (Debian 13 guest, kernel 6.12), and it grows
+		#    with the hold (the idle vCPU wakes later); the fast tenth stayed within 0.5-0.85 ms;
+		#  - sequential writes stay under the modelled program bandwidth.
+		# When the step disagrees, the pair is booted once more and must agree (both printed).
 		LAT="fio --name=w --filename=/dev/nvme0n1 --rw=write --bs=1M --direct=1 --ioengine=libaio --iodepth=16 \
 --size=100% --eta=never --output-format=json --output=fill.json && fio --name=r --filename=/dev/nvme0n1 \
 --rw=randread --bs=4k --direct=1 --ioengine=psync --time_based --runtime=6 --eta=never --output-format=json --output=read.json"
-		mkdir -p "$T/l1" "$T/l2"
-		boot lat1 --preset tiny --stats "$T/stats-l1.json" --share "$T/l1" --latency on --set t_read_us=2000 -- sh -c "$LAT"
-		boot lat2 --preset tiny --stats "$T/stats-l2.json" --share "$T/l2" --latency on --set t_read_us=4000 -- sh -c "$LAT"
-		check "latency=on: QD1 4 KiB reads and sequential writes follow the model" '
+		LATCHECK='
 r1, r2, w, s1, s2 = J[0]["jobs"][0]["read"], J[1]["jobs"][0]["read"], J[2]["jobs"][0]["write"], J[3], J[4]
 m1 = s1["nbdkit"]["requests"]["read"]["model_ns_mean"] / 1e3
 m2 = s2["nbdkit"]["requests"]["read"]["model_ns_mean"] / 1e3
-g1, g2 = r1["lat_ns"]["mean"] / 1e3, r2["lat_ns"]["mean"] / 1e3
-transport = g1 - m1
+pct = lambda r, q: r["clat_ns"]["percentile"]["%.6f" % q] / 1e3
+step = (pct(r2, 10) - pct(r1, 10)) / (m2 - m1)
 prog_bw = 4096 / 200e-6 # tiny: one LUN programs one 4 KiB page per t_prog = 200 us
-msg = ("tR 2 ms: read mean %.0f us, model %.0f us, so transport %.0f us; tR 4 ms: read mean %.0f us, model %.0f us: "
-       "%.0f%% of model + transport; fill %.1f MB/s (program bandwidth %.1f MB/s)") % (
-    g1, m1, transport, g2, m2, 100 * g2 / (m2 + transport), w["bw_bytes"] / 1e6, prog_bw / 1e6)
-ok = g1 >= 2005.12 and g2 >= 4005.12 and abs(g2 / (m2 + transport) - 1) <= 0.25 and w["bw_bytes"] <= prog_bw * 1.05' \
-			"$T/l1/read.json" "$T/l2/read.json" "$T/l1/fill.json" "$T/stats-l1.json" "$T/stats-l2.json"
+msg = ("model %.0f / %.0f us; guest p1 %.0f / %.0f, p10 %.0f / %.0f, mean %.0f / %.0f us: "
+       "p10 step %.2f of the model step; fill %.1f MB/s (program bandwidth %.1f MB/s)") % (
+    m1, m2, pct(r1, 1), pct(r2, 1), pct(r1, 10), pct(r2, 10), r1["lat_ns"]["mean"] / 1e3,
+    r2["lat_ns"]["mean"] / 1e3, step, w["bw_bytes"] / 1e6, prog_bw / 1e6)
+ok = (m1 >= 1900 and m2 >= 3900 and pct(r1, 1) >= m1 and pct(r2, 1) >= m2 and 0.75 <= step <= 1.5
+      and w["bw_bytes"] <= prog_bw * 1.05)'
+		latpair() {
+			mkdir -p "$T/l1" "$T/l2"
+			boot lat1 --preset tiny --stats "$T/stats-l1.json" --share "$T/l1" --latency on --set t_read_us=2000 -- sh -c "$LAT"
+			boot lat2 --preset tiny --stats "$T/stats-l2.json" --share "$T/l2" --latency on --set t_read_us=4000 -- sh -c "$LAT"
+			lat_out=$(python3 -c "import json, sys
+J = [json.load(open(f)) for f in sys.argv[1:]]
+$LATCHECK
+print(msg)
+sys.exit(0 if ok else 1)" "$T/l1/read.json" "$T/l2/read.json" "$T/l1/fill.json" "$T/stats-l1.json" "$T/stats-l2.json" 2>&1)
+		}
+		name="latency=on: QD1 4 KiB reads held for the model's time and stepping with it, writes under program bandwidth"
+		if latpair; then
+			pass "$name: $lat_out"
+		else
+			first=$lat_out
+			echo "     (first pair disagreed: $first; booting the pair again)"
+			if latpair; then pass "$name (second pair): $lat_out; first pair: $first"
+			else fail "$name: first pair: $first; second pair: $lat_out"; fi
+		fi
 	else
 		fail "no snapshot after the first plugin boot: skipping snapshot, TRIM and latency"
 	fi
