@@ -3,8 +3,11 @@
 #  - a policy file (femu-gandalf/policy/*.[ch]) includes kv_policy.h, never kv_int.h, never
 #    names struct kv_obj and never dereferences the simulator itself ("s->"): it reads the
 #    core through kv_policy.h's accessors and changes it only through its actions;
-#  - kv_int.h is included only by the core (kvsim.c, kvcheck.c) and by kv_policy.h;
-#  - the command files (cli/) include neither: to them struct kvsim is opaque.
+#  - kv_int.h is included only by the core (kvsim.c, alloc.c, ssd_port.c, kvcheck.c) and by kv_policy.h;
+#  - the command files (cli/) include neither: to them struct kvsim is opaque;
+#  - in femu-gandalf/kv/ only ssd_port.c calls the drive (ftl_read/write/trim/get_...) or the
+#    store (sink->): the SSD
+#    tier has one output port.
 # Each violation is printed as file:line: text; exit 1 if there is any.
 set -u
 root=${1:?usage: test_layering.sh SRC_ROOT}
@@ -25,7 +28,9 @@ for f in femu-gandalf/policy/*.c; do
 	grep -q '#include "kv_policy.h"' "$f" || report "a policy does not include kv_policy.h" "$f"
 done
 report "kv_int.h included outside the core" "$(grep -rnH '#include *"kv_int\.h"' femu-gandalf cli tests 2>/dev/null |
-	grep -vE '^femu-gandalf/kv/(kvsim\.c|kvcheck\.c|kv_policy\.h):')"
+	grep -vE '^femu-gandalf/kv/(kvsim\.c|alloc\.c|ssd_port\.c|kvcheck\.c|kv_policy\.h):')"
 report "a command file reaches into the simulator" "$(grep -nHE '#include *"(kv_int|kv_policy)\.h"' femu-gandalf/cli/*.c)"
+report "a drive or store call outside the SSD port" "$(grep -nHE '(^|[^A-Za-z0-9_])(ftl_(read|write|trim|prefetch|unit_valid|get_[a-z]+)\(|sink->)' femu-gandalf/kv/*.c |
+	grep -v '^femu-gandalf/kv/ssd_port\.c:')"
 [ $fails -eq 0 ] && echo "layering: ok"
 exit $((fails > 0))

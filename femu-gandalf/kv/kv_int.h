@@ -1,7 +1,7 @@
 /*
  * kv_int.h - the KV simulator's internals: the object record and the simulator state.
  *
- * For kvsim.c and kvcheck.c, and for kv_policy.h's inline accessors (which need the layout so
+ * For the core (kvsim.c, alloc.c, ssd_port.c, kvcheck.c), and for kv_policy.h's inline accessors (which need the layout so
  * that a policy's reads cost what a field access costs). Nothing else includes this file: the
  * CLI sees struct kvsim as opaque (kvsim.h) and a policy sees it through kv_policy.h's accessors
  * only; tests/test_layering.sh fails the build's tests when a policy file includes it, names
@@ -120,5 +120,48 @@ static inline uint64_t kv_slot_bytes(const struct kvsim *s, const struct kv_obj 
 	return m ? (n + m) & ~m : (n + s->salign[x->kind] - 1) / s->salign[x->kind] * s->salign[x->kind];
 }
 uint32_t kv_lookup(const struct kvsim *s, uint64_t key);
+
+/* Trace time in ns for the drive. Past 1.8e10 s (570 years) the ns no longer fit a uint64_t
+ * (1.8e19): such a time (a malformed trace) is pinned to UINT64_MAX / 2 instead of wrapping. */
+#define KV_NS_MAX_S 1.8e10
+static inline uint64_t kv_now_ns(const struct kvsim *s)
+{
+	return s->now_t > 0 ? (s->now_t < KV_NS_MAX_S ? (uint64_t)(s->now_t * 1e9) : UINT64_MAX / 2)
+	                    : 0;
+}
+
+/* the write stream of x (kv_stream() of its kind and session) */
+static inline unsigned kv_obj_stream(const struct kvsim *s, const struct kv_obj *x)
+{
+	return kv_stream(&s->cfg, x->kind, x->session);
+}
+
+/* x's SSD copy is rewritten or leaves: count whether it was hit there */
+static inline void kv_count_written_hit(struct kvsim *s, struct kv_obj *x)
+{
+	if (x->ssd_hits)
+		s->st.ssd_written_hit[x->kind]++;
+	x->ssd_hits = 0;
+}
+
+/* alloc.c: the SSD tier's allocators (slots, log, region) */
+int kv_alloc_init(struct kvsim *s, char *err, size_t errlen);
+bool kv_alloc_place(struct kvsim *s, uint32_t o);
+bool kv_alloc_forget(struct kvsim *s, struct kv_obj *x);
+void kv_alloc_fini(struct kvsim *s);
+
+/* ssd_port.c: the SSD tier's one output port, to the drive and/or the store */
+void kv_port_write(struct kvsim *s, const struct kv_obj *x);  /* x at x->lba */
+/* x's bytes at lba (its slot, or its old one on a re-admission); *done (done may be NULL) is
+ * raised to the drive's completion time */
+void kv_port_read(struct kvsim *s, const struct kv_obj *x, uint64_t lba, uint64_t *done);
+void kv_port_evicted(struct kvsim *s, const struct kv_obj *x, bool trim); /* trim: TRIM its slot */
+void kv_port_trim(struct kvsim *s, uint64_t lba, uint64_t bytes); /* when the config TRIMs */
+bool kv_port_probes(const struct kvsim *s);   /* does the store want KV_IO_PROBE? */
+void kv_port_probe(struct kvsim *s, const struct kv_obj *x);
+void kv_port_prefetch(const struct kvsim *s, const struct kv_obj *x); /* its L2P entries */
+bool kv_port_timed(const struct kvsim *s);    /* are SSD loads timed by the drive? */
+int kv_port_end(struct kvsim *s, const struct kv_request *rq); /* -1: the store failed */
+uint64_t kv_port_stripe_bytes(const struct kvsim *s); /* the drive's write stripe; 0: no drive */
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * kvsim.c - the KV-cache tier simulator core: objects, tiers, hits, SSD slots on the FTL.
+ * kvsim.c - the KV-cache tier simulator core: objects, tiers, hits, and the request path.
  *
  * Objects. One full-attention KV object per block id (size block_tokens x full bytes/token), and
  * one linear state per request boundary (keyed by the block id at the boundary | 1<<63, fixed
@@ -22,17 +22,11 @@
  * so the tier capacities are never exceeded, not even for a moment.
  *
  * Tiers. Each tier keeps an LRU list (head = most recently used). The policy decides what leaves
- * DRAM and whether it is written to SSD (docs/policies.md). SSD objects get LBAs in the SSD tier's
- * range from one of two allocators (docs/kv.md):
- *   slots: fixed-size slots per size class (LMCache raw-block style): a free list per class and a
- *          bump pointer. The policy picks SSD victims until the object fits and a slot is free.
- *   log:   a circular append log (CacheLib's BlockCache, Kangaroo's KLog, Flashield): objects go
- *          at a write head that wraps around the range, and the head evicts every object it runs
- *          into (FIFO log cleaning). A hole left by an earlier eviction is reused only when the
- *          head gets there again. The head clears its own way, so the tier cannot overflow and
- *          the policy's SSD victim is never asked for; the drive sees purely sequential writes.
- * A write is an FTL write at the request's trace time, an SSD hit an FTL read (its completion time
- * gives the load latency), an eviction an optional TRIM.
+ * DRAM and whether it is written to SSD (docs/policies.md). An SSD write asks the tier's allocator
+ * (alloc.c: slots, log or regions; docs/kv.md) for an LBA, which may evict SSD objects first, and
+ * then goes out through the SSD port (ssd_port.c) to the drive and/or the store: a write at the
+ * request's trace time; an SSD hit is a read there (its completion time gives the load latency),
+ * an eviction an optional TRIM. This file makes no drive call of its own.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -215,440 +209,6 @@ static void obj_free(struct kvsim *s, uint32_t o)
 
 #define slot_size(x) kv_slot_bytes(s, x)
 
-/* Trace time in ns for the FTL. Past 1.8e10 s (570 years) the ns no longer fit a uint64_t
- * (1.8e19): such a time (a malformed trace) is pinned to UINT64_MAX / 2 instead of wrapping. */
-#define KV_NS_MAX_S 1.8e10
-
-static uint64_t now_ns(const struct kvsim *s)
-{
-	return s->now_t > 0 ? (s->now_t < KV_NS_MAX_S ? (uint64_t)(s->now_t * 1e9) : UINT64_MAX / 2)
-	                    : 0;
-}
-
-/* Tell the store (if any) about one I/O of x. A failure stops the run at the request's end. */
-static void sink_io(struct kvsim *s, char op, const struct kv_obj *x)
-{
-	if (!s->sink || s->sink_failed)
-		return;
-	struct kv_io e = {.op = op,
-	                  .kind = x->kind,
-	                  .key = x->key,
-	                  .session = x->session,
-	                  .lba = x->lba,
-	                  .slot_bytes = slot_size(x),
-	                  .size = x->size};
-	if (s->sink->io(s->sink->arg, &e))
-		s->sink_failed = true;
-}
-
-static bool slot_alloc(struct kvsim *s, struct kv_obj *x)
-{
-	int k = x->kind;
-	if (s->nfree[k]) {
-		/* LIFO: the newest free slot (LMCache); FIFO: the oldest (KVBM) */
-		x->lba = s->cfg.slot_fifo ? s->freeslot[k][s->ffirst[k]++]
-		                          : s->freeslot[k][s->ffirst[k] + s->nfree[k] - 1];
-		s->nfree[k]--;
-		return true;
-	}
-	uint64_t sz = slot_size(x);
-	if (s->bump + sz > s->cfg.ssd_bytes)
-		return false;
-	x->lba = s->bump;
-	s->bump += sz;
-	return true;
-}
-
-static void slot_free(struct kvsim *s, struct kv_obj *x)
-{
-	int k = x->kind;
-	if (s->ffirst[k] && s->ffirst[k] + s->nfree[k] == s->freecap[k]) {
-		memmove(s->freeslot[k], s->freeslot[k] + s->ffirst[k],
-		        s->nfree[k] * sizeof(*s->freeslot[k]));
-		s->ffirst[k] = 0;
-	}
-	if (vec_reserve(s->freeslot[k], s->freecap[k], s->ffirst[k] + s->nfree[k] + 1))
-		return; /* the slot leaks; the allocator stays correct */
-	s->freeslot[k][s->ffirst[k] + s->nfree[k]++] = x->lba;
-}
-
-static int ring_push(struct kvsim *s, uint64_t pos, uint32_t o)
-{
-	if (s->rlen == s->rcap) {
-		/* vec doubles a power of two into a power of two; the entries that had wrapped to
-		 * the front, ring[0..rfirst), then move past the old end, so the ring reads in
-		 * order again */
-		uint64_t old = s->rcap;
-		if (vec_reserve(s->ring, s->rcap, s->rlen + 1))
-			return -1;
-		memcpy(s->ring + old, s->ring, (s->rfirst + s->rlen - old) * sizeof(*s->ring));
-	}
-	s->ring[(s->rfirst + s->rlen++) & (s->rcap - 1)] = (struct kv_logent){pos, o};
-	return 0;
-}
-
-/* Log allocator: put o at the head. An object written at position p occupies LBA p mod tier; the
- * head reaches that LBA again at p + tier, so every ring entry with p + tier < head + size lies
- * (at least partly) in the head's way, or in the padding it skipped: evict it, unless it has left
- * the SSD already (a hole) - then its entry is stale. Live objects thus always lie within the
- * last (tier - size) bytes of positions behind the head: no overlap, no overflow. */
-static bool log_alloc(struct kvsim *s, uint32_t o)
-{
-	uint64_t cap = s->cfg.ssd_bytes, sz = slot_size(&s->obj[o]);
-	if (s->head % cap + sz > cap)
-		s->head += cap - s->head % cap; /* no room before the end: pad, restart at LBA 0 */
-	while (s->rlen) {
-		struct kv_logent e = s->ring[s->rfirst];
-		if (e.pos + cap >= s->head + sz)
-			break;
-		s->rfirst = (s->rfirst + 1) & (s->rcap - 1);
-		s->rlen--;
-		/* an LBA is written once per lap, so a live object at e's LBA is e's object */
-		if (s->obj[e.o].in_ssd && s->obj[e.o].lba == e.pos % cap)
-			kv_evict_ssd(s, e.o);
-	}
-	if (!s->obj[o].in_dram)
-		return false; /* an object in the way was its ancestor: it left with it */
-	if (ring_push(s, s->head, o))
-		return false;
-	s->obj[o].lba = s->head % cap;
-	s->head += sz;
-	return true;
-}
-
-static void count_written_hit(struct kvsim *s, struct kv_obj *x)
-{
-	if (x->ssd_hits)
-		s->st.ssd_written_hit[x->kind]++;
-	x->ssd_hits = 0;
-}
-
-/* ---- region allocator (docs/placement.md) ----
- *
- * The tier is cut into nreg regions of rbytes, each a whole number of the drive's write stripes
- * (one block on every plane: the GC unit of a superblock drive), so that what one region's
- * writes fill on NAND is whole erase units. Objects are appended into the open region of their
- * stream (one, or one per kind with --streams kind); when it is full it is sealed and a free one
- * opened. Before a region is opened the allocator keeps one free region per stream in reserve
- * (for the re-admissions of a cleaning) by cleaning sealed regions: the victim is the oldest
- * sealed region or, with the policy's ssd_value() price, the cheapest of it and 16 sampled ones.
- * Its live objects are priced, the most valuable per byte re-admitted (rewritten into the open
- * region, together with the SSD-only ancestors in the victim that their chain needs) up to
- * readmit x rbytes, the rest evicted, and the region TRIMmed whole: the FTL sees only whole
- * regions die, so its garbage collection finds whole dead erase units (WAF 1).
- */
-
-enum { REG_FREE = 0, REG_OPEN = 1, REG_SEALED = 2 };
-
-static unsigned obj_stream(const struct kvsim *s, const struct kv_obj *x)
-{
-	return kv_stream(&s->cfg, x->kind, x->session);
-}
-
-static uint32_t lba_region(const struct kvsim *s, uint64_t lba)
-{
-	return (uint32_t)(lba / s->rbytes);
-}
-
-/* the region of a live SSD object listed in region r as (key, o): still there? */
-static bool region_holds(const struct kvsim *s, uint32_t r, uint32_t o, uint64_t key)
-{
-	const struct kv_obj *x = &s->obj[o];
-	return o < s->nobj && x->key == key && x->in_ssd && lba_region(s, x->lba) == r;
-}
-
-static void region_release(struct kvsim *s)
-{
-	for (uint32_t i = 0; s->reg && i < s->nreg; i++)
-		free(s->reg[i].e);
-	free(s->reg);
-	free(s->rfree);
-	free(s->sealed);
-	free(s->ropen);
-	free(s->mark);
-	free(s->cand);
-}
-
-static int region_init(struct kvsim *s, char *err, size_t errlen)
-{
-	uint64_t r = s->cfg.region_bytes, unit = KV_SLOT_BYTES;
-	uint64_t big = (s->cfg.model.linear_state_bytes + KV_SLOT_BYTES - 1) / KV_SLOT_BYTES *
-	               KV_SLOT_BYTES;
-	const char *what = "4 KiB";
-	if (s->ftl) {
-		const struct ftl_geometry *g = ftl_get_geometry(s->ftl);
-		uint64_t us = ftl_get_config(s->ftl)->unit_size;
-		unit = (uint64_t)g->frontier_slots * g->units_per_block * us;
-		uint64_t gcu = (uint64_t)g->units_per_gc_unit * us;
-		if (gcu > unit)
-			unit = gcu % unit ? gcu * unit : gcu; /* a multiple of both */
-		what = "the drive's write stripe (a block on every plane)";
-	}
-	if (!r) {
-		r = s->ftl ? unit : 64ull << 20;
-		while (r < 4 * big)
-			r += s->ftl ? unit : r;
-	} else if (r % unit) {
-		return fg_err(err, errlen, "--region %llu: must be a multiple of %llu bytes (%s)",
-		              (unsigned long long)r, (unsigned long long)unit, what);
-	}
-	if (4 * big > r)
-		return fg_err(err, errlen,
-		              "--region %llu: a linear state (%llu bytes) must fit 4 times in a region",
-		              (unsigned long long)r, (unsigned long long)big);
-	if (!(s->cfg.readmit >= 0 && s->cfg.readmit <= KV_REGION_READMIT_MAX))
-		return fg_err(err, errlen, "--readmit %g: must be in [0, %g]", s->cfg.readmit,
-		              KV_REGION_READMIT_MAX);
-	uint64_t n = s->cfg.ssd_bytes / r;
-	if (n >= KV_REGION_MIN && n < kv_streams(&s->cfg) + 3)
-		return fg_err(err, errlen,
-		              "--alloc region: the SSD tier holds %llu regions of %llu bytes, too few "
-		              "for %u streams (an open region each, and 3 more)",
-		              (unsigned long long)n, (unsigned long long)r, kv_streams(&s->cfg));
-	if (n < KV_REGION_MIN || n > UINT32_MAX / 2)
-		return fg_err(err, errlen,
-		              "--alloc region: the SSD tier (%llu bytes) holds %llu regions of %llu "
-		              "bytes; it needs %d to %u (change --region or --ssd)",
-		              (unsigned long long)s->cfg.ssd_bytes, (unsigned long long)n,
-		              (unsigned long long)r, KV_REGION_MIN, UINT32_MAX / 2);
-	s->rbytes = r;
-	s->nreg = (uint32_t)n;
-	s->reg = calloc(n, sizeof(*s->reg));
-	s->rfree = malloc(n * sizeof(*s->rfree));
-	s->sealed = malloc(n * sizeof(*s->sealed));
-	if (!s->reg || !s->rfree || !s->sealed)
-		return fg_err(err, errlen, "out of memory");
-	for (uint32_t i = 0; i < s->nreg; i++)
-		s->rfree[i] = s->nreg - 1 - i; /* region 0 is taken first */
-	s->nrfree = s->nreg;
-	s->nopen = kv_streams(&s->cfg);
-	s->nreserve = s->nopen < 2 ? s->nopen : 2;
-	s->ropen = malloc(s->nopen * sizeof(*s->ropen));
-	if (!s->ropen)
-		return fg_err(err, errlen, "out of memory");
-	for (uint32_t k = 0; k < s->nopen; k++)
-		s->ropen[k] = KV_NONE;
-	s->rclean = KV_NONE;
-	ftl_seed(s->rng, 12);
-	return 0;
-}
-
-/* Seal the open region of stream k and open a free one. false when none is free. */
-static bool region_open(struct kvsim *s, unsigned k)
-{
-	uint32_t r = s->ropen[k];
-	if (r != KV_NONE) {
-		s->reg[r].state = REG_SEALED;
-		s->reg[r].seq = ++s->rseq;
-		s->reg[r].pos = s->nsealed;
-		s->sealed[s->nsealed++] = r;
-		s->ropen[k] = KV_NONE;
-	}
-	if (!s->nrfree)
-		return false;
-	r = s->rfree[--s->nrfree];
-	s->reg[r].state = REG_OPEN;
-	s->reg[r].fill = s->reg[r].live = s->reg[r].ne = 0;
-	s->ropen[k] = r;
-	return true;
-}
-
-/* Append o to its stream's open region (opening one when it does not fit; no cleaning). */
-static bool region_place(struct kvsim *s, uint32_t o)
-{
-	unsigned k = obj_stream(s, &s->obj[o]);
-	uint64_t sz = slot_size(&s->obj[o]);
-	uint32_t r = s->ropen[k];
-	if (r == KV_NONE || s->reg[r].fill + sz > s->rbytes) {
-		if (!region_open(s, k))
-			return false;
-		r = s->ropen[k];
-	}
-	struct kv_region *g = &s->reg[r];
-	if (vec_reserve(g->e, g->ecap, g->ne + 1))
-		return false; /* unlisted, it could never be cleaned: not written */
-	g->e[g->ne++] = (struct kv_rent){s->obj[o].key, o};
-	s->obj[o].lba = (uint64_t)r * s->rbytes + g->fill;
-	g->fill += sz;
-	g->live += sz;
-	return true;
-}
-
-/* What losing region r's live SSD-only objects would cost (the policy's price). */
-static double region_score(struct kvsim *s, uint32_t r)
-{
-	const struct kv_region *g = &s->reg[r];
-	uint64_t gen = ++s->markgen;
-	double v = 0;
-	for (uint64_t i = 0; i < g->ne; i++) {
-		uint32_t o = g->e[i].o;
-		if (!region_holds(s, r, o, g->e[i].key) || s->obj[o].in_dram || s->mark[o] == gen)
-			continue;
-		s->mark[o] = gen;
-		v += s->pol->ssd_value(s, o);
-	}
-	return v;
-}
-
-/* The region to clean: the oldest sealed one, or the cheapest of it and KV_REGION_CHOICES
- * sampled ones when the policy prices SSD objects. */
-static uint32_t region_pick(struct kvsim *s)
-{
-	uint32_t best = s->sealed[0];
-	for (uint32_t i = 1; i < s->nsealed; i++)
-		if (s->reg[s->sealed[i]].seq < s->reg[best].seq)
-			best = s->sealed[i];
-	if (!s->pol->ssd_value)
-		return best;
-	double bs = region_score(s, best);
-	for (int i = 0; i < KV_REGION_CHOICES && s->nsealed > 1; i++) {
-		uint32_t r = s->sealed[ftl_rand(s->rng) % s->nsealed];
-		double v = region_score(s, r);
-		if (v < bs) {
-			bs = v;
-			best = r;
-		}
-	}
-	return best;
-}
-
-static int cand_cmp(const void *a, const void *b)
-{
-	const struct kv_cand *x = a, *y = b;
-	if (x->prio != y->prio)
-		return x->prio > y->prio ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* Rewrite the SSD-only object o (in the region being cleaned) into its stream's open region:
- * an SSD read and a write, counted as a write of the object. false if it could not be placed. */
-static bool region_readmit(struct kvsim *s, uint32_t o)
-{
-	struct kv_obj *x = &s->obj[o];
-	uint64_t sz = slot_size(x), old = x->lba;
-	if (!region_place(s, o))
-		return false;
-	x = &s->obj[o];
-	s->reg[lba_region(s, old)].live -= sz;
-	count_written_hit(s, x);
-	s->st.ssd_writes[x->kind]++;
-	s->st.ssd_write_bytes[x->kind] += sz;
-	s->st.readmits++;
-	s->st.readmit_bytes += sz;
-	if (s->ftl) {
-		if (ftl_read(s->ftl, old, sz, now_ns(s), NULL))
-			s->st.ftl_errors++;
-		if (ftl_write(s->ftl, x->lba, sz, obj_stream(s, x), now_ns(s), NULL))
-			s->st.ftl_errors++;
-	}
-	if (s->sink) {
-		uint64_t lba = x->lba;
-		x->lba = old;
-		sink_io(s, KV_IO_READ, x);
-		x->lba = lba;
-		sink_io(s, KV_IO_WRITE, x);
-	}
-	return true;
-}
-
-static void region_clean(struct kvsim *s)
-{
-	uint32_t v = region_pick(s);
-	struct kv_region *g = &s->reg[v];
-	uint32_t last = s->sealed[--s->nsealed];
-	s->sealed[g->pos] = last;
-	s->reg[last].pos = g->pos;
-	g->state = REG_OPEN; /* being cleaned */
-	s->rclean = v;
-	s->st.regions_cleaned++;
-	/* its live objects, once each, priced: keeping an object that is also in DRAM is worth
-	 * nothing now (its SSD copy just goes) */
-	uint64_t gen = ++s->markgen;
-	s->ncand = 0;
-	for (uint64_t i = 0; i < g->ne; i++) {
-		uint32_t o = g->e[i].o;
-		if (!region_holds(s, v, o, g->e[i].key) || s->mark[o] == gen)
-			continue;
-		s->mark[o] = gen;
-		if (vec_reserve(s->cand, s->candcap, s->ncand + 1))
-			break; /* the rest are evicted below, unpriced */
-		const struct kv_obj *x = &s->obj[o];
-		double prio = x->in_dram ? 0
-		              : s->pol->ssd_value ? s->pol->ssd_value(s, o) / (double)slot_size(x)
-		                                  : (double)(x->ssd_hits > 0);
-		s->cand[s->ncand] = (struct kv_cand){prio, x->key, o, (uint32_t)s->ncand};
-		s->ncand++;
-	}
-	if (s->ncand) /* (qsort of no array: UB on a NULL base) */
-		qsort(s->cand, s->ncand, sizeof(*s->cand), cand_cmp);
-	/* the keepers, most valuable first, each with the SSD-only ancestors in this region that
-	 * its chain needs (evicting one would take it along), within the cap; a walk up stops at
-	 * an object already walked in this step, whose ancestors are kept or safe */
-	uint64_t keep = ++s->markgen, cap = (uint64_t)(s->cfg.readmit * (double)s->rbytes);
-	uint64_t kept = 0, fails = 0;
-	for (uint64_t i = 0; i < s->ncand && fails < 64 && kept + KV_SLOT_BYTES <= cap; i++) {
-		uint32_t o = s->cand[i].o;
-		if (s->cand[i].prio <= 0)
-			break;
-		if (s->mark[o] == keep)
-			continue;
-		uint64_t need = 0;
-		for (uint32_t a = o; a != KV_NONE && s->mark[a] != keep && kept + need <= cap;
-		     a = s->obj[a].parent)
-			if (!s->obj[a].in_dram && lba_region(s, s->obj[a].lba) == v && s->obj[a].in_ssd)
-				need += slot_size(&s->obj[a]);
-		if (kept + need > cap) {
-			fails++;
-			continue;
-		}
-		for (uint32_t a = o; a != KV_NONE && s->mark[a] != keep; a = s->obj[a].parent)
-			s->mark[a] = keep;
-		kept += need;
-	}
-	/* rewrite the keepers, then evict what is left (its descendants elsewhere go with it) */
-	for (uint64_t i = 0; i < s->ncand; i++) {
-		struct kv_cand *c = &s->cand[i];
-		if (s->mark[c->o] == keep && region_holds(s, v, c->o, c->key) &&
-		    !s->obj[c->o].in_dram)
-			region_readmit(s, c->o);
-	}
-	for (uint64_t i = 0; i < g->ne; i++)
-		if (region_holds(s, v, g->e[i].o, g->e[i].key))
-			kv_evict_ssd(s, g->e[i].o);
-	if (s->ftl && s->cfg.trim && ftl_trim(s->ftl, (uint64_t)v * s->rbytes, s->rbytes,
-	                                      now_ns(s), NULL))
-		s->st.ftl_errors++;
-	g->state = REG_FREE;
-	g->fill = g->ne = 0;
-	s->rfree[s->nrfree++] = v;
-	s->rclean = KV_NONE;
-}
-
-/* Put o at its stream's open region, cleaning first when a region must be opened. */
-static bool region_alloc(struct kvsim *s, uint32_t o)
-{
-	uint64_t key = s->obj[o].key, sz = slot_size(&s->obj[o]);
-	unsigned k = obj_stream(s, &s->obj[o]);
-	if (sz > s->rbytes / 4)
-		return false;
-	uint32_t r = s->ropen[k];
-	if (r == KV_NONE || s->reg[r].fill + sz > s->rbytes) {
-		uint64_t had = s->markcap;
-		if (vec_reserve(s->mark, s->markcap, s->nobj))
-			return false;
-		if (s->markcap > had) /* a new mark is no step's */
-			memset(s->mark + had, 0, (s->markcap - had) * sizeof(*s->mark));
-		/* keep free regions (one per stream, at most 2) for the re-admissions of a
-		 * cleaning; one that finds none is evicted instead */
-		for (uint32_t n = 0; s->nrfree < s->nreserve + 1 && s->nsealed && n < 4 * s->nreg;
-		     n++)
-			region_clean(s);
-		if (s->obj[o].key != key || !s->obj[o].in_dram)
-			return false; /* an ancestor was cleaned out: it left with it */
-	}
-	return region_place(s, o);
-}
-
 void kv_evict_ssd(struct kvsim *s, uint32_t o)
 {
 	struct kv_obj *x = &s->obj[o];
@@ -658,18 +218,9 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 	x->in_ssd = 0;
 	s->ssd_used -= slot_size(x);
 	s->st.ssd_evictions++;
-	count_written_hit(s, x);
-	sink_io(s, KV_IO_TRIM, x);
-	bool whole = false; /* its region is being cleaned: TRIMmed whole at the end */
-	if (s->cfg.alloc == KV_ALLOC_REGION) {
-		s->reg[lba_region(s, x->lba)].live -= slot_size(x);
-		whole = lba_region(s, x->lba) == s->rclean;
-	}
-	if (s->ftl && s->cfg.trim && !whole &&
-	    ftl_trim(s->ftl, x->lba, slot_size(x), now_ns(s), NULL))
-		s->st.ftl_errors++;
-	if (s->cfg.alloc == KV_ALLOC_SLOTS)
-		slot_free(s, x);
+	kv_count_written_hit(s, x);
+	bool whole = kv_alloc_forget(s, x);
+	kv_port_evicted(s, x, !whole);
 	if (!x->in_dram)
 		obj_free(s, o);
 }
@@ -688,68 +239,13 @@ unsigned kv_streams(const struct kv_config *c)
 	return (c->streams_by_kind ? 2 : 1) * (c->session_streams ? c->session_streams : 1);
 }
 
-double kv_obj_unit_valid(const struct kvsim *s, uint32_t o)
-{
-	if (!s->ftl || !s->obj[o].in_ssd)
-		return 1;
-	double v = ftl_unit_valid(s->ftl, s->obj[o].lba);
-	return v < 0 ? 1 : v;
-}
-
-static uint32_t default_ssd_victim(struct kvsim *s, int kind)
-{
-	return s->stail[kind];
-}
-
-uint64_t kv_ssd_shortfall(const struct kvsim *s, uint32_t o)
-{
-	const struct kv_obj *x = &s->obj[o];
-	uint64_t sz = slot_size(x);
-	if (s->cfg.alloc == KV_ALLOC_LOG)
-		return s->ssd_used + sz > s->cfg.ssd_bytes ? s->ssd_used + sz - s->cfg.ssd_bytes
-		                                           : 0;
-	/* regions: once no region is free beyond the reserve, every write is paid for by a
-	 * cleaning, which evicts something of that size */
-	if (s->cfg.alloc == KV_ALLOC_REGION)
-		return s->nrfree > s->nreserve + 1 ? 0 : sz;
-	/* slots: room when a slot of the class is free or the bump pointer can cut one; otherwise
-	 * one resident of the class must go (bytes then fit: a class's slots are all one size) */
-	return s->nfree[x->kind] || s->bump + sz <= s->cfg.ssd_bytes ? 0 : sz;
-}
-
-/* Write x to SSD, evicting SSD victims until it fits. false if it cannot fit at all. */
+/* Write x to SSD: the allocator gives it an LBA, evicting what must go (false: it cannot fit, or
+ * its ancestor went and it with it), and the port writes it to the drive and the store. */
 static bool ssd_put(struct kvsim *s, uint32_t o)
 {
+	if (slot_size(&s->obj[o]) > s->cfg.ssd_bytes || !kv_alloc_place(s, o))
+		return false;
 	struct kv_obj *x = &s->obj[o];
-	if (slot_size(x) > s->cfg.ssd_bytes)
-		return false;
-	if (s->cfg.alloc == KV_ALLOC_LOG && !log_alloc(s, o)) {
-		s->st.ssd_alloc_fail += s->obj[o].in_dram;
-		return false;
-	}
-	if (s->cfg.alloc == KV_ALLOC_REGION && !region_alloc(s, o)) {
-		s->st.ssd_alloc_fail += s->obj[o].in_dram;
-		return false;
-	}
-	while (s->cfg.alloc == KV_ALLOC_SLOTS) {
-		if (s->ssd_used + slot_size(x) <= s->cfg.ssd_bytes && slot_alloc(s, x))
-			break;
-		/* only a resident of the same class frees a slot that x can use */
-		uint32_t v = s->pol->ssd_victim ? s->pol->ssd_victim(s, x->kind)
-		                                : default_ssd_victim(s, x->kind);
-		if (v != KV_NONE && (s->obj[v].kind != x->kind || !s->obj[v].in_ssd))
-			v = default_ssd_victim(
-			        s, x->kind); /* the policy named no resident of the class */
-		if (v == KV_NONE || v == o) {
-			s->st.ssd_alloc_fail++;
-			return false;
-		}
-		uint64_t key = x->key;
-		kv_evict_ssd(s, v);
-		if (!s->obj[o].in_dram || s->obj[o].key != key)
-			return false; /* the victim was its ancestor: it left with it */
-	}
-	x = &s->obj[o];
 	x->in_ssd = 1;
 	s->ssd_used += slot_size(x);
 	if (s->ssd_used > s->st.ssd_peak)
@@ -758,13 +254,7 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 	s->st.ssd_write_bytes[x->kind] += slot_size(x);
 	s->st.ssd_writes[x->kind]++;
 	x->ssd_hits = 0;
-	sink_io(s, KV_IO_WRITE, x);
-	if (s->ftl) {
-		unsigned stream = kv_stream(&s->cfg, x->kind, x->session);
-		int rc = ftl_write(s->ftl, x->lba, slot_size(x), stream, now_ns(s), NULL);
-		if (rc)
-			s->st.ftl_errors++;
-	}
+	kv_port_write(s, x);
 	return true;
 }
 
@@ -1013,14 +503,7 @@ static inline void serve_obj(struct kvsim *s, uint32_t o, struct hit_load *h)
 		h->ssd_bytes += x->size;
 		x->ssd_hits++;
 		s->st.ssd_read_bytes += slot_size(x);
-		sink_io(s, KV_IO_READ, x);
-		if (s->ftl) {
-			uint64_t done;
-			if (ftl_read(s->ftl, x->lba, slot_size(x), now_ns(s), &done))
-				s->st.ftl_errors++;
-			else if (done > h->t_ssd_done)
-				h->t_ssd_done = done;
-		}
+		kv_port_read(s, x, x->lba, &h->t_ssd_done);
 	}
 	touch(s, o);
 }
@@ -1030,15 +513,12 @@ static inline void serve_hit(struct kvsim *s, const struct kv_request *rq, uint3
                              struct hit_load *h)
 {
 	h->dram_bytes = h->ssd_bytes = 0;
-	h->t_ssd_done = now_ns(s);
+	h->t_ssd_done = kv_now_ns(s);
 	for (uint32_t i = 0; i < b; i++) {
 		if (i + 4 < b) /* the objects are scattered: overlap their misses */
 			__builtin_prefetch(&s->obj[s->idx[i + 4]]);
-		if (s->ftl && i + 2 < b) { /* and so are their L2P entries on the drive */
-			const struct kv_obj *x = &s->obj[s->idx[i + 2]];
-			if (!x->in_dram)
-				ftl_prefetch(s->ftl, x->lba, slot_size(x));
-		}
+		if (i + 2 < b) /* and so are their L2P entries on the drive */
+			kv_port_prefetch(s, &s->obj[s->idx[i + 2]]);
 		serve_obj(s, s->idx[i], h);
 	}
 	if (hybrid && b > 0)
@@ -1055,8 +535,8 @@ static inline int account(struct kvsim *s, const struct kv_request *rq, uint32_t
 	uint64_t tokens = rq->input_tokens, hit_tokens = (uint64_t)b * rq->block_tokens;
 	if (hit_tokens > tokens)
 		hit_tokens = tokens;
-	double ssd_t = s->ftl && s->cfg.use_ftl_timing ? (h->t_ssd_done - now_ns(s)) / 1e9
-	                                               : h->ssd_bytes / (s->cfg.ssd_gbps * 1e9);
+	double ssd_t = kv_port_timed(s) ? (h->t_ssd_done - kv_now_ns(s)) / 1e9
+	                                : h->ssd_bytes / (s->cfg.ssd_gbps * 1e9);
 	double xfer = ssd_t + (h->dram_bytes + h->ssd_bytes) / (s->cfg.pcie_gbps * 1e9);
 	double recompute = (tokens - hit_tokens) / s->cfg.prefill_tokens_per_s;
 	if (lat_push(s, xfer > recompute ? xfer : recompute))
@@ -1165,10 +645,10 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	}
 	struct hit_load h;
 	serve_hit(s, rq, b, hybrid, &h);
-	if (s->sink && s->sink->probe) /* the cached chunks past the usable state, unused */
+	if (kv_port_probes(s)) /* the cached chunks past the usable state, unused */
 		for (uint32_t i = b; i < r; i++)
 			if (s->obj[s->idx[i]].in_ssd)
-				sink_io(s, KV_IO_PROBE, &s->obj[s->idx[i]]);
+				kv_port_probe(s, &s->obj[s->idx[i]]);
 	if (account(s, rq, b, &h) || count_recomputed(s, rq, b)) {
 		s->cur_rq = NULL;
 		return fg_err(err, errlen, "out of memory");
@@ -1184,9 +664,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	recency(s, rq, n, b, bnd);
 	s->req++;
 	s->cur_rq = NULL;
-	if (s->sink && !s->sink_failed && s->sink->end && s->sink->end(s->sink->arg, rq))
-		s->sink_failed = true;
-	if (s->sink_failed) {
+	if (kv_port_end(s, rq)) {
 		fg_err(err, errlen, "the store failed");
 		return KVSIM_E_SINK;
 	}
@@ -1224,7 +702,7 @@ static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct k
 		return fg_err(err, errlen, "--ssd 0: the SSD tier must hold something");
 	if (kv_params_parse(p, params, s->pv, err, errlen))
 		return -1;
-	if (c->alloc == KV_ALLOC_REGION && region_init(s, err, errlen))
+	if (kv_alloc_init(s, err, errlen))
 		return -1;
 	if (p->prepare && !prepared)
 		return fg_err(err, errlen,
@@ -1247,7 +725,7 @@ void kvsim_finish(struct kvsim *s)
 	/* objects still on SSD at the end: count whether they were hit there */
 	for (int c = 0; c < 2; c++)
 		for (uint32_t o = s->shead[c]; o != KV_NONE; o = s->obj[o].snext)
-			count_written_hit(s, &s->obj[o]);
+			kv_count_written_hit(s, &s->obj[o]);
 }
 
 int kvsim_policy_figures(const struct kvsim *s, struct kv_figure *f)
@@ -1265,7 +743,7 @@ struct kvsim *kvsim_new(const struct kv_config *c, const struct kv_policy *p, co
 		return NULL;
 	}
 	if (kvsim_init(s, c, p, params, prepared, ftl, err, errlen)) {
-		region_release(s);
+		kv_alloc_fini(s);
 		free(s);
 		return NULL;
 	}
@@ -1312,10 +790,7 @@ void kvsim_free(struct kvsim *s)
 	free(s->scratch);
 	u64map_free(&s->map);
 	u64map_free(&s->seen);
-	free(s->freeslot[0]);
-	free(s->freeslot[1]);
-	free(s->ring);
-	region_release(s);
+	kv_alloc_fini(s);
 	free(s->st.lat);
 	free(s->idx);
 	free(s);
