@@ -6,8 +6,9 @@
 #  - kv_int.h is included only by the core (kvsim.c, alloc.c, ssd_port.c, kvcheck.c) and by kv_policy.h;
 #  - the command files (cli/) include neither: to them struct kvsim is opaque;
 #  - in femu-gandalf/kv/ only ssd_port.c calls the drive (ftl_read/write/trim/get_...) or the
-#    store (sink->): the SSD
-#    tier has one output port.
+#    store (sink->): the SSD tier has one output port;
+#  - no message in femu-gandalf/run/ spells a CLI flag ("--ssd"): it names the option through
+#    run_opt(), and the CLI says how its flags are spelled.
 # Each violation is printed as file:line: text; exit 1 if there is any.
 set -u
 root=${1:?usage: test_layering.sh SRC_ROOT}
@@ -32,5 +33,6 @@ report "kv_int.h included outside the core" "$(grep -rnH '#include *"kv_int\.h"'
 report "a command file reaches into the simulator" "$(grep -nHE '#include *"(kv_int|kv_policy)\.h"' femu-gandalf/cli/*.c)"
 report "a drive or store call outside the SSD port" "$(grep -nHE '(^|[^A-Za-z0-9_])(ftl_(read|write|trim|prefetch|unit_valid|get_[a-z]+)\(|sink->)' femu-gandalf/kv/*.c |
 	grep -v '^femu-gandalf/kv/ssd_port\.c:')"
+report "a CLI flag spelled in run/" "$(grep -nHE '"[^"]*--[a-z]' femu-gandalf/run/*.c)"
 [ $fails -eq 0 ] && echo "layering: ok"
 exit $((fails > 0))

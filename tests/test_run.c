@@ -1299,9 +1299,49 @@ static void test_kv_accelerate(void **state)
 	kv_result_free(&bad);
 }
 
+/* The run layer names an option by its key unless the front-end spells it; the tests below
+ * expect the CLI's spelling ("--iodepth"), which main() installs as the CLI does. */
+static const char *const cli_spelling[RUN_OPT_N] = {
+        [RUN_OPT_ACCELERATE] = "--accelerate", [RUN_OPT_BS] = "--bs", [RUN_OPT_DEVICE] = "--device",
+        [RUN_OPT_DRIVE_WRITES] = "--drive-writes", [RUN_OPT_DWPD] = "--dwpd",
+        [RUN_OPT_IODEPTH] = "--iodepth", [RUN_OPT_LOOP] = "--loop", [RUN_OPT_MAX_LOOPS] = "--max-loops",
+        [RUN_OPT_MAX_ROUNDS] = "--max-rounds", [RUN_OPT_PRECONDITION] = "--precondition",
+        [RUN_OPT_PRESET] = "--preset", [RUN_OPT_RAMP] = "--ramp", [RUN_OPT_RATE] = "--rate",
+        [RUN_OPT_ROUND] = "--round", [RUN_OPT_RUNTIME] = "--runtime", [RUN_OPT_RW] = "--rw",
+        [RUN_OPT_SAVE_SNAPSHOT] = "--save-snapshot", [RUN_OPT_SSD] = "--ssd",
+        [RUN_OPT_STEADY_RULE] = "--steady-rule", [RUN_OPT_UNTIL_STEADY] = "--until-steady",
+        [RUN_OPT_WORKLOAD] = "--workload", [RUN_OPT_WRAP] = "--wrap", [RUN_OPT_WRITES] = "--writes",
+};
+
+/* every option has a key and a spelling; without one the messages say the key */
+static void test_opt_names(void **state)
+{
+	(void)state;
+	struct ssd_run_opts o;
+	for (int i = 0; i < RUN_OPT_N; i++) {
+		assert_non_null(cli_spelling[i]);
+		assert_string_equal(cli_spelling[i] + 2, run_opt_key((enum run_opt)i));
+		assert_string_equal(run_opt((enum run_opt)i), cli_spelling[i]);
+	}
+	run_opt_spelling(NULL);
+	assert_string_equal(run_opt(RUN_OPT_MAX_LOOPS), "max-loops");
+	perf_opts(&o, &tiny, PERF_RANDREAD, 0, 0);
+	for (int spelled = 0; spelled < 2; spelled++) {
+		struct ssd_report rep;
+		char err[256] = "";
+		assert_int_equal(ssd_run(&o, &rep, err, sizeof(err)), SSD_RUN_E_INPUT);
+		ssd_report_free(&rep);
+		assert_string_equal(err, spelled ? "--iodepth 0: must be 1..65536"
+		                                 : "iodepth 0: must be 1..65536");
+		run_opt_spelling(cli_spelling);
+	}
+}
+
 int main(void)
 {
+	run_opt_spelling(cli_spelling);
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_opt_names),
 	        cmocka_unit_test(test_steady_rule),
 	        cmocka_unit_test(test_steady_series),
 	        cmocka_unit_test(test_tight_rule),

@@ -21,6 +21,7 @@
 #include "atomicfile.h"
 #include "cli.h"
 #include "preset.h"
+#include "run.h"
 
 static int cmd_presets(int argc, char **argv)
 {
@@ -143,8 +144,21 @@ static int finish_stdout(int rc)
 	return rc ? rc : 1;
 }
 
+/* The run layer names options by key ("max-loops"); this CLI spells them as its flags. */
+static void spell_options(void)
+{
+	static char flag[RUN_OPT_N][32];
+	static const char *spelled[RUN_OPT_N];
+	for (int i = 0; i < RUN_OPT_N; i++) {
+		snprintf(flag[i], sizeof(flag[i]), "--%s", run_opt_key((enum run_opt)i));
+		spelled[i] = flag[i];
+	}
+	run_opt_spelling(spelled);
+}
+
 int main(int argc, char **argv)
 {
+	spell_options();
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return finish_stdout(argc < 2 ? EXIT_USAGE : 0);

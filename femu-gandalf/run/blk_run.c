@@ -39,7 +39,8 @@ void blk_run_opts_default(struct blk_run_opts *o)
 int blk_run_opts_check(const struct blk_run_opts *o, char *err, size_t errlen)
 {
 	if (o->loops < 1 || o->max_loops < 5) {
-		snprintf(err, errlen, "--loop must be >= 1 and --max-loops >= 5");
+		snprintf(err, errlen, "%s must be >= 1 and %s >= 5", run_opt(RUN_OPT_LOOP),
+		         run_opt(RUN_OPT_MAX_LOOPS));
 		return SSD_RUN_E_INPUT;
 	}
 	return SSD_RUN_OK;
@@ -92,9 +93,10 @@ static int issue(struct ftl *f, const struct blk_run_opts *o, struct blk_run_io 
 		if (!o->wrap || io.bytes > user) {
 			snprintf(err, errlen,
 			         "%s: %c at lba %llu (+%llu bytes) is past the end of the device "
-			         "(%llu bytes); use a larger drive or --wrap",
+			         "(%llu bytes); use a larger drive or %s",
 			         where, io.op, (unsigned long long)io.lba,
-			         (unsigned long long)io.bytes, (unsigned long long)user);
+			         (unsigned long long)io.bytes, (unsigned long long)user,
+			         run_opt(RUN_OPT_WRAP));
 			return SSD_RUN_E_INPUT;
 		}
 		off = off % (user - io.bytes + 1) / 512 * 512;
@@ -205,8 +207,8 @@ static int write_rate(const struct blk_run_opts *o, struct blk_report *rep, char
 		rep->bytes_per_day = (double)rep->write_bytes_per_pass / dur * 86400.0;
 	} else {
 		snprintf(err, errlen,
-		         "%s: the trace has no duration; give the write rate with --dwpd",
-		         rep->name);
+		         "%s: the trace has no duration; give the write rate with %s",
+		         rep->name, run_opt(RUN_OPT_DWPD));
 		return SSD_RUN_E_INPUT;
 	}
 	return SSD_RUN_OK;
@@ -221,7 +223,8 @@ int blk_run(const struct blk_run_opts *o, struct blk_report *rep, char *err, siz
 	memset(rep, 0, sizeof(*rep));
 	run_steady_init(&rep->steady);
 	if (!o->cfg || !o->src.open || !o->src.next || !o->src.where || !o->src.close) {
-		snprintf(err, errlen, "%s is required", !o->cfg ? "--preset" : "a trace source");
+		snprintf(err, errlen, "%s is required",
+		         !o->cfg ? run_opt(RUN_OPT_PRESET) : "a trace source");
 		return SSD_RUN_E_INPUT;
 	}
 	if ((rc = blk_run_opts_check(o, err, errlen)))

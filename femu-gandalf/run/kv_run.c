@@ -47,9 +47,9 @@ static struct ftl *kv_drive(const struct kv_run_opts *o, struct kv_config *cfg, 
 
 	if (o->accelerate) { /* (the policies keep pricing the rated drive: cfg->ssd_pe below) */
 		if (!(o->accelerate >= 1 && o->accelerate <= fc.pe_cycles)) {
-			snprintf(err, errlen, "--accelerate %g: must be in [1, %u] (the %s drive's rated "
-			         "P/E cycles), so that the aged drive keeps at least one", o->accelerate,
-			         fc.pe_cycles, o->device);
+			snprintf(err, errlen, "%s %g: must be in [1, %u] (the %s drive's rated "
+			         "P/E cycles), so that the aged drive keeps at least one",
+			         run_opt(RUN_OPT_ACCELERATE), o->accelerate, fc.pe_cycles, o->device);
 			return NULL;
 		}
 		long pe = lround(fc.pe_cycles / o->accelerate);
@@ -60,7 +60,7 @@ static struct ftl *kv_drive(const struct kv_run_opts *o, struct kv_config *cfg, 
 		fc.host_streams = kv_streams(cfg);
 	struct ftl *f = ftl_create(&fc, e, sizeof(e));
 	if (!f) {
-		snprintf(err, errlen, "--device %s: %s", o->device, e);
+		snprintf(err, errlen, "%s %s: %s", run_opt(RUN_OPT_DEVICE), o->device, e);
 		return NULL;
 	}
 	const struct ftl_geometry *g = ftl_get_geometry(f);
@@ -68,8 +68,8 @@ static struct ftl *kv_drive(const struct kv_run_opts *o, struct kv_config *cfg, 
 		cfg->ssd_bytes = g->user_bytes;
 	if (cfg->ssd_bytes > g->user_bytes) {
 		snprintf(err, errlen,
-		         "--ssd %llu bytes is larger than the %s drive (%llu bytes user)",
-		         (unsigned long long)cfg->ssd_bytes, o->device,
+		         "%s %llu bytes is larger than the %s drive (%llu bytes user)",
+		         run_opt(RUN_OPT_SSD), (unsigned long long)cfg->ssd_bytes, o->device,
 		         (unsigned long long)g->user_bytes);
 		ftl_destroy(f);
 		return NULL;
@@ -290,7 +290,8 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 			return SSD_RUN_E_INPUT;
 	} else {
 		if (!cfg->ssd_bytes) {
-			snprintf(err, errlen, "--device none needs --ssd SIZE");
+			snprintf(err, errlen, "%s none needs %s SIZE", run_opt(RUN_OPT_DEVICE),
+			         run_opt(RUN_OPT_SSD));
 			return SSD_RUN_E_INPUT;
 		}
 		kv_cost_no_device(cfg);
@@ -303,9 +304,9 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 	uint64_t least = chunk && state ? (chunk < state ? chunk : state) : chunk ? chunk : state;
 	if (cfg->ssd_bytes < least) {
 		snprintf(err, errlen,
-		         "--ssd %llu bytes: smaller than the smallest object the tier stores (%s of "
+		         "%s %llu bytes: smaller than the smallest object the tier stores (%s of "
 		         "%s: %llu bytes), so it could hold nothing",
-		         (unsigned long long)cfg->ssd_bytes,
+		         run_opt(RUN_OPT_SSD), (unsigned long long)cfg->ssd_bytes,
 		         least == chunk ? "a KV block" : "a linear-attention state", cfg->model.name,
 		         (unsigned long long)least);
 		ftl_destroy(*f);
@@ -313,24 +314,26 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 		return SSD_RUN_E_INPUT;
 	}
 	bool until = o->drive_writes || o->until_steady || o->accelerate;
-	const char *bad = NULL;
+	const char *dw = run_opt(RUN_OPT_DRIVE_WRITES), *us = run_opt(RUN_OPT_UNTIL_STEADY),
+	           *ac = run_opt(RUN_OPT_ACCELERATE);
+	bool bad = true;
 	if (o->loops < (until ? 0 : 1))
-		bad = until ? "--max-loops must be >= 1" : "--loop must be >= 1";
+		snprintf(err, errlen, "%s must be >= 1",
+		         run_opt(until ? RUN_OPT_MAX_LOOPS : RUN_OPT_LOOP));
 	else if (o->drive_writes && !(o->drive_writes > 0 && o->drive_writes <= 1e6))
-		bad = "--drive-writes must be in (0, 1e6]";
+		snprintf(err, errlen, "%s must be in (0, 1e6]", dw);
 	else if (until && !o->drive)
-		bad = "--drive-writes, --until-steady and --accelerate need a drive (--device PRESET)";
+		snprintf(err, errlen, "%s, %s and %s need a drive (%s PRESET)", dw, us, ac,
+		         run_opt(RUN_OPT_DEVICE));
 	else if ((o->drive_writes || o->until_steady) && o->accelerate)
-		bad = "--drive-writes and --accelerate exclude each other (--accelerate runs to "
-		      "end of life)";
+		snprintf(err, errlen, "%s and %s exclude each other (%s runs to end of life)", dw, ac,
+		         ac);
 	else if (pol->one_pass && (o->loops > 1 || until))
-		bad = "";
+		snprintf(err, errlen, "policy %s knows one pass of the trace: drop %s, %s, %s and %s",
+		         pol->name, run_opt(RUN_OPT_LOOP), dw, us, ac);
+	else
+		bad = false;
 	if (bad) {
-		if (*bad)
-			snprintf(err, errlen, "%s", bad);
-		else
-			snprintf(err, errlen, "policy %s knows one pass of the trace: drop --loop, "
-			         "--drive-writes, --until-steady and --accelerate", pol->name);
 		ftl_destroy(*f);
 		*f = NULL;
 		return SSD_RUN_E_INPUT;
@@ -394,8 +397,9 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	struct run_passes pp = {0};
 	rc = kv_passes(o, s, f, res, &pp, err, errlen) ? SSD_RUN_E_FAIL : SSD_RUN_OK;
 	if (!rc && o->accelerate && !res->eol.reached) {
-		snprintf(err, errlen, "--accelerate %g: end of life not reached in %d passes "
-		         "(raise --max-loops or F)", o->accelerate, res->passes);
+		snprintf(err, errlen, "%s %g: end of life not reached in %d passes (raise %s or F)",
+		         run_opt(RUN_OPT_ACCELERATE), o->accelerate, res->passes,
+		         run_opt(RUN_OPT_MAX_LOOPS));
 		rc = SSD_RUN_E_FAIL;
 	}
 	if (!rc) {

@@ -47,7 +47,8 @@ int perf_rw_parse(const char *s, enum perf_rw *rw, uint32_t *read_pct, char *err
 				char *end;
 				long v = colon ? strtol(colon + 1, &end, 10) : 70;
 				if (colon && (end == colon + 1 || *end || v < 0 || v > 100)) {
-					snprintf(err, errlen, "--rw %s: the read share after ':' must be 0..100 (percent)", s);
+					snprintf(err, errlen, "%s %s: the read share after ':' must be 0..100 (percent)",
+					         run_opt(RUN_OPT_RW), s);
 					return -1;
 				}
 				*read_pct = (uint32_t)v;
@@ -56,7 +57,8 @@ int perf_rw_parse(const char *s, enum perf_rw *rw, uint32_t *read_pct, char *err
 			}
 			return 0;
 		}
-	snprintf(err, errlen, "--rw %s: must be read, write, randread, randwrite or randrw[:READ%%]", s);
+	snprintf(err, errlen, "%s %s: must be read, write, randread, randwrite or randrw[:READ%%]",
+	         run_opt(RUN_OPT_RW), s);
 	return -1;
 }
 
@@ -165,10 +167,11 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 		uint64_t units = user / ftl_get_config(f)->unit_size;
 		if (a.valid_units < units) {
 			snprintf(err, errlen,
-			         "--rw %s: %llu of %llu units were never written, and reading them costs "
-			         "no NAND time; add --precondition",
-			         perf_rw_name(o->rw), (unsigned long long)(units - a.valid_units),
-			         (unsigned long long)units);
+			         "%s %s: %llu of %llu units were never written, and reading them costs "
+			         "no NAND time; add %s",
+			         run_opt(RUN_OPT_RW), perf_rw_name(o->rw),
+			         (unsigned long long)(units - a.valid_units), (unsigned long long)units,
+			         run_opt(RUN_OPT_PRECONDITION));
 			rc = SSD_RUN_E_INPUT;
 			goto out;
 		}

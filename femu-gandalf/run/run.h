@@ -40,6 +40,23 @@ enum ssd_run_status {
 };
 
 /*
+ * The options the run layer checks, as its messages name them: run_opt() is the option's key
+ * ("max-loops") unless the front-end gave its own spelling of every option (RUN_OPT_N strings,
+ * indexed by enum run_opt; the CLI gives "--max-loops"). opt.c.
+ */
+enum run_opt {
+	RUN_OPT_ACCELERATE, RUN_OPT_BS, RUN_OPT_DEVICE, RUN_OPT_DRIVE_WRITES, RUN_OPT_DWPD,
+	RUN_OPT_IODEPTH, RUN_OPT_LOOP, RUN_OPT_MAX_LOOPS, RUN_OPT_MAX_ROUNDS, RUN_OPT_PRECONDITION,
+	RUN_OPT_PRESET, RUN_OPT_RAMP, RUN_OPT_RATE, RUN_OPT_ROUND, RUN_OPT_RUNTIME, RUN_OPT_RW,
+	RUN_OPT_SAVE_SNAPSHOT, RUN_OPT_SSD, RUN_OPT_STEADY_RULE, RUN_OPT_UNTIL_STEADY,
+	RUN_OPT_WORKLOAD, RUN_OPT_WRAP, RUN_OPT_WRITES,
+	RUN_OPT_N
+};
+const char *run_opt(enum run_opt o);
+const char *run_opt_key(enum run_opt o);
+void run_opt_spelling(const char *const *spelled); /* NULL: back to the keys */
+
+/*
  * SNIA PTS steady state: over the last RUN_STEADY_WINDOW rounds, max - min of the WAF is within
  * RUN_STEADY_RANGE of the mean, and the excursion of the least-squares line across the window
  * (slope x (n - 1)) within RUN_STEADY_SLOPE of the mean.

@@ -73,53 +73,57 @@ int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen)
 	if (o->bs_mix && bs_mix_init(&mix, o->bs_mix, err, errlen))
 		return SSD_RUN_E_INPUT;
 	if (o->steady_rule != RUN_RULE_SNIA && o->steady_rule != RUN_RULE_TIGHT) {
-		snprintf(err, errlen, "--steady-rule %d: must be snia or tight",
+		snprintf(err, errlen, "%s %d: must be snia or tight", run_opt(RUN_OPT_STEADY_RULE),
 		         (int)o->steady_rule);
 		return SSD_RUN_E_INPUT;
 	}
 	if (!o->bs_mix && (!o->bs || o->bs % FTL_SECTOR)) {
-		snprintf(err, errlen, "--bs %llu: must be a positive multiple of 512 bytes",
-		         (unsigned long long)o->bs);
+		snprintf(err, errlen, "%s %llu: must be a positive multiple of 512 bytes",
+		         run_opt(RUN_OPT_BS), (unsigned long long)o->bs);
 		return SSD_RUN_E_INPUT;
 	}
 	if (o->writes != -1 && !(o->writes >= 0 && o->writes < 1e6)) {
-		snprintf(err, errlen, "--writes %g: must be at least 0 and under 1e6 user capacities",
-		         o->writes);
+		snprintf(err, errlen, "%s %g: must be at least 0 and under 1e6 user capacities",
+		         run_opt(RUN_OPT_WRITES), o->writes);
 		return SSD_RUN_E_INPUT;
 	}
 	if (!(o->round > 0 && o->round <= 100) || o->max_rounds < 5) {
-		snprintf(err, errlen, "--round must be in (0, 100] and --max-rounds >= 5");
+		snprintf(err, errlen, "%s must be in (0, 100] and %s >= 5", run_opt(RUN_OPT_ROUND),
+		         run_opt(RUN_OPT_MAX_ROUNDS));
 		return SSD_RUN_E_INPUT;
 	}
 	if (o->perf.rw != PERF_NONE) {
 		const struct perf_opts *p = &o->perf;
 		if (o->accelerate || o->bs_mix) {
-			snprintf(err, errlen, "--rw cannot be combined with %s",
-			         o->accelerate ? "--accelerate" : "--bs jesd219 (one I/O size per phase)");
+			snprintf(err, errlen, "%s cannot be combined with %s%s", run_opt(RUN_OPT_RW),
+			         run_opt(o->accelerate ? RUN_OPT_ACCELERATE : RUN_OPT_BS),
+			         o->accelerate ? "" : " jesd219 (one I/O size per phase)");
 			return SSD_RUN_E_INPUT;
 		}
 		if (p->iodepth < 1 || p->iodepth > 65536) {
-			snprintf(err, errlen, "--iodepth %u: must be 1..65536", p->iodepth);
+			snprintf(err, errlen, "%s %u: must be 1..65536", run_opt(RUN_OPT_IODEPTH),
+			         p->iodepth);
 			return SSD_RUN_E_INPUT;
 		}
 		if (!(p->runtime_s > 0 && p->runtime_s <= 1e6) || !(p->ramp_s >= 0 && p->ramp_s <= 1e6)) {
-			snprintf(err, errlen, "--runtime must be in (0, 1e6] and --ramp in [0, 1e6] (virtual seconds)");
+			snprintf(err, errlen, "%s must be in (0, 1e6] and %s in [0, 1e6] (virtual seconds)",
+			         run_opt(RUN_OPT_RUNTIME), run_opt(RUN_OPT_RAMP));
 			return SSD_RUN_E_INPUT;
 		}
 		if (!(p->rate_iops >= 0 && p->rate_iops <= 1e9)) {
-			snprintf(err, errlen, "--rate %g: must be 0 (closed loop) or a rate in IOPS up to 1e9",
-			         p->rate_iops);
+			snprintf(err, errlen, "%s %g: must be 0 (closed loop) or a rate in IOPS up to 1e9",
+			         run_opt(RUN_OPT_RATE), p->rate_iops);
 			return SSD_RUN_E_INPUT;
 		}
 	}
 	if (o->accelerate && !(o->accelerate >= 1)) {
-		snprintf(err, errlen, "--accelerate %g: must be >= 1", o->accelerate);
+		snprintf(err, errlen, "%s %g: must be >= 1", run_opt(RUN_OPT_ACCELERATE), o->accelerate);
 		return SSD_RUN_E_INPUT;
 	}
 	if (o->save_snapshot) { /* refused before the run, not after it */
 		char why[512];
 		if (fg_atomic_check(o->save_snapshot, why, sizeof(why))) {
-			snprintf(err, errlen, "--save-snapshot %s", why);
+			snprintf(err, errlen, "%s %s", run_opt(RUN_OPT_SAVE_SNAPSHOT), why);
 			return SSD_RUN_E_INPUT;
 		}
 	}
@@ -218,9 +222,9 @@ static int accel_fits(const struct ssd_run_opts *o, uint32_t pe_cycles, char *er
 	if (o->accelerate <= pe_cycles)
 		return SSD_RUN_OK;
 	snprintf(err, errlen,
-	         "--accelerate %g: must be in [1, %u], the drive's rated pe_cycles (the aged drive "
+	         "%s %g: must be in [1, %u], the drive's rated pe_cycles (the aged drive "
 	         "keeps >= 1 P/E cycle)",
-	         o->accelerate, pe_cycles);
+	         run_opt(RUN_OPT_ACCELERATE), o->accelerate, pe_cycles);
 	return SSD_RUN_E_INPUT;
 }
 
@@ -261,9 +265,9 @@ static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_
 		r->mix_rng = o->seed ^ 0x6a09e667f3bcc909ull;
 		if (r->mix.bytes[r->mix.n - 1] > r->user) {
 			snprintf(err, errlen,
-			         "--bs %s: its largest transfer (%u bytes) is larger than "
+			         "%s %s: its largest transfer (%u bytes) is larger than "
 			         "the device (%llu bytes)",
-			         o->bs_mix, r->mix.bytes[r->mix.n - 1],
+			         run_opt(RUN_OPT_BS), o->bs_mix, r->mix.bytes[r->mix.n - 1],
 			         (unsigned long long)r->user);
 			return SSD_RUN_E_INPUT;
 		}
@@ -272,8 +276,8 @@ static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_
 		return SSD_RUN_OK;
 	}
 	if (o->bs > r->user) {
-		snprintf(err, errlen, "--bs %llu is larger than the device (%llu bytes)",
-		         (unsigned long long)o->bs, (unsigned long long)r->user);
+		snprintf(err, errlen, "%s %llu is larger than the device (%llu bytes)",
+		         run_opt(RUN_OPT_BS), (unsigned long long)o->bs, (unsigned long long)r->user);
 		return SSD_RUN_E_INPUT;
 	}
 	if (workload_init(&r->wl, o->workload, r->user / o->bs, o->seed, err, errlen))
@@ -415,7 +419,8 @@ static int finish(struct runner *r, struct ssd_report *rep, int io, char *err, s
 		return SSD_RUN_E_FAIL;
 	}
 	if (o->accelerate && !eol) {
-		snprintf(err, errlen, "--accelerate: end of life not reached within --writes %g",
+		snprintf(err, errlen, "%s: end of life not reached within %s %g",
+		         run_opt(RUN_OPT_ACCELERATE), run_opt(RUN_OPT_WRITES),
 		         o->writes < 0 ? ACCEL_DEFAULT_CAP : o->writes);
 		return SSD_RUN_E_FAIL;
 	}
@@ -464,7 +469,8 @@ int ssd_run(const struct ssd_run_opts *o, struct ssd_report *rep, char *err, siz
 	rep->steady.rule = o->steady_rule;
 	rep->accel.eol_days = rep->accel.extrapolated_days = NAN;
 	if (!o->workload || (!o->load_snapshot && !o->cfg)) {
-		snprintf(err, errlen, "%s is required", !o->workload ? "--workload" : "--preset");
+		snprintf(err, errlen, "%s is required",
+		         run_opt(!o->workload ? RUN_OPT_WORKLOAD : RUN_OPT_PRESET));
 		return SSD_RUN_E_INPUT;
 	}
 	if ((rc = ssd_run_opts_check(o, err, errlen)) || (rc = open_drive(&r, rep, err, errlen)))

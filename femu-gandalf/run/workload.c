@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run.h"
 #include "workload.h"
 
 uint64_t fg_rand64(uint64_t *s)
@@ -50,13 +51,13 @@ static int parse_zoned(struct workload *w, const char *spec, char *err, size_t e
 	while (*p) {
 		if (parse_zone(&p, &r, &fr)) {
 			snprintf(err, errlen,
-			         "--workload %s: expected zoned:R1/F1:R2/F2... (percent/percent)",
-			         spec);
+			         "%s %s: expected zoned:R1/F1:R2/F2... (percent/percent)",
+			         run_opt(RUN_OPT_WORKLOAD), spec);
 			return -1;
 		}
 		if (w->nz == WL_MAX_ZONES) {
-			snprintf(err, errlen, "--workload %s: at most %d zones", spec,
-			         WL_MAX_ZONES);
+			snprintf(err, errlen, "%s %s: at most %d zones", run_opt(RUN_OPT_WORKLOAD),
+			         spec, WL_MAX_ZONES);
 			return -1;
 		}
 		rsum += r;
@@ -67,16 +68,16 @@ static int parse_zoned(struct workload *w, const char *spec, char *err, size_t e
 	}
 	if (!w->nz || rsum < 99.999 || rsum > 100.001 || fsum < 99.999 || fsum > 100.001) {
 		snprintf(err, errlen,
-		         "--workload %s: I/O shares sum to %g%% and space shares to %g%%; both "
+		         "%s %s: I/O shares sum to %g%% and space shares to %g%%; both "
 		         "must be 100",
-		         spec, rsum, fsum);
+		         run_opt(RUN_OPT_WORKLOAD), spec, rsum, fsum);
 		return -1;
 	}
 	w->zstart[w->nz] = w->nblocks;
 	for (uint32_t i = 0; i < w->nz; i++)
 		if (w->zstart[i + 1] <= w->zstart[i]) {
-			snprintf(err, errlen, "--workload %s: zone %u is empty at this block size",
-			         spec, i + 1);
+			snprintf(err, errlen, "%s %s: zone %u is empty at this block size",
+			         run_opt(RUN_OPT_WORKLOAD), spec, i + 1);
 			return -1;
 		}
 	return 0;
@@ -106,13 +107,15 @@ int workload_init(struct workload *w, const char *spec, uint64_t nblocks, uint64
 		/* JESD219 enterprise: 50% of accesses to the first 5% of the LBAs, 30% to the next
 		 * 15%, 20% to the remaining 80% */
 		if (parse_zoned(w, "zoned:50/5:30/15:20/80", err, errlen)) {
-			snprintf(err, errlen, "--workload jesd219: zone empty at this block size");
+			snprintf(err, errlen, "%s jesd219: zone empty at this block size",
+			         run_opt(RUN_OPT_WORKLOAD));
 			return -1;
 		}
 		return 0;
 	}
 	snprintf(err, errlen,
-	         "--workload %s: must be uniform, seq or zoned:R/F[:R/F...] or jesd219", spec);
+	         "%s %s: must be uniform, seq or zoned:R/F[:R/F...] or jesd219",
+	         run_opt(RUN_OPT_WORKLOAD), spec);
 	return -1;
 }
 
@@ -128,7 +131,8 @@ int bs_mix_init(struct bs_mix *m, const char *spec, char *err, size_t errlen)
 {
 	memset(m, 0, sizeof(*m));
 	if (!spec || strcmp(spec, "jesd219")) {
-		snprintf(err, errlen, "--bs %s: must be a size or jesd219", spec ? spec : "(null)");
+		snprintf(err, errlen, "%s %s: must be a size or jesd219", run_opt(RUN_OPT_BS),
+		         spec ? spec : "(null)");
 		return -1;
 	}
 	double c = 0;
