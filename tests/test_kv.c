@@ -3,7 +3,6 @@
  * policies, and invariants after random traces.
  */
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -11,6 +10,8 @@
 #include <string.h>
 #include <math.h>
 #include <cmocka.h>
+
+#include "check.h"
 
 #include "kv_policy.h" /* the policy-level view: read-only object accessors */
 
@@ -55,14 +56,14 @@ static struct kv_config cfg(uint64_t dram_chunks, uint64_t ssd_chunks, bool hybr
 	return c;
 }
 
-static void req(struct kvsim *s, double t, uint64_t session, int n, ...)
+/* One request at time t in session: req(s, 3, 2, B(1, 2, 7)) asks for blocks 1, 2, 7 (each a
+ * TOK-token block; the prompt is exactly those blocks) and checks every invariant after it. */
+#define B(...) (const uint64_t[]){__VA_ARGS__}, sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t)
+static void req(struct kvsim *s, double t, uint64_t session, const uint64_t *blocks, size_t n)
 {
 	uint64_t b[64];
-	va_list ap;
-	va_start(ap, n);
-	for (int i = 0; i < n; i++)
-		b[i] = va_arg(ap, int);
-	va_end(ap);
+	assert_true(n <= 64);
+	memcpy(b, blocks, n * sizeof(*b));
 	struct kv_request rq = {.t = t, .session = session, .parent = KV_NO_SESSION, .block_tokens = TOK,
 				.input_tokens = (uint32_t)n * TOK, .output_tokens = 1, .nblocks = (uint32_t)n, .blocks = b};
 	char err[256];
@@ -130,10 +131,10 @@ static void test_lru_dense(void **state)
 {
 	(void)state;
 	struct kvsim *s = sim("lru", "", cfg(2, 4, false));
-	req(s, 0, 1, 2, 1, 2);
-	req(s, 1, 1, 3, 1, 2, 3);
-	req(s, 2, 1, 3, 1, 2, 3);
-	req(s, 3, 2, 1, 7);
+	req(s, 0, 1, B(1, 2));
+	req(s, 1, 1, B(1, 2, 3));
+	req(s, 2, 1, B(1, 2, 3));
+	req(s, 3, 2, B(7));
 	kvsim_finish(s);
 	assert_int_equal(kvsim_stats(s)->requests, 4);
 	assert_int_equal(kvsim_stats(s)->prefix_blocks, 9);
@@ -160,23 +161,23 @@ static void test_hybrid_needs_state(void **state)
 {
 	(void)state;
 	struct kvsim *s = sim("lru", "", cfg(4, 16, true));
-	req(s, 0, 1, 2, 1, 2);
+	req(s, 0, 1, B(1, 2));
 	assert_int_equal(kvsim_stats(s)->hit_blocks, 0);
 	assert_int_equal(kvsim_dram_used(s), 2 * TOK + 32);
-	req(s, 1, 1, 3, 1, 2, 3);
+	req(s, 1, 1, B(1, 2, 3));
 	assert_int_equal(kvsim_stats(s)->hit_blocks, 2);
 	assert_int_equal(kvsim_stats(s)->hits[0][OBJ_LINEAR] + kvsim_stats(s)->hits[1][OBJ_LINEAR],
 	                 1);
-	req(s, 2, 1, 3, 1, 2, 9);
+	req(s, 2, 1, B(1, 2, 9));
 	assert_int_equal(kvsim_stats(s)->hit_blocks, 4);
-	req(s, 3, 2, 2, 5, 6);
+	req(s, 3, 2, B(5, 6));
 	assert_int_equal(kvsim_stats(s)->hit_blocks, 4);
 	/* a prefix with all chunks but no state at any boundary: no hit */
 	struct kvsim *d = sim("lru", "", cfg(64, 64, true));
-	req(d, 0, 1, 3, 1, 2, 3);   /* state at 3 only */
-	req(d, 1, 1, 2, 1, 2);      /* chunks 1, 2 cached, but no state at 2 */
+	req(d, 0, 1, B(1, 2, 3));   /* state at 3 only */
+	req(d, 1, 1, B(1, 2));      /* chunks 1, 2 cached, but no state at 2 */
 	assert_int_equal(d->st.hit_blocks, 0);
-	req(d, 2, 1, 4, 1, 2, 3, 4); /* state at 3: hit 3 */
+	req(d, 2, 1, B(1, 2, 3, 4)); /* state at 3: hit 3 */
 	assert_int_equal(d->st.hit_blocks, 3);
 	done(d);
 	done(s);
@@ -210,18 +211,18 @@ static void test_alloc_slots_vs_log(void **state)
 		struct kvsim *s = sim("lru", "", c);
 		int ids[] = {1, 2, 3, 4, 5, 6};
 		for (int i = 0; i < 6; i++)
-			req(s, i, 1, 1, ids[i]);
+			req(s, i, 1, B(ids[i]));
 		assert_int_equal(lba_of(s, 1), 0);
 		assert_int_equal(lba_of(s, 2), 4096);
 		assert_int_equal(lba_of(s, 3), 8192);
 		assert_int_equal(lba_of(s, 4), 12288);
-		req(s, 6, 1, 1, 1);
+		req(s, 6, 1, B(1));
 		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 1);
-		req(s, 7, 1, 1, 7);
+		req(s, 7, 1, B(7));
 		assert_int_equal(kvsim_stats(s)->ssd_evictions, 1);
 		assert_int_equal(lba_of(s, 5), log ? 0 : 4096);
 		assert_int_equal(kv_lookup(s, log ? 1 : 2), KV_NONE);
-		req(s, 8, 1, 1, 1);
+		req(s, 8, 1, B(1));
 		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], log ? 1 : 2);
 		if (log) {
 			assert_int_equal(lba_of(s, 6), 4096);
@@ -259,9 +260,9 @@ static void test_alloc_log_wraps(void **state)
 		c.trim = trim;
 		struct ftl *f = drive(256);
 		struct kvsim *s = sim_ftl("write-through", c, f);
-		req(s, 0, 1, 1, 1);
-		req(s, 1, 2, 1, 2);
-		req(s, 2, 3, 1, 3);
+		req(s, 0, 1, B(1));
+		req(s, 1, 2, B(2));
+		req(s, 2, 3, B(3));
 		assert_int_equal(kvsim_stats(s)->ssd_evictions, log ? 3 : 2);
 		assert_int_equal(kvsim_ssd_used(s), 20480);
 		assert_int_equal(lba_of(s, 3), log ? 8192 : 16384);
@@ -285,11 +286,11 @@ static void test_write_through(void **state)
 {
 	(void)state;
 	struct kvsim *s = sim("write-through", "", cfg(2, 8, false));
-	req(s, 0, 1, 2, 1, 2);
+	req(s, 0, 1, B(1, 2));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 2);
-	req(s, 1, 1, 3, 1, 2, 3);
+	req(s, 1, 1, B(1, 2, 3));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 3);
-	req(s, 2, 1, 1, 4);
+	req(s, 2, 1, B(4));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 4);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 0); /* nothing lost: all are on SSD */
 	done(s);
@@ -303,13 +304,13 @@ static void test_lru_k(void **state)
 {
 	(void)state;
 	struct kvsim *s = sim("lru-k", "k=2", cfg(2, 8, false));
-	req(s, 0, 1, 1, 1);
-	req(s, 1, 2, 1, 2);
-	req(s, 2, 1, 1, 1);
-	req(s, 3, 3, 1, 3);
+	req(s, 0, 1, B(1));
+	req(s, 1, 2, B(2));
+	req(s, 2, 1, B(1));
+	req(s, 3, 3, B(3));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 0);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
-	req(s, 4, 4, 1, 4);
+	req(s, 4, 4, B(4));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
 	done(s);
 }
@@ -329,28 +330,28 @@ static void test_lru_k_session(void **state)
 	(void)state;
 	for (int old = 0; old < 2; old++) {
 		struct kvsim *s = sim(old ? "lru-k" : "lru-k-session", "k=2", cfg(2, 8, false));
-		req(s, 0, 1, 1, 1);
-		req(s, 1, 1, 1, 2);
-		req(s, 2, 2, 1, 3);
+		req(s, 0, 1, B(1));
+		req(s, 1, 1, B(2));
+		req(s, 2, 2, B(3));
 		assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], old ? 0 : 1);
-		req(s, 3, 3, 1, 4);
-		req(s, 4, 3, 1, 5);
+		req(s, 3, 3, B(4));
+		req(s, 4, 3, B(5));
 		assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], old ? 0 : 1);
 		assert_int_equal(kvsim_stats(s)->dram_drops, old ? 3 : 2);
-		req(s, 5, 1, 1, 1);
+		req(s, 5, 1, B(1));
 		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], old ? 0 : 1);
 		assert_int_equal(kvsim_stats(s)->hit_blocks, old ? 0 : 1);
 		done(s);
 	}
 	/* no sessions: test_lru_k's trace gives test_lru_k's figures */
 	struct kvsim *s = sim("lru-k-session", "k=2", cfg(2, 8, false));
-	req(s, 0, KV_NO_SESSION, 1, 1);
-	req(s, 1, KV_NO_SESSION, 1, 2);
-	req(s, 2, KV_NO_SESSION, 1, 1);
-	req(s, 3, KV_NO_SESSION, 1, 3);
+	req(s, 0, KV_NO_SESSION, B(1));
+	req(s, 1, KV_NO_SESSION, B(2));
+	req(s, 2, KV_NO_SESSION, B(1));
+	req(s, 3, KV_NO_SESSION, B(3));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 0);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
-	req(s, 4, KV_NO_SESSION, 1, 4);
+	req(s, 4, KV_NO_SESSION, B(4));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
 	done(s);
 }
@@ -363,14 +364,14 @@ static void test_dynamo(void **state)
 {
 	(void)state;
 	struct kvsim *s = sim("dynamo", "threshold=2,decay=600", cfg(1, 8, false));
-	req(s, 0, 1, 1, 1);
-	req(s, 1, 1, 1, 1);
-	req(s, 2, 2, 1, 2); /* evicts 1: count 2 -> SSD */
+	req(s, 0, 1, B(1));
+	req(s, 1, 1, B(1));
+	req(s, 2, 2, B(2)); /* evicts 1: count 2 -> SSD */
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
-	req(s, 3, 3, 1, 5); /* evicts 2: count 1 -> dropped */
+	req(s, 3, 3, B(5)); /* evicts 2: count 1 -> dropped */
 	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
-	req(s, 1000, 3, 1, 5); /* count 1 at t=3, one decay period later 0.5, doubled: 1 */
-	req(s, 1001, 4, 1, 6); /* evicts 5: 1 < 2 -> dropped */
+	req(s, 1000, 3, B(5)); /* count 1 at t=3, one decay period later 0.5, doubled: 1 */
+	req(s, 1001, 4, B(6)); /* evicts 5: 1 < 2 -> dropped */
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 2);
 	done(s);
@@ -383,13 +384,13 @@ static void test_gandalf_lambda(void **state)
 	(void)state;
 	struct kvsim *s = sim("gandalf", "lambda=0", cfg(2, 64, false));
 	for (int i = 0; i < 10; i++)
-		req(s, i, 1, 1, 100 + i);
+		req(s, i, 1, B(100 + i));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 8);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 0);
 	done(s);
 	s = sim("gandalf", "lambda=1e12", cfg(2, 64, false));
 	for (int i = 0; i < 10; i++)
-		req(s, i, 1, 1, 100 + i);
+		req(s, i, 1, B(100 + i));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 0);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 8);
 	done(s);
@@ -431,11 +432,11 @@ static void test_gandalf_hybrid(void **state)
 {
 	(void)state;
 	struct kvsim *s = sim("gandalf", "", cfg(8, 64, true));
-	req(s, 0, 1, 2, 1, 2);
-	req(s, 1, 2, 2, 1, 3);
+	req(s, 0, 1, B(1, 2));
+	req(s, 1, 2, B(1, 3));
 	assert_int_equal(
 	        kvsim_stats(s)->ssd_writes[OBJ_FULL] + kvsim_stats(s)->ssd_writes[OBJ_LINEAR], 0);
-	req(s, 2, 3, 2, 1, 4);
+	req(s, 2, 3, B(1, 4));
 	assert_true(on_ssd(s, 2) && !in_dram(s, 2));
 	assert_true(on_ssd(s, 2 | KV_LINEAR_BIT) && !in_dram(s, 2 | KV_LINEAR_BIT));
 	assert_true(in_dram(s, 1) && !on_ssd(s, 1));
@@ -452,9 +453,9 @@ static void test_gandalf_hybrid(void **state)
 	char err[256];
 	assert_int_equal(kvsim_request(s, &rq, err, sizeof(err)), 0);
 	assert_true(in_dram(s, 3) && in_dram(s, 2 | KV_LINEAR_BIT) && kv_lookup(s, 3 | KV_LINEAR_BIT) == KV_NONE);
-	req(s, 1, 2, 1, 7);
+	req(s, 1, 2, B(7));
 	assert_int_equal(kvsim_dram_used(s), 128);
-	req(s, 2, 3, 1, 9);
+	req(s, 2, 3, B(9));
 	assert_int_equal(kv_lookup(s, 3), KV_NONE);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
 	assert_true(kvsim_stats(s)->ssd_writes[OBJ_FULL] + kvsim_stats(s)->ssd_writes[OBJ_LINEAR] >=
@@ -477,13 +478,13 @@ static void test_gandalf_exposes_children(void **state)
 {
 	(void)state;
 	struct kvsim *s = sim("gandalf", "", cfg(4, 64, false));
-	req(s, 0, 1, 4, 1, 2, 3, 4);
-	req(s, 1, 2, 2, 9, 10);
+	req(s, 0, 1, B(1, 2, 3, 4));
+	req(s, 1, 2, B(9, 10));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 2);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 0);
 	assert_true(on_ssd(s, 1) && on_ssd(s, 2) && in_dram(s, 3) && in_dram(s, 4));
 	uint64_t hit = kvsim_stats(s)->hit_blocks;
-	req(s, 2, 1, 4, 1, 2, 3, 4);
+	req(s, 2, 1, B(1, 2, 3, 4));
 	assert_int_equal(kvsim_stats(s)->hit_blocks - hit, 4);
 	assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 2);
 	done(s);
@@ -510,11 +511,11 @@ static void test_gandalf_state_rules(void **state)
 	const char *params[] = {"", "state_move=0", "state_reuse=0", "state_reuse=1"};
 	for (int i = 0; i < 4; i++) {
 		struct kvsim *s = sim("gandalf", params[i], cfg(8, 64, true));
-		req(s, 0, 9, 1, 1);
-		req(s, 1, 1, 2, 1, 2);
-		req(s, 2, 9, 1, 1);
+		req(s, 0, 9, B(1));
+		req(s, 1, 1, B(1, 2));
+		req(s, 2, 9, B(1));
 		assert_int_equal(kvsim_stats(s)->hits[0][OBJ_LINEAR], 2);
-		req(s, 3, 3, 1, 7);
+		req(s, 3, 3, B(7));
 		const struct kv_stats *st = kvsim_stats(s);
 		uint64_t s1 = 1 | KV_LINEAR_BIT, s2 = 2 | KV_LINEAR_BIT;
 		if (i == 0) {
@@ -564,17 +565,17 @@ static void test_active_peak(void **state)
 	assert_int_equal(kv_active_peak(&kt, &c.model, &a, err, sizeof(err)), 0);
 	assert_int_equal(a.peak_bytes, 112);
 	assert_int_equal(a.peak_req, 1);
-	assert_true(fabs(a.mean_bytes - 256.0 / 3) < 1e-9);
+	assert_near(a.mean_bytes, 256.0 / 3, 1e-9);
 	for (int i = 0; i < 3; i++)
 		rq[i].session = KV_NO_SESSION;
 	assert_int_equal(kv_active_peak(&kt, &c.model, &a, err, sizeof(err)), 0);
 	assert_int_equal(a.peak_bytes, 112);
 	assert_int_equal(a.peak_req, 1);
-	assert_true(fabs(a.mean_bytes - 96) < 1e-9);
+	assert_near(a.mean_bytes, 96, 1e-9);
 	c = cfg(8, 64, false); /* dense: chunks only, 32, 48, 48 */
 	assert_int_equal(kv_active_peak(&kt, &c.model, &a, err, sizeof(err)), 0);
 	assert_int_equal(a.peak_bytes, 48);
-	assert_true(fabs(a.mean_bytes - 128.0 / 3) < 1e-9);
+	assert_near(a.mean_bytes, 128.0 / 3, 1e-9);
 }
 
 /* hotprefix-ssd (the SSD-admission reading) threshold=2, SSD of one slot:
@@ -585,15 +586,15 @@ static void test_hotprefix_ssd(void **state)
 	(void)state;
 	struct kvsim *s = sim("hotprefix-ssd", "threshold=2", cfg(1, 1, false));
 	for (int i = 0; i < 3; i++)
-		req(s, i, 1, 1, 10); /* A */
+		req(s, i, 1, B(10)); /* A */
 	for (int i = 0; i < 2; i++)
-		req(s, 3 + i, 2, 1, 20); /* B: evicts A -> SSD */
+		req(s, 3 + i, 2, B(20)); /* B: evicts A -> SSD */
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
 	for (int i = 0; i < 4; i++)
-		req(s, 5 + i, 3, 1, 30); /* C: evicts B -> dropped */
+		req(s, 5 + i, 3, B(30)); /* C: evicts B -> dropped */
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 1);
-	req(s, 9, 4, 1, 40); /* evicts C (4 uses) -> replaces A */
+	req(s, 9, 4, B(40)); /* evicts C (4 uses) -> replaces A */
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 2);
 	assert_int_equal(kvsim_stats(s)->ssd_evictions, 1);
 	assert_int_equal(kv_lookup(s, 10), KV_NONE);
@@ -617,17 +618,17 @@ static void test_hotprefix(void **state)
 	for (int old = 0; old < 2; old++) {
 		struct kvsim *s = sim(old ? "hotprefix-ssd" : "hotprefix", "threshold=2",
 		                      cfg(2, 8, false));
-		req(s, 0, 1, 1, 1);
+		req(s, 0, 1, B(1));
 		assert_int_equal(kvsim_stats(s)->refused, old ? 0 : 1);
 		assert_int_equal(kv_lookup(s, 1) == KV_NONE, !old);
-		req(s, 1, 1, 1, 1);
-		req(s, 2, 1, 1, 1);
-		req(s, 3, 1, 1, 2);
-		req(s, 4, 1, 1, 2);
-		req(s, 5, 1, 1, 3);
+		req(s, 1, 1, B(1));
+		req(s, 2, 1, B(1));
+		req(s, 3, 1, B(2));
+		req(s, 4, 1, B(2));
+		req(s, 5, 1, B(3));
 		assert_int_equal(kvsim_stats(s)->refused, old ? 0 : 3);
-		req(s, 6, 1, 1, 3);
-		req(s, 7, 1, 1, 1);
+		req(s, 6, 1, B(3));
+		req(s, 7, 1, B(1));
 		assert_int_equal(kvsim_stats(s)->hit_blocks, old ? 5 : 2);
 		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 1);
 		assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
@@ -646,10 +647,10 @@ static void test_recency_policies_match_lru(void **state)
 	const char *params[] = {"alpha=0", "tau=1e9"};
 	for (int i = 0; i < 2; i++) {
 		struct kvsim *s = sim(pols[i], params[i], cfg(2, 4, false));
-		req(s, 0, 1, 2, 1, 2);
-		req(s, 1, 1, 3, 1, 2, 3);
-		req(s, 2, 1, 3, 1, 2, 3);
-		req(s, 3, 2, 1, 7);
+		req(s, 0, 1, B(1, 2));
+		req(s, 1, 1, B(1, 2, 3));
+		req(s, 2, 1, B(1, 2, 3));
+		req(s, 3, 2, B(7));
 		kvsim_finish(s);
 		assert_int_equal(kvsim_stats(s)->hit_blocks, 5);
 		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 1);
@@ -667,7 +668,7 @@ static void test_meritkv_first3(void **state)
 	c.tbw_bytes = 1; /* a write costs the whole drive */
 	struct kvsim *s = sim("meritkv-first3", "", c);
 	for (int i = 0; i < 8; i++)
-		req(s, i, 1, 1, 100 + i);
+		req(s, i, 1, B(100 + i));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 3);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 4);
 	done(s);
@@ -689,25 +690,25 @@ static void test_meritkv(void **state)
 	c.tbw_bytes = 1; /* a write costs the whole drive */
 	struct kvsim *s = sim("meritkv", "", c);
 	for (int i = 0; i < 8; i++)
-		req(s, i, 1, 1, 100 + i);
+		req(s, i, 1, B(100 + i));
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 7);
 	assert_int_equal(kvsim_stats(s)->dram_drops, 0);
 	done(s);
 	for (int old = 0; old < 2; old++) {
 		s = sim(old ? "meritkv-first3" : "meritkv", "", c);
 		for (int i = 0; i < 4; i++)
-			req(s, i, 1, 1, 10); /* A */
-		req(s, 4, 1, 1, 20);         /* B evicts A */
-		req(s, 5, 1, 1, 30);         /* C evicts B */
+			req(s, i, 1, B(10)); /* A */
+		req(s, 4, 1, B(20));         /* B evicts A */
+		req(s, 5, 1, B(30));         /* C evicts B */
 		assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], old ? 2 : 1);
 		assert_int_equal(kvsim_stats(s)->dram_drops, old ? 0 : 1);
 		assert_int_equal(on_ssd(s, 20), true);
 		/* A again: meritkv misses and admits it (C, one demand, is written to make room);
 		 * first3 hits A on SSD */
-		req(s, 6, 1, 1, 10);
+		req(s, 6, 1, B(10));
 		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], old ? 1 : 0);
 		/* D: meritkv evicts A (5 demands: dropped); first3 evicts C (its 3rd write) */
-		req(s, 7, 1, 1, 40);
+		req(s, 7, 1, B(40));
 		assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], old ? 3 : 2);
 		assert_int_equal(kvsim_stats(s)->dram_drops, old ? 0 : 2);
 		done(s);
@@ -733,7 +734,7 @@ static void test_oracle_hand(void **state)
 	c.tbw_bytes = 1e18;
 	struct kvsim *s = sim_any("oracle", c);
 	for (int i = 0; i < 4; i++)
-		req(s, i, 1, 1, ids[i]);
+		req(s, i, 1, B(ids[i]));
 	kvsim_finish(s);
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 1);
 	assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 1);
@@ -830,8 +831,8 @@ static void test_tree_cascade(void **state)
 	struct ftl *f = drive(64);
 	struct kvsim *s = sim_ftl("write-through", cfg(8, 16, false), f);
 	char err[256];
-	req(s, 0, 1, 3, 1, 2, 3);
-	req(s, 1, 1, 3, 1, 2, 4);
+	req(s, 0, 1, B(1, 2, 3));
+	req(s, 1, 1, B(1, 2, 4));
 	uint32_t o1 = kv_lookup(s, 1), o2 = kv_lookup(s, 2);
 	assert_int_equal(kv_obj_nchild(s, o1), 1);
 	assert_int_equal(kv_obj_nchild(s, o2), 2);
@@ -851,7 +852,7 @@ static void test_tree_cascade(void **state)
 	struct ftl_stats fs;
 	ftl_get_stats(f, &fs);
 	assert_int_equal(fs.host_trim_bytes, 3 * 4096);
-	req(s, 2, 1, 3, 1, 2, 3);
+	req(s, 2, 1, B(1, 2, 3));
 	assert_int_equal(kvsim_stats(s)->hit_blocks, 0 + 2 + 1); /* r1 nothing, r2 [1 2], r3 [1] */
 	assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 6);
 	done(s);
@@ -1200,12 +1201,12 @@ static void test_region_fifo(void **state)
 	struct kvsim *s = sim_ftl("write-through", region_cfg(2, 4, 0.25), f);
 	assert_int_equal(kvsim_region_bytes(s), 65536);
 	for (int i = 1; i <= 48; i++)
-		req(s, i, 1, 1, i);
+		req(s, i, 1, B(i));
 	assert_int_equal(lba_of(s, 1), 0);
 	assert_int_equal(lba_of(s, 17), 65536);
 	assert_int_equal(lba_of(s, 48), 47 * 4096);
 	assert_int_equal(kvsim_stats(s)->regions_cleaned, 0);
-	req(s, 49, 1, 1, 49);
+	req(s, 49, 1, B(49));
 	assert_int_equal(kvsim_stats(s)->regions_cleaned, 1);
 	assert_int_equal(kvsim_stats(s)->ssd_evictions, 16);
 	assert_int_equal(kvsim_stats(s)->readmits, 0);
@@ -1215,7 +1216,7 @@ static void test_region_fifo(void **state)
 	assert_int_equal(lba_of(s, 49), 0);
 	assert_int_equal(ftl_host_trim(f), 65536);
 	for (int i = 50; i < 2050; i++)
-		req(s, i, 1, 1, i);
+		req(s, i, 1, B(i));
 	struct ftl_stats fs;
 	ftl_get_stats(f, &fs);
 	assert_int_equal(fs.host_write_bytes, 2049ull * 4096);
@@ -1250,12 +1251,12 @@ static void test_region_readmit(void **state)
 		struct ftl *f = drive_nowl(40);
 		struct kvsim *s = sim_ftl("lru", region_cfg(1, 4, cap ? 0.25 : 0), f);
 		for (int i = 1; i <= 49; i++)
-			req(s, i, 1, 1, i);
+			req(s, i, 1, B(i));
 		assert_int_equal(lba_of(s, 5), 4 * 4096);
-		req(s, 50, 1, 1, 5);
+		req(s, 50, 1, B(5));
 		assert_int_equal(kvsim_stats(s)->hits[1][OBJ_FULL], 1);
 		assert_int_equal(kvsim_stats(s)->regions_cleaned, 0);
-		req(s, 51, 1, 1, 51);
+		req(s, 51, 1, B(51));
 		assert_int_equal(kvsim_stats(s)->regions_cleaned, cap ? 2 : 1);
 		assert_int_equal(kvsim_stats(s)->readmits, cap ? 1 : 0);
 		assert_int_equal(kvsim_stats(s)->readmit_bytes, cap ? 4096 : 0);
@@ -1301,15 +1302,15 @@ static void test_region_priced(void **state)
 	struct kv_config c = region_cfg(2, 4, 0.25);
 	struct kvsim *s = kvsim_new(&c, &keyed_policy, "", NULL, f, err, sizeof(err));
 	assert_non_null(s);
-	req(s, 0, 1, 3, 1, 2, 3);
+	req(s, 0, 1, B(1, 2, 3));
 	for (int i = 10; i <= 22; i++)
-		req(s, i, 2, 1, i);
-	req(s, 23, 3, 1, 100);
+		req(s, i, 2, B(i));
+	req(s, 23, 3, B(100));
 	for (int i = 23; i <= 53; i++)
-		req(s, 24 + i, 4, 1, i);
+		req(s, 24 + i, 4, B(i));
 	assert_int_equal(lba_of(s, 100), 65536);
 	assert_int_equal(lba_of(s, 53), 3 * 65536 - 4096);
-	req(s, 100, 5, 1, 54);
+	req(s, 100, 5, B(54));
 	assert_int_equal(kvsim_stats(s)->regions_cleaned, 2);
 	assert_int_equal(kvsim_stats(s)->readmits, 3);
 	assert_int_equal(lba_of(s, 3), 3 * 65536);

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "check.h"
+
 #include "json.h"
 #include "run.h"
 #include "workload.h"
@@ -66,11 +68,11 @@ static void test_steady_rule(void **state)
 	double mean;
 
 	assert_true(run_is_steady(ok, 5, &mean));
-	assert_true(fabs(mean - 2.01) < 1e-12);
+	assert_near(mean, 2.01, 1e-12);
 	assert_false(run_is_steady(rising, 5, &mean));
-	assert_true(fabs(mean - 1.1) < 1e-12);
+	assert_near(mean, 1.1, 1e-12);
 	assert_false(run_is_steady(noisy, 5, &mean));
-	assert_true(fabs(mean - 1.04) < 1e-12);
+	assert_near(mean, 1.04, 1e-12);
 	assert_true(run_is_steady(flat, 5, &mean));
 	assert_true(mean == 3);
 	/* any window length: {2.0, 2.1}, mean 2.05, range and excursion 0.1 <= 0.205 (10%);
@@ -91,7 +93,7 @@ static void test_steady_series(void **state)
 	}
 	/* {3, 2, 1.6, 1.5, 1.52}: range 1.5 */
 	assert_false(run_steady_add(&s, w[4]));
-	assert_true(fabs(s.waf - 1.924) < 1e-12);
+	assert_near(s.waf, 1.924, 1e-12);
 	/* {2, 1.6, 1.5, 1.52, 1.49}: mean 1.622, range 0.51 > 0.3244 */
 	assert_false(run_steady_add(&s, w[5]));
 	/* {1.6, 1.5, 1.52, 1.49, 1.5}: mean 1.522, range 0.11 <= 0.3044, sxy = -0.21, excursion
@@ -99,7 +101,7 @@ static void test_steady_series(void **state)
 	assert_true(run_steady_add(&s, w[6]));
 	assert_true(s.reached);
 	assert_int_equal(s.rounds, 7);
-	assert_true(fabs(s.waf - 1.522) < 1e-12);
+	assert_near(s.waf, 1.522, 1e-12);
 
 	/* a series that never settles fills up, then drops further rounds */
 	run_steady_init(&s);
@@ -124,9 +126,9 @@ static void test_tight_rule(void **state)
 	}
 	assert_true(run_is_steady(drift + 5, 5, &mean));
 	assert_false(run_is_steady_tight(drift, 10, &mean));
-	assert_true(fabs(mean - 2.9865) < 1e-12);
+	assert_near(mean, 2.9865, 1e-12);
 	assert_true(run_is_steady_tight(flat, 10, &mean));
-	assert_true(fabs(mean - 3.0) < 1e-12);
+	assert_near(mean, 3.0, 1e-12);
 	flat[9] = 3.1; /* range 0.12 > 3% of 3.008 */
 	assert_false(run_is_steady_tight(flat, 10, &mean));
 }
@@ -204,16 +206,16 @@ static void test_jesd219_mix(void **state)
 
 	(void)state;
 	assert_int_equal(bs_mix_init(&m, "jesd219", err, sizeof(err)), 0);
-	assert_true(fabs(bs_mix_mean(&m) - 7818.24) < 1e-9);
+	assert_near(bs_mix_mean(&m), 7818.24, 1e-9);
 	for (uint64_t i = 0; i < n; i++) {
 		uint32_t b = bs_mix_next(&m, &rng);
 		sub4k += b < 4096;
 		is4k += b == 4096;
 		bytes += b;
 	}
-	assert_true(fabs((double)sub4k / n - 0.10) < 0.003);
-	assert_true(fabs((double)is4k / n - 0.67) < 0.005);
-	assert_true(fabs((double)bytes / n / 7818.24 - 1) < 0.02);
+	assert_near((double)sub4k / n, 0.10, 0.003);
+	assert_near((double)is4k / n, 0.67, 0.005);
+	assert_near((double)bytes / n / 7818.24, 1, 0.02);
 	assert_int_equal(bs_mix_init(&m, "jesd218", err, sizeof(err)), -1);
 	assert_string_equal(err, "--bs jesd218: must be a size or jesd219");
 
@@ -231,12 +233,12 @@ static void test_jesd219_mix(void **state)
 	uint64_t cmds = rep.stats.host_write_cmds - pre_cmds;
 	uint64_t wbytes = rep.stats.host_write_bytes - 2 * rep.geo.user_bytes;
 	assert_true(wbytes >= 6 * rep.geo.user_bytes && wbytes < 6 * rep.geo.user_bytes + 65536);
-	assert_true(fabs((double)wbytes / cmds / 7818.24 - 1) < 0.03);
+	assert_near((double)wbytes / cmds / 7818.24, 1, 0.03);
 	double rmw = (double)rep.stats.rmw_units / cmds;
 	printf("jesd219 on tiny: %llu writes, %.5f units read-modify-written per write (0.12625 "
 	       "expected), WAF %.3f\n",
 	       (unsigned long long)cmds, rmw, rep.stats.waf_cumulative);
-	assert_true(fabs(rmw / 0.12625 - 1) < 0.05);
+	assert_near(rmw / 0.12625, 1, 0.05);
 	ssd_report_free(&rep);
 }
 
@@ -298,7 +300,7 @@ static void test_steady_run(void **state)
 	assert_true(rep.steady.rounds >= RUN_STEADY_WINDOW);
 	for (int i = rep.steady.rounds - RUN_STEADY_WINDOW; i < rep.steady.rounds; i++)
 		mean += rep.steady.round_waf[i] / RUN_STEADY_WINDOW;
-	assert_true(fabs(mean - rep.steady.waf) < 1e-9);
+	assert_near(mean, rep.steady.waf, 1e-9);
 	assert_true(rep.steady.waf > 1.5 && rep.steady.waf < 6);
 	/* precondition + rounds of 0.25 user capacity in whole 4 KiB I/Os, nothing else */
 	uint64_t round = (rep.geo.user_bytes / 4 + 4095) / 4096 * 4096;
@@ -327,7 +329,7 @@ static void test_accelerated_vs_extrapolated(void **state)
 	assert_true(rep.stats.read_only || rep.stats.erase_mean >= 100);
 	assert_true(rep.eol.reached); /* aging's end is the event too */
 	assert_int_equal(rep.eol.host_write_bytes, rep.stats.host_write_bytes);
-	assert_true(fabs(rep.accel.eol_days / rep.accel.extrapolated_days - 1) < 0.02);
+	assert_near(rep.accel.eol_days / rep.accel.extrapolated_days, 1, 0.02);
 	assert_true(fabs(rep.accel.eol_days -
 	                 (double)rep.stats.host_write_bytes * 30 / rep.bytes_per_day) < 1e-9);
 	ssd_report_free(&rep);
@@ -347,7 +349,7 @@ static void test_dwpd(void **state)
 	run_ok(&o, &rep);
 	assert_true(rep.bytes_per_day == 3.0 * (double)rep.geo.user_bytes);
 	/* rated TBW = 1 DWPD x user x 365 x 5 years, at 3 drive writes a day */
-	assert_true(fabs(rep.lifetime.tbw_days - 365.0 * 5 / 3) < 1e-6);
+	assert_near(rep.lifetime.tbw_days, 365.0 * 5 / 3, 1e-6);
 	ssd_report_free(&rep);
 }
 
@@ -393,10 +395,10 @@ static void test_perf_qd1_read(void **state)
 	assert_true(rep.perf_done);
 	uint64_t n = rep.perf.ios;
 	assert_true(n == 100000000 / TINY_READ_NS || n == 100000000 / TINY_READ_NS + 1);
-	assert_true(fabs(rep.perf.lat_us.mean - TINY_READ_NS / 1e3) < 1e-9);
-	assert_true(fabs(rep.perf.lat_us.max - TINY_READ_NS / 1e3) < 1e-9);
+	assert_near(rep.perf.lat_us.mean, TINY_READ_NS / 1e3, 1e-9);
+	assert_near(rep.perf.lat_us.max, TINY_READ_NS / 1e3, 1e-9);
 	/* every latency is the same, so every percentile is it (kept within [min, max]) */
-	assert_true(fabs(rep.perf.lat_us.p99 - TINY_READ_NS / 1e3) < 1e-9);
+	assert_near(rep.perf.lat_us.p99, TINY_READ_NS / 1e3, 1e-9);
 	assert_int_equal(rep.perf.reads, n);
 	assert_int_equal(rep.perf.host_write_bytes, 0);
 	ssd_report_free(&rep);
@@ -406,7 +408,7 @@ static void test_perf_qd1_read(void **state)
 	perf_opts(&o, &tiny, PERF_RANDREAD, 64, 10000);
 	run_ok(&o, &rep);
 	assert_true(rep.perf.ios == 1000 || rep.perf.ios == 1001);
-	assert_true(fabs(rep.perf.lat_us.max - TINY_READ_NS / 1e3) < 1e-9);
+	assert_near(rep.perf.lat_us.max, TINY_READ_NS / 1e3, 1e-9);
 	ssd_report_free(&rep);
 }
 
@@ -558,7 +560,7 @@ static void test_eol_phases(void **state)
 	assert_eol_consistent(&rep);
 	assert_true(rep.perf_done);
 	assert_true(rep.perf.seconds > 0 && rep.perf.seconds < 1000);
-	assert_true(fabs(rep.perf.iops - rep.perf.ios / rep.perf.seconds) < 1e-6);
+	assert_near(rep.perf.iops, rep.perf.ios / rep.perf.seconds, 1e-6);
 	/* precondition's 128 KiB writes, then the phase's 4 KiB ones, up to the refused write */
 	uint64_t pre = (2 * rep.geo.user_bytes + 131071) / 131072;
 	assert_int_equal(rep.eol.index, pre + rep.perf.host_write_bytes / 4096 + 1);
@@ -803,8 +805,8 @@ static void test_blk_until_steady(void **state)
 	assert_int_equal(rep.steady.rounds, 5);
 	assert_true(rep.steady.reached);
 	for (int i = 0; i < 5; i++)
-		assert_true(fabs(rep.steady.round_waf[i] - pre[i]) < 5e-5);
-	assert_true(fabs(rep.steady.waf - 1.22417) < 5e-6);
+		assert_near(rep.steady.round_waf[i], pre[i], 5e-5);
+	assert_near(rep.steady.waf, 1.22417, 5e-6);
 	blk_report_free(&rep);
 
 	o.steady = false; /* --loop 7: the same passes go on, and no verdict is claimed */
@@ -812,7 +814,7 @@ static void test_blk_until_steady(void **state)
 	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
 	assert_int_equal(rep.steady.rounds, 7);
 	assert_false(rep.steady.reached);
-	assert_true(fabs(rep.steady.round_waf[0] - pre[0]) < 5e-5);
+	assert_near(rep.steady.round_waf[0], pre[0], 5e-5);
 	blk_report_free(&rep);
 	free(m.io);
 }
@@ -1288,7 +1290,7 @@ static void test_kv_accelerate(void **state)
 		fail_msg("accelerated %.4g d against %.4g d extrapolated: %.1f%% apart, bound %.1f%%",
 		         r.accel.eol_days, r.accel.extrapolated_days, 100 * off,
 		         100 * (spread + 0.02));
-	assert_true(fabs(r.accel.eol_days - r.lt.elapsed_days * 30) < 1e-9);
+	assert_near(r.accel.eol_days, r.lt.elapsed_days * 30, 1e-9);
 	kv_result_free(&r);
 	/* a factor that leaves the drive no P/E cycle is refused, naming the flag */
 	o.accelerate = 3001;

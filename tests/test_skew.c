@@ -52,6 +52,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "check.h"
+
 #include "ftl.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -296,12 +298,12 @@ static void test_models(void **state)
 	(void)state;
 	/* one class: the uniform closed forms (test_theory.c's reference values) */
 	struct skew u = {"uniform", 1, {100}, {100}};
-	assert_true(fabs(model_lrw(&u, 1 / 0.9) - 5.179) < 0.001);
-	assert_true(fabs(model_lrw(&u, 1 / 0.8) - 2.693) < 0.001);
-	assert_true(fabs(model_greedy_mixed(&u, 1 / 0.9, 64) - 4.82) < 0.01);
+	assert_near(model_lrw(&u, 1 / 0.9), 5.179, 0.001);
+	assert_near(model_lrw(&u, 1 / 0.8), 2.693, 0.001);
+	assert_near(model_greedy_mixed(&u, 1 / 0.9, 64), 4.82, 0.01);
 	/* a "skew" whose classes all have f_i = r_i is uniform */
 	struct skew flat = {"flat", 2, {30, 70}, {30, 70}};
-	assert_true(fabs(model_lrw(&flat, 1 / 0.9) - model_lrw(&u, 1 / 0.9)) < 1e-9);
+	assert_near(model_lrw(&flat, 1 / 0.9), model_lrw(&u, 1 / 0.9), 1e-9);
 	/* skew costs LRW: 90/10 well above uniform */
 	printf("LRW model Sf 0.10: uniform %.4f, 90/10 %.4f\n", model_lrw(&u, 1 / 0.9),
 	       model_lrw(&skews[1], 1 / 0.9));
@@ -466,7 +468,7 @@ static void test_fifo_skew(void **state)
 				        run_ref(k, sfs[s], REF_FIFO, m == M_SEPARATE, false);
 				double model = model_lrw(k, 1 / (1 - f.eff_sf));
 				row("fifo", mode_name[m], k->name, sfs[s], f.waf, r.waf, model);
-				assert_true(fabs(f.eff_sf - r.eff_sf) < 1e-9);
+				assert_near(f.eff_sf, r.eff_sf, 1e-9);
 				assert_true(fabs(f.waf - model) / model <= 0.01);
 				assert_true(fabs(f.waf - r.waf) / r.waf <= 0.01);
 			}
@@ -501,7 +503,7 @@ static void test_greedy_skew(void **state)
 			assert_true(fabs(fp.waf - rp.waf) / rp.waf <= 0.02);
 			assert_true(fabs(gain_ftl - gain_ref) <= 0.015);
 			assert_true(gain_ftl > 0.005);
-			assert_true(fabs(fb.waf - fp.waf) < fabs(fb.waf - fs.waf));
+			assert_near(fb.waf, fp.waf, fabs(fb.waf - fs.waf));
 		}
 	}
 }

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "check.h"
+
 #define TEST_SEED 0x9e3779b97f4a7c15ull
 #include "testutil.h"
 
@@ -51,11 +53,11 @@ static void test_lambert_reference(void **state)
 {
 	(void)state;
 	/* the worked examples of the issue / Desnoyers' tables */
-	assert_true(fabs(model_fifo(0.10) - 5.179) < 0.001);
-	assert_true(fabs(model_fifo(0.20) - 2.693) < 0.001);
-	assert_true(fabs(model_greedy(0.10, 64) - 4.82) < 0.01);
-	assert_true(fabs(model_greedy(0.20, 64) - 2.60) < 0.01);
-	assert_true(fabs(model_greedy(0.10, 128) - 4.99) < 0.01);
+	assert_near(model_fifo(0.10), 5.179, 0.001);
+	assert_near(model_fifo(0.20), 2.693, 0.001);
+	assert_near(model_greedy(0.10, 64), 4.82, 0.01);
+	assert_near(model_greedy(0.20, 64), 2.60, 0.01);
+	assert_near(model_greedy(0.10, 128), 4.99, 0.01);
 }
 
 

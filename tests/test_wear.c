@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "check.h"
+
 #define TEST_SEED 0x243f6a8885a308d3ull
 #include "testutil.h"
 
@@ -213,8 +215,8 @@ static void test_lifetime_formulas(void **state)
 	struct ftl_lifetime lt;
 	double bpd = 2.0 * g->user_bytes; /* 2 drive writes per day */
 	ftl_lifetime(f, bpd, &lt);
-	assert_true(fabs(lt.tbw_days - 365.0 * 5 / 2) < 1e-6);
-	assert_true(fabs(lt.naive_pe_days - 3000.0 * g->phys_bytes / bpd) < 1e-6);
+	assert_near(lt.tbw_days, 365.0 * 5 / 2, 1e-6);
+	assert_near(lt.naive_pe_days, 3000.0 * g->phys_bytes / bpd, 1e-6);
 	ftl_destroy(f);
 }
 

@@ -27,7 +27,12 @@
  * then goes out through the SSD port (ssd_port.c) to the drive and/or the store: a write at the
  * request's trace time; an SSD hit is a read there (its completion time gives the load latency),
  * an eviction an optional TRIM. This file makes no drive call of its own.
+ *
+ * The actions assert their preconditions (an object index in range; a write of a DRAM object not
+ * yet on SSD; a free of an object in neither tier) in the debug and ASan builds, so that a broken
+ * caller fails at its line, not at kvsim_check() requests later.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -182,6 +187,7 @@ static void free_descendants(struct kvsim *s, uint32_t o)
 static void obj_free(struct kvsim *s, uint32_t o)
 {
 	struct kv_obj *x = &s->obj[o];
+	assert(!x->in_dram && !x->in_ssd && kv_lookup(s, x->key) == o);
 	if (x->kid != KV_NONE)
 		free_descendants(s, o);
 	x = &s->obj[o];
@@ -211,6 +217,7 @@ static void obj_free(struct kvsim *s, uint32_t o)
 
 void kv_evict_ssd(struct kvsim *s, uint32_t o)
 {
+	assert(o < s->nobj);
 	struct kv_obj *x = &s->obj[o];
 	if (!x->in_ssd)
 		return;
@@ -243,6 +250,7 @@ unsigned kv_streams(const struct kv_config *c)
  * its ancestor went and it with it), and the port writes it to the drive and the store. */
 static bool ssd_put(struct kvsim *s, uint32_t o)
 {
+	assert(s->obj[o].in_dram && !s->obj[o].in_ssd);
 	if (slot_size(&s->obj[o]) > s->cfg.ssd_bytes || !kv_alloc_place(s, o))
 		return false;
 	struct kv_obj *x = &s->obj[o];
@@ -260,6 +268,7 @@ static bool ssd_put(struct kvsim *s, uint32_t o)
 
 bool kv_write_ssd(struct kvsim *s, uint32_t o)
 {
+	assert(o < s->nobj);
 	if (!s->obj[o].in_dram) /* only a DRAM object is written (one freed meanwhile is not) */
 		return s->obj[o].in_ssd;
 	return s->obj[o].in_ssd || ssd_put(s, o);
@@ -267,6 +276,7 @@ bool kv_write_ssd(struct kvsim *s, uint32_t o)
 
 void kv_drop_dram(struct kvsim *s, uint32_t o)
 {
+	assert(o < s->nobj);
 	struct kv_obj *x = &s->obj[o];
 	if (!x->in_dram)
 		return;

@@ -12,12 +12,19 @@
  * (when mapped; counted in rmw_units) and the whole unit is programmed. A trim covering part of a
  * unit leaves it alone (counted in trim_partial_units), as drives with a larger indirection unit
  * do; attachments that need zeroes there write them.
+ *
+ * The asserts at the points that change the tables (compiled into the debug and ASan builds,
+ * out of the release build) catch a broken invariant at the line that breaks it; ftl_check()
+ * after the fact would name only the state it finds.
  */
+#include <assert.h>
+
 #include "ftl_int.h"
 
 /* Point lpn at ppn (its old copy, if any, already invalidated). */
 static inline void map_set(struct ftl *f, uint32_t lpn, uint32_t ppn)
 {
+	assert(lpn < f->g.user_units && ppn < f->g.phys_units && !bit_get(f->valid, ppn));
 	f->l2p[lpn] = ppn + 1;
 	f->p2l[ppn] = lpn + 1;
 	bit_set(f->valid, ppn);
@@ -38,6 +45,7 @@ static inline void map_unit(struct ftl *f, uint32_t lpn, uint32_t ppn)
 void ftl_invalidate(struct ftl *f, uint32_t ppn)
 {
 	struct gu *u = &f->gu[gu_of(f, ppn)];
+	assert(ppn < f->g.phys_units && bit_get(f->valid, ppn) && u->valid > 0);
 	bit_clr(f->valid, ppn);
 	if (u->state == GU_CLOSED && f->cfg.gc_policy == FTL_GC_GREEDY)
 		ftl_bucket_move(f, gu_of(f, ppn), u->valid + (f->upg - u->cap));
@@ -58,6 +66,7 @@ static inline void inval_flush(struct ftl *f, struct inval *iv)
 	if (!iv->n)
 		return;
 	struct gu *u = &f->gu[iv->gu];
+	assert(u->valid >= iv->n);
 	if (u->state == GU_CLOSED && f->cfg.gc_policy == FTL_GC_GREEDY)
 		ftl_bucket_drop(f, iv->gu, u->valid + (f->upg - u->cap), iv->n);
 	u->valid -= iv->n;
@@ -67,6 +76,7 @@ static inline void inval_flush(struct ftl *f, struct inval *iv)
 static inline void inval_add(struct ftl *f, struct inval *iv, uint32_t ppn)
 {
 	uint32_t g = gu_of(f, ppn);
+	assert(ppn < f->g.phys_units && bit_get(f->valid, ppn));
 	bit_clr(f->valid, ppn);
 	if (g != iv->gu) {
 		inval_flush(f, iv);
@@ -207,6 +217,7 @@ static uint64_t rmw_read(struct ftl *f, uint32_t lpn, uint64_t now)
 int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64_t now,
 	      uint64_t *done_ns)
 {
+	assert(f && f->l2p && f->p2l && f->valid);
 	int rc = check_range(f, off, len), err = 0;
 	uint64_t us = f->cfg.unit_size, done = now;
 	if (rc)
@@ -402,6 +413,7 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 
 int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *done_ns)
 {
+	assert(f && f->l2p && f->p2l && f->valid);
 	int rc = check_range(f, off, len);
 	uint64_t us = f->cfg.unit_size;
 	if (rc)

@@ -1,0 +1,16 @@
+/* check.h - assertions shared by the cmocka tests (include after <cmocka.h> and <math.h>). */
+#ifndef FG_TEST_CHECK_H
+#define FG_TEST_CHECK_H
+
+#include <math.h>
+
+/* |a - b| < tol, or the test fails naming both expressions and values, and the difference */
+#define assert_near(a, b, tol)                                                                     \
+	do {                                                                                       \
+		double a_ = (a), b_ = (b), t_ = (tol);                                             \
+		if (!(fabs(a_ - b_) < t_))                                                         \
+			fail_msg("%s = %.10g and %s = %.10g differ by %.3g, not less than %.3g", #a, \
+			         a_, #b, b_, fabs(a_ - b_), t_);                                   \
+	} while (0)
+
+#endif
