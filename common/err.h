@@ -13,6 +13,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* Room for one message, a nested one included: a layer that puts an inner message into its own
+ * (ftl_create's error inside kv_run's) gives the inner call FG_ERR_LEN bytes, and its own caller
+ * gives it FG_ERR_LEN + FG_ERR_CONTEXT, so the outer message never cuts the inner one short. */
+#define FG_ERR_LEN 8192
+#define FG_ERR_CONTEXT 808
+
 /* Format into err (len bytes, always NUL-terminated, truncated to fit; nothing when err is NULL
  * or len is 0) and return -1, so a failing path is one statement: return fg_err(...). */
 int fg_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -22,6 +22,7 @@
 #include <glib/gstdio.h>
 
 #include "cli.h"
+#include "err.h"
 #include "kvsim.h"
 #include "preset.h"
 #include "run.h"
@@ -698,7 +699,7 @@ static int kv_point_setup(struct kv_cli *c, struct kv_run_opts *ro, const struct
 static int kv_emit_points(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_policy *pol,
                           uint64_t npts)
 {
-	char pt[512], err[9000];
+	char pt[512], err[FG_ERR_LEN + FG_ERR_CONTEXT];
 	struct ftl_config fc;
 	if (kv_point_setup(c, ro, pol, 0, pt, sizeof(pt), &fc))
 		return EXIT_USAGE;
@@ -718,7 +719,7 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
                     uint64_t j, bool csv, uint64_t k, uint64_t npoints)
 {
 	char what[600];
-	char pt[512], err[9000];
+	char pt[512], err[FG_ERR_LEN + FG_ERR_CONTEXT];
 	struct ftl_config fc;
 	struct kv_result res;
 	struct progress pg;

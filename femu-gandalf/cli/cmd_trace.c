@@ -49,16 +49,18 @@ int fg_trace_opts(const struct trace_cli *c, struct trace_opts *o)
 			return -1;
 		}
 	}
-	const char *neg = c->block_tokens < 0       ? "--block-tokens"
-	                  : !(c->session_rate >= 0) ? "--session-rate"
-	                  : !(c->stagger >= 0)      ? "--stagger"
-	                                            : NULL;
-	if (neg) {
-		fprintf(stderr, "femu-gandalf: %s %g: must be >= 0\n", neg,
-		        c->block_tokens < 0 ? (double)c->block_tokens
-		        : !(c->session_rate >= 0) ? c->session_rate : c->stagger);
-		return -1;
-	}
+	const struct {
+		const char *flag;
+		double v;
+	} nonneg[] = {{"--block-tokens", (double)c->block_tokens},
+	              {"--session-rate", c->session_rate},
+	              {"--stagger", c->stagger}};
+	for (size_t i = 0; i < sizeof(nonneg) / sizeof(nonneg[0]); i++)
+		if (!(nonneg[i].v >= 0)) {
+			fprintf(stderr, "femu-gandalf: %s %g: must be >= 0\n", nonneg[i].flag,
+			        nonneg[i].v);
+			return -1;
+		}
 	o->block_tokens = (uint32_t)c->block_tokens;
 	if (c->session_rate > 0)
 		o->session_rate = c->session_rate;

@@ -34,7 +34,7 @@
 #include "vec.h"
 
 #define NB 40       /* log2 buckets of idle requests */
-#define WINDOW 4096 /* candidates are gathered from this many least recently used objects */
+#define MOVE_CANDIDATES_MAX 64 /* the move_candidates parameter's maximum: keep[] below holds them */
 
 /* state_move: which linear states may move to SSD; state_reuse: what a state's reuse is */
 enum { STATE_MOVE_ROOT = 0, STATE_MOVE_ALWAYS = 1 };
@@ -535,7 +535,7 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 		uint32_t mo = KV_NONE;
 		for (int c = 0; c < 2; c++) {
 			struct pheap *h = &g->move[c];
-			struct pent keep[64];
+			struct pent keep[MOVE_CANDIDATES_MAX];
 			int nk = 0;
 			while (h->n && nk < g->kcand) {
 				uint32_t o = h->a[0].o;
@@ -647,7 +647,7 @@ static const struct kv_param gandalf_params[] = {
                     .help = "weight of the SSD write fee in the move price",
                     KV_SWEEP(0, 0.25, 0.5, 1, 1.25, 1.5, 1.75, 2, 4, 8, 16, 32, 64, 128, 256,
                              512, 1024)},
-        [MOVE_CANDIDATES] = {"move_candidates", 1, 1, 64,
+        [MOVE_CANDIDATES] = {"move_candidates", 1, 1, MOVE_CANDIDATES_MAX,
                              .help = "longest-waiting movable objects priced per class"},
         [SCAN] = {"scan", 0, 0, 1,
                   .help = "1: find DRAM candidates by scanning DRAM (slow, same results)"},

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "json.h"
+#include "err.h"
 #include "run.h"
 
 /* The wall clock, for the replay rate only: no simulated figure depends on it. */
@@ -41,7 +42,7 @@ static int cmp_d(const void *a, const void *b)
 static struct ftl *kv_drive(const struct kv_run_opts *o, struct kv_config *cfg, char *err,
                             size_t errlen)
 {
-	char e[8192];
+	char e[FG_ERR_LEN];
 	struct ftl_config fc = *o->drive;
 	const uint32_t rated_pe = fc.pe_cycles;
 
@@ -182,7 +183,7 @@ static void kv_progress(const struct kv_run_opts *o, struct kvsim *s, struct ftl
 static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, struct ftl *f,
                      struct kv_result *res, struct run_passes *pp, char *err, size_t errlen)
 {
-	char e[8192];
+	char e[FG_ERR_LEN];
 	double toff = 0, span = 0;
 	uint64_t *ids = NULL, nmax = 1;
 	bool more = o->loops > 1 || o->drive_writes || o->until_steady || o->accelerate;
@@ -344,7 +345,7 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 int kv_run_check(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
                  char *err, size_t errlen)
 {
-	char e[8192];
+	char e[FG_ERR_LEN];
 	struct kv_config cfg = o->cfg;
 	struct ftl *f;
 	int rc = kv_setup(o, pol, &cfg, &f, err, errlen);
@@ -363,7 +364,7 @@ int kv_run_check(const struct kv_run_opts *o, const struct kv_policy *pol, const
 int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
            struct kv_result *res, char *err, size_t errlen)
 {
-	char e[8192];
+	char e[FG_ERR_LEN];
 	struct ftl *f = NULL;
 
 	memset(res, 0, sizeof(*res));
