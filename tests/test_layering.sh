@@ -9,6 +9,9 @@
 #    store (sink->): the SSD tier has one output port;
 #  - no message in femu-gandalf/run/ spells a CLI flag ("--ssd"): it names the option through
 #    run_opt(), and the CLI says how its flags are spelled.
+#  - the device adapters (hw/nbdkit, hw/qemu) leave the drive's life to hw/drive: none loads a
+#    preset or a snapshot, sets a config key, checkpoints or writes a file atomically itself
+#    (hw/nbdkit/store.c, the data store, saves its own data).
 # Each violation is printed as file:line: text; exit 1 if there is any.
 set -u
 root=${1:?usage: test_layering.sh SRC_ROOT}
@@ -34,5 +37,6 @@ report "a command file reaches into the simulator" "$(grep -nHE '#include *"(kv_
 report "a drive or store call outside the SSD port" "$(grep -nHE '(^|[^A-Za-z0-9_])(ftl_(read|write|trim|prefetch|unit_valid|get_[a-z]+)\(|sink->)' femu-gandalf/kv/*.c |
 	grep -v '^femu-gandalf/kv/ssd_port\.c:')"
 report "a CLI flag spelled in run/" "$(grep -nHE '"[^"]*--[a-z]' femu-gandalf/run/*.c)"
+report "a device adapter manages the drive's life itself (hw/drive does)" "$(grep -nHE '(^|[^A-Za-z0-9_])(ftl_(preset_load|snapshot_load|snapshot_save|checkpoint|checkpoint_verify|config_set|config_validate|config_diff|create|json|json_members)|fg_atomic_[a-z]+)\(' hw/nbdkit/plugin.c hw/qemu/*.c)"
 [ $fails -eq 0 ] && echo "layering: ok"
 exit $((fails > 0))

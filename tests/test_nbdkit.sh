@@ -280,6 +280,17 @@ $PY -c "import sys; sys.exit(not $wsec >= 0.98 * $wmin)" &&
 	bad "latency=on: writes took ${wsec} s < ${wmin} s"
 echo "     latency=off: the same writes took $(echo "$off" | $PY -c 'import json,sys; print(round(json.load(sys.stdin)["seq_write_seconds"], 3))') s"
 
+echo "# 7. hw/nbdkit/build.sh (the build without meson) makes a plugin that loads and refuses as this one"
+if "$HERE/../hw/nbdkit/build.sh" "$T/dev" >"$T/build-sh.log" 2>&1 &&
+	nbdkit --dump-plugin "$T/dev/nbdkit-femu-gandalf-plugin.so" >"$T/dump.log" 2>&1 &&
+	grep -q '^femu_gandalf_preset_path=' "$T/dump.log"; then
+	out=$(nbdkit "$T/dev/nbdkit-femu-gandalf-plugin.so" preset=tiny set=foo 2>&1)
+	if grep -q 'set=foo: expected key=value' <<<"$out"; then ok "build.sh: loads, and names set=foo"
+	else bad "build.sh's plugin: $out"; fi
+else
+	bad "hw/nbdkit/build.sh: $(tail -3 "$T/build-sh.log" "$T/dump.log" 2>/dev/null)"
+fi
+
 if [ $fails -ne 0 ]; then
 	echo "test_nbdkit: $fails FAILED"
 	for f in "$T"/*.log; do echo "--- $f"; cat "$f"; done

@@ -59,8 +59,8 @@ qstart() {
 truncate -s 53686272 "$T/tiny.img"
 truncate -s 64M "$T/big.img"
 qstart "unknown preset" "ftl-preset=nope: unknown preset 'nope'" "$T/tiny.img" ftl-preset=nope
-qstart "ftl-set not key=value" "ftl-set=foo: 'foo' is not key=value" "$T/tiny.img" ftl-preset=tiny,ftl-set=foo
-qstart "ftl-set bad value" "ftl-set: pages_per_block=x" "$T/tiny.img" ftl-preset=tiny,ftl-set=pages_per_block=x
+qstart "ftl-set not key=value" "ftl-set=foo: expected key=value" "$T/tiny.img" ftl-preset=tiny,ftl-set=foo
+qstart "ftl-set bad value" "ftl-set=pages_per_block=x: " "$T/tiny.img" ftl-preset=tiny,ftl-set=pages_per_block=x
 qstart "ftl-stats alone" "ftl-stats: needs ftl-preset or ftl-snapshot" "$T/tiny.img" ftl-stats=$T/s.json
 qstart "namespace larger than the drive" "the drive holds 53686272 bytes, the namespace 67108864" "$T/big.img" ftl-preset=tiny
 "$FG" ssd --preset tiny --writes 2 --save-snapshot "$T/host.snap" --json >/dev/null

@@ -1,7 +1,7 @@
 #!/bin/bash
 # build.sh - development build of the nbdkit plugin without meson:
 #   hw/nbdkit/build.sh [BUILD_DIR]   ->  BUILD_DIR/nbdkit-femu-gandalf-plugin.so (default build/)
-# Compiles hw/ftl/*.c into the shared object directly (no LTO archive involved). The meson
+# Compiles hw/ftl/*.c and hw/drive/drive.c into the shared object directly (no LTO archive involved). The meson
 # build (docs/nbdkit.md) produces the same file. fg_paths.h, which meson generates, is written
 # to a temporary directory (never over meson's in BUILD_DIR), for the default prefix /usr/local
 # and with BUILD_DIR as the build directory, so the plugin there reads the source tree's presets.
@@ -27,8 +27,8 @@ EOH
 # shellcheck disable=SC2046
 ${CC:-gcc} -std=gnu11 -O2 -g ${EXTRA_CFLAGS:-} -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
-	-I"$gen" -I"$root/hw/ftl" -I"$root/common" -I"$root/hw/nbdkit" \
+	-I"$gen" -I"$root/hw/ftl" -I"$root/hw/drive" -I"$root/common" -I"$root/hw/nbdkit" \
 	$(pkg-config --cflags nbdkit) \
-	"$root"/hw/nbdkit/plugin.c "$root"/hw/nbdkit/store.c "$root"/hw/ftl/*.c "$root"/common/json.c "$root"/common/err.c "$root"/common/parse.c \
+	"$root"/hw/nbdkit/plugin.c "$root"/hw/nbdkit/store.c "$root"/hw/drive/drive.c "$root"/hw/ftl/*.c "$root"/common/{atomicfile,json,err,parse,u64map,vec}.c \
 	-lpthread -lm -ldl \
 	-o "$out/nbdkit-femu-gandalf-plugin.so"

@@ -2,10 +2,12 @@
  * plugin.c - nbdkit-femu-gandalf-plugin: the emulated SSD (hw/ftl) plus a data store, served
  * as an NBD export, so QEMU's NVMe device (or any NBD client) can sit on top of the FTL.
  *
- * A thin adapter: every FTL decision (mapping, GC, wear, timing) is made by hw/ftl through
- * ftl.h; the plugin only translates NBD requests into ftl_read/ftl_write/ftl_trim/ftl_flush
- * calls, keeps the user data in a store (store.c: none, a memfd, or a file), and writes the
- * FTL's JSON stats and snapshot. docs/nbdkit.md is the user's guide.
+ * An adapter: every FTL decision (mapping, GC, wear, timing) is made by hw/ftl through ftl.h,
+ * and the drive's life (preset and sets, the snapshot, checkpoints, the stats file and their
+ * cadence) by hw/drive, which QEMU's NVMe device shares. The plugin translates NBD requests
+ * into ftl_read/ftl_write/ftl_trim/ftl_flush calls, keeps the user data in a store (store.c:
+ * none, a memfd, or a file), and adds its own members to the stats. docs/nbdkit.md is the
+ * user's guide.
  *
  * Threads and locking (NBDKIT_THREAD_MODEL_PARALLEL). The FTL is single-threaded, so one mutex
  * (g.lock) covers every FTL call; it is held only for the metadata update, which is
@@ -32,8 +34,8 @@
  * requested bytes.
  *
  * Lifecycle: load finds the preset search path (hw/ftl's ftl_search_path, anchored at this .so),
- * config/config_complete parse the parameters, load the preset (or the snapshot)
- * and open the store, so a bad parameter makes nbdkit exit non-zero before it serves anything.
+ * config/config_complete parse the parameters, open the drive (hw/drive: the preset, or the
+ * snapshot) and the store, so a bad parameter makes nbdkit exit non-zero before it serves anything.
  * after_fork starts the clock and the stats thread. cleanup (at exit) stops the thread, saves
  * the snapshot and writes the final stats; it saves nothing if serving never started, so a
  * failed start cannot overwrite a good snapshot.
@@ -56,10 +58,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomicfile.h"
+#include <math.h>
+
+#include "drive.h"
 #include "fg_paths.h"
 #include "ftl.h"
-#include "parse.h"
 #include "json.h"
 #include "store.h"
 
@@ -79,7 +82,7 @@ struct op_stats {
 static struct {
 	/* parameters */
 	char *preset;
-	char *sets[MAX_SETS];
+	char *sets[MAX_SETS + 1]; /* NULL-terminated */
 	int nsets;
 	enum store_kind data;
 	char *data_path, *data_spec;
@@ -93,12 +96,13 @@ static struct {
 
 	/* state */
 	struct ftl_search_path presets; /* where preset=NAME is looked up */
-	struct ftl *ftl;
+	struct fg_drive *drive;
+	struct ftl *ftl;                /* the drive's */
 	pthread_mutex_t lock; /* every FTL call */
 	struct store store;
 	uint64_t size, unit;
 	uint64_t t0, base; /* monotonic ns at start of serving; virtual ns at t0 */
-	bool loaded, ready;
+	bool ready;
 	atomic_uint_fast64_t fua, logged_errors;
 	atomic_uint_fast64_t late_ewma_ns, sleeps, late_ns; /* wake-up lateness of latency sleeps */
 	atomic_uint_fast64_t spinners;
@@ -106,9 +110,7 @@ static struct {
 	        over_ns; /* sum over held requests of release - modelled completion */
 	struct op_stats ops[OP_N];
 
-	atomic_uint_fast64_t checkpoints; /* taken while serving (not the final save at exit) */
-
-	pthread_t stats_thr; /* the stats file and the periodic checkpoints */
+	pthread_t stats_thr; /* the stats file and the periodic checkpoints (hw/drive's cadence) */
 	bool stats_started, stopping;
 	pthread_mutex_t stop_lock;
 	pthread_cond_t stop_cv;
@@ -275,38 +277,10 @@ static int set_path(char **dst, const char *key, const char *v)
 	return *dst ? 0 : -1;
 }
 
-/* hw/ftl's errors read "key=value: reason"; after "set=key=value: " print only the reason. */
-static const char *reason(const char *err, const char *kv)
-{
-	size_t n = strlen(kv);
-	return !strncmp(err, kv, n) && err[n] == ':' && err[n + 1] == ' ' ? err + n + 2 : err;
-}
-
-/* Apply one set=KEY=VALUE to cfg (common/parse splits it): 0, or -1 with the error printed. */
-static int apply_set(struct ftl_config *cfg, const char *kv)
-{
-	char key[FTL_NAME_MAX], err[256];
-	const char *val;
-	int rc = fg_kv_split_copy(kv, key, sizeof(key), &val);
-
-	if (rc == -1) {
-		nbdkit_error("set=%s: expected set=key=value (keys: femu-gandalf config-keys)", kv);
-		return -1;
-	}
-	if (rc == -2) { /* no key is this long */
-		nbdkit_error("set=%s: unknown config key (keys: femu-gandalf config-keys)", kv);
-		return -1;
-	}
-	if (ftl_config_set(cfg, key, val, err, sizeof(err))) {
-		nbdkit_error("set=%s: %s", kv, reason(err, kv));
-		return -1;
-	}
-	return 0;
-}
-
 static int config_set(const char *value)
 {
 	struct ftl_config scratch;
+	char err[512];
 
 	if (g.nsets == MAX_SETS) {
 		nbdkit_error("set=%s: more than %d set= parameters", value, MAX_SETS);
@@ -315,8 +289,10 @@ static int config_set(const char *value)
 	/* check the key and the value's syntax and bounds now; relations between keys are
 	 * checked once the preset is loaded */
 	ftl_config_default(&scratch);
-	if (apply_set(&scratch, value))
+	if (fg_drive_set("", &scratch, value, err, sizeof(err))) {
+		nbdkit_error("%s", err);
 		return -1;
+	}
 	g.sets[g.nsets] = strdup(value);
 	return g.sets[g.nsets++] ? 0 : -1;
 }
@@ -435,19 +411,6 @@ static void fg_load(void)
 	ftl_search_path(&g.presets, &spec);
 }
 
-static int load_preset(struct ftl_config *cfg)
-{
-	char err[1024];
-	int rc = ftl_preset_load(cfg, g.preset, g.presets.dir, NULL, err, sizeof(err));
-
-	if (rc)
-		nbdkit_error("preset=%s: %s%s", g.preset, err,
-		             rc == FTL_E_NOENT
-		                     ? "; FEMU_GANDALF_PRESETS=DIR replaces the search path"
-		                     : "");
-	return rc ? -1 : 0;
-}
-
 static char *data_sidecar(void)
 {
 	size_t n = strlen(g.snapshot) + 8;
@@ -464,60 +427,17 @@ static const char *bound_data(void)
 	return g.data == STORE_FILE ? g.data_path : g.data == STORE_RAM ? g.sidecar : NULL;
 }
 
-/* The drive: the snapshot's when snapshot= names an existing file (it must match cfg), else a
- * fresh one from cfg. */
-static int open_drive(const struct ftl_config *cfg)
-{
-	char err[512];
-	struct stat st;
-
-	if (g.snapshot && stat(g.snapshot, &st) == 0) {
-		g.ftl = ftl_snapshot_load(g.snapshot, err, sizeof(err));
-		if (!g.ftl) {
-			nbdkit_error("snapshot=%s: %s", g.snapshot, err);
-			return -1;
-		}
-		if (ftl_config_diff(cfg, ftl_get_config(g.ftl), err, sizeof(err))) {
-			nbdkit_error(
-			        "snapshot=%s: %s (preset= and set= must describe the drive the "
-			        "snapshot was saved from)",
-			        g.snapshot, err);
-			return -1;
-		}
-		struct ftl_stats s;
-		ftl_get_stats(g.ftl, &s);
-		g.base = s.clock_ns;
-		g.loaded = true;
-	} else {
-		if (g.snapshot && errno != ENOENT) {
-			nbdkit_error("snapshot=%s: %s", g.snapshot, strerror(errno));
-			return -1;
-		}
-		g.ftl = ftl_create(cfg, err, sizeof(err));
-		if (!g.ftl) {
-			nbdkit_error("preset=%s: %s", g.preset, err);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /* The data store, and a loaded snapshot's data when the store is in RAM. */
 static int open_store(void)
 {
 	char err[512];
+	bool loaded = fg_drive_loaded(g.drive); /* (hw/drive checked that the state is this data's) */
 
-	if (g.loaded) { /* the state must describe this data (hw/ftl/checkpoint.c) */
-		if (ftl_checkpoint_verify(g.ftl, bound_data(), err, sizeof(err))) {
-			nbdkit_error("snapshot=%s: %s", g.snapshot, err);
-			return -1;
-		}
-	}
-	if (store_open(&g.store, g.data, g.data_path, g.size, !g.loaded, err, sizeof(err))) {
+	if (store_open(&g.store, g.data, g.data_path, g.size, !loaded, err, sizeof(err))) {
 		nbdkit_error("%s", err);
 		return -1;
 	}
-	if (g.loaded && g.data == STORE_RAM) {
+	if (loaded && g.data == STORE_RAM) {
 		if (store_load(&g.store, g.sidecar, err, sizeof(err))) {
 			nbdkit_error(
 			        "snapshot=%s with data=ram: cannot load the data: %s (a snapshot "
@@ -531,47 +451,54 @@ static int open_store(void)
 
 static int fg_config_complete(void)
 {
-	struct ftl_config cfg;
-	char err[512];
+	char err[2048];
 
 	if (!g.preset) {
-		char dirs[2048];
 		nbdkit_error(
 		        "preset= is required: a name from %s (femu-gandalf presets) or an .ini "
 		        "file",
-		        ftl_search_path_str(g.presets.dir, dirs, sizeof(dirs)));
-		return -1;
-	}
-	if (load_preset(&cfg))
-		return -1;
-	for (int i = 0; i < g.nsets; i++)
-		if (apply_set(&cfg, g.sets[i]))
-			return -1;
-	if (ftl_config_validate(&cfg, err, sizeof(err))) {
-		nbdkit_error("preset=%s%s: %s", g.preset, g.nsets ? " with set=" : "", err);
+		        ftl_search_path_str(g.presets.dir, err, sizeof(err)));
 		return -1;
 	}
 	if (g.snapshot && !(g.sidecar = data_sidecar())) {
 		nbdkit_error("snapshot=%s: out of memory", g.snapshot);
 		return -1;
 	}
-	if (open_drive(&cfg))
+	struct fg_drive_params p = {
+	        .prefix = "",
+	        .preset = g.preset,
+	        .sets = (const char *const *)g.sets,
+	        .preset_dirs = g.presets.dir,
+	        .snapshot = g.snapshot,
+	        .stats = g.stats,
+	        .data = bound_data(),
+	        .checkpoint_s = g.checkpoint,
+	        .stats_s = g.stats_interval,
+	        .checkpoint_flush = g.checkpoint_flush,
+	        .lock = &g.lock,
+	};
+	if (!(g.drive = fg_drive_open(&p, err, sizeof(err)))) {
+		nbdkit_error("%s", err);
 		return -1;
+	}
+	g.ftl = fg_drive_ftl(g.drive);
+	g.base = fg_drive_base(g.drive);
 	g.size = ftl_get_geometry(g.ftl)->user_bytes;
 	g.unit = ftl_get_config(g.ftl)->unit_size;
 	if (open_store())
 		return -1;
 	nbdkit_debug("femu-gandalf: preset %s, %" PRIu64 " user bytes, data=%s%s, latency=%s",
 	             ftl_get_config(g.ftl)->name, g.size, g.data_spec ? g.data_spec : "ram",
-	             g.loaded ? ", snapshot loaded" : "", lat_names[g.latency]);
+	             fg_drive_loaded(g.drive) ? ", snapshot loaded" : "", lat_names[g.latency]);
 	return 0;
 }
 
 /* ---- stats -------------------------------------------------------------------------------- */
 
 /* The plugin's own members: the "nbdkit" object of the stats file. */
-static void stats_plugin_json(struct json_out *j, bool final)
+static void stats_plugin_json(struct json_out *j, void *final_flag)
 {
+	bool final = *(const bool *)final_flag;
 	uint64_t now = mono_ns(), sleeps = atomic_load(&g.sleeps), held = atomic_load(&g.held);
 
 	jout_object(j, "nbdkit", JOUT_INLINE);
@@ -580,11 +507,13 @@ static void stats_plugin_json(struct json_out *j, bool final)
 	jout_str(j, "data", g.data_spec ? g.data_spec : "ram");
 	jout_u64(j, "data_allocated_bytes", store_allocated(&g.store));
 	jout_str(j, "snapshot", g.snapshot); /* null without one */
-	jout_bool(j, "snapshot_loaded", g.loaded);
+	jout_bool(j, "snapshot_loaded", fg_drive_loaded(g.drive));
 	jout_u64(j, "virtual_time_base_ns", g.base);
 	jout_num(j, "checkpoint_interval_s", "%g", g.snapshot ? g.checkpoint : 0);
 	jout_bool(j, "checkpoint_on_flush", g.snapshot && g.checkpoint_flush);
-	jout_u64(j, "checkpoints", atomic_load(&g.checkpoints));
+	pthread_mutex_lock(&g.lock); /* (counted under it, by save_state) */
+	jout_u64(j, "checkpoints", fg_drive_checkpoints(g.drive));
+	pthread_mutex_unlock(&g.lock);
 	jout_break(j);
 	jout_str(j, "latency", lat_names[g.latency]);
 	jout_str(j, "flush", g.flush_pad ? "pad" : "ignore");
@@ -616,54 +545,16 @@ static void stats_plugin_json(struct json_out *j, bool final)
 	jout_end(j);
 }
 
-/* The stats file's text into *buf (*len bytes): the plugin's members, then the FTL's. -1
- * (errno set) when the memory stream fails; else 0, and *jerr is jout_finish()'s verdict. */
-static int stats_json(bool final, char **buf, size_t *len, int *jerr)
-{
-	const struct ftl_config *cfg = ftl_get_config(g.ftl);
-	double bpd = (cfg->dwpd > 0 ? cfg->dwpd : 1) * (double)g.size;
-	struct json_out j;
-	FILE *o = open_memstream(buf, len);
-
-	if (!o)
-		return -1;
-	jout_init(&j, o);
-	jout_object(&j, NULL, JOUT_BLOCK);
-	stats_plugin_json(&j, final);
-	pthread_mutex_lock(&g.lock);
-	jout_u64(&j, "checkpoint_seq", ftl_checkpoint_seq(g.ftl)); /* of the state last saved */
-	ftl_json_members(g.ftl, bpd, &j);
-	pthread_mutex_unlock(&g.lock);
-	jout_end(&j);
-	*jerr = jout_finish(&j);
-	return fclose(o) || !*buf ? -1 : 0;
-}
-
+/* The stats file (hw/drive: these members, then the FTL's, written whole or not at all). */
 static void write_stats(bool final)
 {
 	static bool warned; /* say it once; the next period tries again */
-	char *buf = NULL, err[512];
-	size_t len = 0;
-	int jerr = 0, rc;
+	char err[1024];
 
-	if (!g.stats)
-		return;
-	rc = stats_json(final, &buf, &len, &jerr);
-	if (!rc && jerr) {
-		/* cannot happen short of a bug here: keep the last good file */
-		if (!warned)
-			nbdkit_error("stats=%s: %s", g.stats, jout_strerror(jerr));
-		warned = true;
-	} else if (rc) {
-		if (!warned)
-			nbdkit_error("stats=%s: cannot write it: %s", g.stats, strerror(errno));
-		warned = true;
-	} else if (fg_atomic_write(g.stats, buf, len, err, sizeof(err))) {
-		if (!warned)
-			nbdkit_error("stats=%s", err);
+	if (fg_drive_write_stats(g.drive, stats_plugin_json, &final, err, sizeof(err)) && !warned) {
+		nbdkit_error("%s", err);
 		warned = true;
 	}
-	free(buf);
 }
 
 /*
@@ -685,8 +576,8 @@ static int save_state(void)
 		nbdkit_error("snapshot=%s: cannot save the data: %s", g.snapshot, err);
 		return -1;
 	}
-	if (ftl_checkpoint(g.ftl, g.snapshot, bound_data(), err, sizeof(err))) {
-		nbdkit_error("snapshot=%s: %s", g.snapshot, err);
+	if (fg_drive_checkpoint(g.drive, err, sizeof(err))) {
+		nbdkit_error("%s", err);
 		return -1;
 	}
 	return 0;
@@ -695,37 +586,33 @@ static int save_state(void)
 static void checkpoint_now(void)
 {
 	pthread_mutex_lock(&g.lock);
-	if (!save_state())
-		atomic_fetch_add(&g.checkpoints, 1);
+	save_state();
 	pthread_mutex_unlock(&g.lock);
 }
 
-/* The stats file every stats_interval seconds, a checkpoint every checkpoint seconds. */
+static double mono_s(void)
+{
+	return (double)mono_ns() / 1e9;
+}
+
+/* The stats file every stats_interval seconds, a checkpoint every checkpoint seconds (with a
+ * snapshot): whatever hw/drive says is due. */
 static void *ticker_main(void *arg)
 {
-	bool ckpt = g.snapshot && g.checkpoint > 0;
-	uint64_t next_stats = mono_ns() + (uint64_t)(g.stats_interval * 1e9);
-	uint64_t next_ckpt = mono_ns() + (uint64_t)(g.checkpoint * 1e9);
-
 	pthread_mutex_lock(&g.stop_lock);
 	while (!g.stopping) {
-		struct timespec ts;
-		uint64_t due = !g.stats ? next_ckpt : !ckpt || next_stats < next_ckpt ? next_stats : next_ckpt;
-		ts.tv_sec = (time_t)(due / 1000000000u);
-		ts.tv_nsec = (long)(due % 1000000000u);
+		double at = fg_drive_next_due(g.drive);
+		struct timespec ts = {.tv_sec = (time_t)at,
+		                      .tv_nsec = (long)((at - floor(at)) * 1e9)};
 		pthread_cond_timedwait(&g.stop_cv, &g.stop_lock, &ts);
 		if (g.stopping)
 			break;
 		pthread_mutex_unlock(&g.stop_lock);
-		uint64_t now = mono_ns();
-		if (ckpt && now >= next_ckpt) {
+		unsigned due = fg_drive_due(g.drive, mono_s());
+		if (due & FG_DRIVE_DUE_CHECKPOINT)
 			checkpoint_now();
-			next_ckpt = mono_ns() + (uint64_t)(g.checkpoint * 1e9);
-		}
-		if (g.stats && now >= next_stats) {
+		if (due & FG_DRIVE_DUE_STATS)
 			write_stats(false);
-			next_stats = now + (uint64_t)(g.stats_interval * 1e9);
-		}
 		pthread_mutex_lock(&g.stop_lock);
 	}
 	pthread_mutex_unlock(&g.stop_lock);
@@ -737,10 +624,10 @@ static int fg_after_fork(void)
 {
 	g.t0 = mono_ns();
 	g.ready = true;
-	if (!g.stats && !(g.snapshot && g.checkpoint > 0))
-		return 0;
-	if (g.stats)
-		write_stats(false);
+	write_stats(false); /* (without stats=, nothing) */
+	fg_drive_due(g.drive, mono_s()); /* the periods start now */
+	if (isinf(fg_drive_next_due(g.drive)))
+		return 0; /* nothing periodic */
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -779,8 +666,8 @@ static void fg_cleanup(void)
 static void fg_unload(void)
 {
 	store_close(&g.store);
-	if (g.ftl)
-		ftl_destroy(g.ftl);
+	fg_drive_free(g.drive);
+	g.drive = NULL;
 	g.ftl = NULL;
 	free(g.preset);
 	for (int i = 0; i < g.nsets; i++)
@@ -896,7 +783,7 @@ static int fg_flush(void *h, uint32_t flags)
 	pthread_mutex_lock(&g.lock);
 	ftl_flush_locked(now, &done);
 	pthread_mutex_unlock(&g.lock);
-	if (g.checkpoint_flush && g.snapshot)
+	if (fg_drive_checkpoint_on_flush(g.drive))
 		checkpoint_now();
 	finish(OP_FLUSH, 0, t, now, done);
 	return 0;
