@@ -204,7 +204,7 @@ exp_only() {
 exp_user_bytes() {
 	local preset=$1
 	shift
-	"$FG" ssd --preset "$preset" "$@" --writes 0 --json | exp_py fgresults json-get user_bytes
+	"$FG" presets --json "$preset" "$@" | exp_py fgresults json-get user_bytes
 }
 
 exp_py() {
