@@ -33,25 +33,25 @@ static char *trim(char *s)
 	return s;
 }
 
-int fg_kv_split(char *s, unsigned flags, char **key, char **val)
+int fg_keyval_split(char *s, unsigned flags, char **key, char **val)
 {
 	char *eq = strchr(s, '=');
 	char *k = s;
 
 	if (!eq)
 		return -1;
-	if (flags & FG_KV_TRIM)
+	if (flags & FG_KEYVAL_TRIM)
 		while (k < eq && blank(*k))
 			k++;
 	if (k == eq)
 		return -1;
 	*eq = 0;
-	*key = flags & FG_KV_TRIM ? trim(k) : k;
-	*val = flags & FG_KV_TRIM ? trim(eq + 1) : eq + 1;
+	*key = flags & FG_KEYVAL_TRIM ? trim(k) : k;
+	*val = flags & FG_KEYVAL_TRIM ? trim(eq + 1) : eq + 1;
 	return 0;
 }
 
-int fg_kv_split_copy(const char *s, char *key, size_t keylen, const char **val)
+int fg_keyval_split_copy(const char *s, char *key, size_t keylen, const char **val)
 {
 	const char *eq = strchr(s, '=');
 

@@ -4,7 +4,7 @@
  * Plain C11, no dependencies. Design: parse.c.
  *
  *   char *k, *v;                        // "  page_size = 16k " -> "page_size", "16k"
- *   if (fg_kv_split(line, FG_KV_TRIM, &k, &v))
+ *   if (fg_keyval_split(line, FG_KEYVAL_TRIM, &k, &v))
  *           return fg_err(err, len, "%s: expected key=value", line);
  *   unsigned long long n;               // "1.5T" -> 1649267441664
  *   if (!fg_parse_size("1.5T", &n)) ...
@@ -15,21 +15,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* fg_kv_split() flags */
-enum { FG_KV_TRIM = 1 }; /* strip blanks (' ', '\t', '\r', '\n') around the key and the value */
+/* fg_keyval_split() flags */
+enum { FG_KEYVAL_TRIM = 1 }; /* strip blanks (' ', '\t', '\r', '\n') around the key and the value */
 
 /*
  * Split s in place at its first '=' (the value may hold more '='): *key is s, *val the text
  * after the '=', which is overwritten by a NUL. 0 on success; -1, s unchanged, when there is no
  * '=' or the key is empty.
  */
-int fg_kv_split(char *s, unsigned flags, char **key, char **val);
+int fg_keyval_split(char *s, unsigned flags, char **key, char **val);
 
 /*
  * The same on a string the caller cannot modify: the key is copied into key (keylen bytes), *val
  * points into s. -1 when there is no '=' or the key is empty, -2 when the key does not fit.
  */
-int fg_kv_split_copy(const char *s, char *key, size_t keylen, const char **val);
+int fg_keyval_split_copy(const char *s, char *key, size_t keylen, const char **val);
 
 /*
  * The multiplier of a size suffix: 1 for "", "B" or "b". A unit letter k, m, g, t or p (either

@@ -70,24 +70,24 @@ static void test_kv_split(void **state)
 	char s4[] = "novalue", s5[] = "=v", s6[] = "  = v", s7[] = "k=", s8[] = "k = v";
 	char *k, *v;
 
-	assert_int_equal(fg_kv_split(s1, 0, &k, &v), 0);
+	assert_int_equal(fg_keyval_split(s1, 0, &k, &v), 0);
 	assert_string_equal(k, "page_size");
 	assert_string_equal(v, "16k");
-	assert_int_equal(fg_kv_split(s2, 0, &k, &v), 0); /* the first '=' splits */
+	assert_int_equal(fg_keyval_split(s2, 0, &k, &v), 0); /* the first '=' splits */
 	assert_string_equal(k, "a");
 	assert_string_equal(v, "b=c");
-	assert_int_equal(fg_kv_split(s3, FG_KV_TRIM, &k, &v), 0);
+	assert_int_equal(fg_keyval_split(s3, FG_KEYVAL_TRIM, &k, &v), 0);
 	assert_string_equal(k, "gc_policy");
 	assert_string_equal(v, "greedy");
-	assert_int_equal(fg_kv_split(s4, 0, &k, &v), -1);
+	assert_int_equal(fg_keyval_split(s4, 0, &k, &v), -1);
 	assert_string_equal(s4, "novalue"); /* unchanged on error */
-	assert_int_equal(fg_kv_split(s5, 0, &k, &v), -1);
+	assert_int_equal(fg_keyval_split(s5, 0, &k, &v), -1);
 	assert_string_equal(s5, "=v");
-	assert_int_equal(fg_kv_split(s6, FG_KV_TRIM, &k, &v), -1); /* blank key */
+	assert_int_equal(fg_keyval_split(s6, FG_KEYVAL_TRIM, &k, &v), -1); /* blank key */
 	assert_string_equal(s6, "  = v");
-	assert_int_equal(fg_kv_split(s7, 0, &k, &v), 0); /* an empty value is the caller's call */
+	assert_int_equal(fg_keyval_split(s7, 0, &k, &v), 0); /* an empty value is the caller's call */
 	assert_string_equal(v, "");
-	assert_int_equal(fg_kv_split(s8, 0, &k, &v), 0); /* untrimmed: blanks are kept */
+	assert_int_equal(fg_keyval_split(s8, 0, &k, &v), 0); /* untrimmed: blanks are kept */
 	assert_string_equal(k, "k ");
 	assert_string_equal(v, " v");
 }
@@ -97,17 +97,17 @@ static void test_kv_split_copy(void **state)
 	const char *in = "op_percent=7=x", *v;
 	char key[8];
 
-	assert_int_equal(fg_kv_split_copy(in, key, sizeof(key), &v), -2); /* 10 > 7 characters */
+	assert_int_equal(fg_keyval_split_copy(in, key, sizeof(key), &v), -2); /* 10 > 7 characters */
 	char big[16];
-	assert_int_equal(fg_kv_split_copy(in, big, sizeof(big), &v), 0);
+	assert_int_equal(fg_keyval_split_copy(in, big, sizeof(big), &v), 0);
 	assert_string_equal(big, "op_percent");
 	assert_ptr_equal(v, in + 11);
-	assert_int_equal(fg_kv_split_copy("seven=7", key, sizeof(key), &v), 0); /* 5 fit in 8 */
+	assert_int_equal(fg_keyval_split_copy("seven=7", key, sizeof(key), &v), 0); /* 5 fit in 8 */
 	assert_string_equal(key, "seven");
-	assert_int_equal(fg_kv_split_copy("1234567=x", key, sizeof(key), &v), 0); /* exactly fits */
-	assert_int_equal(fg_kv_split_copy("12345678=x", key, sizeof(key), &v), -2);
-	assert_int_equal(fg_kv_split_copy("=x", key, sizeof(key), &v), -1);
-	assert_int_equal(fg_kv_split_copy("x", key, sizeof(key), &v), -1);
+	assert_int_equal(fg_keyval_split_copy("1234567=x", key, sizeof(key), &v), 0); /* exactly fits */
+	assert_int_equal(fg_keyval_split_copy("12345678=x", key, sizeof(key), &v), -2);
+	assert_int_equal(fg_keyval_split_copy("=x", key, sizeof(key), &v), -1);
+	assert_int_equal(fg_keyval_split_copy("x", key, sizeof(key), &v), -1);
 }
 
 static void test_size_suffix(void **state)

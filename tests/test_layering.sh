@@ -11,7 +11,7 @@
 #    run_opt(), and the CLI says how its flags are spelled.
 #  - the device adapters (hw/nbdkit, hw/qemu) leave the drive's life to hw/drive: none loads a
 #    preset or a snapshot, sets a config key, checkpoints or writes a file atomically itself
-#    (hw/nbdkit/store.c, the data store, saves its own data).
+#    (hw/nbdkit/userdata.c, the data store, saves its own data).
 # Each violation is printed as file:line: text; exit 1 if there is any.
 set -u
 root=${1:?usage: test_layering.sh SRC_ROOT}

@@ -458,17 +458,17 @@ static void test_perf_errors(void **state)
 	/* reads of a drive that was never written would cost no NAND time */
 	perf_opts(&o, &tiny, PERF_RANDREAD, 1, 0);
 	o.precondition = false;
-	expect_error(&o, SSD_RUN_E_INPUT, "were never written, and reading them costs no NAND time");
+	expect_error(&o, RUN_E_INPUT, "were never written, and reading them costs no NAND time");
 	perf_opts(&o, &tiny, PERF_RANDREAD, 0, 0);
-	expect_error(&o, SSD_RUN_E_INPUT, "--iodepth 0: must be 1..65536");
+	expect_error(&o, RUN_E_INPUT, "--iodepth 0: must be 1..65536");
 	perf_opts(&o, &tiny, PERF_WRITE, 1, -5);
-	expect_error(&o, SSD_RUN_E_INPUT, "--rate -5");
+	expect_error(&o, RUN_E_INPUT, "--rate -5");
 	perf_opts(&o, &tiny, PERF_WRITE, 1, 0);
 	o.perf.runtime_s = 0;
-	expect_error(&o, SSD_RUN_E_INPUT, "--runtime must be in (0, 1e6]");
+	expect_error(&o, RUN_E_INPUT, "--runtime must be in (0, 1e6]");
 	perf_opts(&o, &tiny, PERF_WRITE, 1, 0);
 	o.accelerate = 10;
-	expect_error(&o, SSD_RUN_E_INPUT, "--rw cannot be combined with --accelerate");
+	expect_error(&o, RUN_E_INPUT, "--rw cannot be combined with --accelerate");
 	assert_int_equal(perf_rw_parse("randrw:30", &rw, &pct, err, sizeof(err)), 0);
 	assert_int_equal(rw, PERF_RANDRW);
 	assert_int_equal(pct, 30);
@@ -575,12 +575,12 @@ static void test_accelerate_bounds(void **state)
 
 	opts_tiny(&o, &tiny);
 	o.accelerate = 1e30;
-	expect_error(&o, SSD_RUN_E_INPUT,
+	expect_error(&o, RUN_E_INPUT,
 	             "--accelerate 1e+30: must be in [1, 3000], the drive's rated pe_cycles");
 	o.accelerate = 3001;
-	expect_error(&o, SSD_RUN_E_INPUT, "--accelerate 3001: must be in [1, 3000]");
+	expect_error(&o, RUN_E_INPUT, "--accelerate 3001: must be in [1, 3000]");
 	o.accelerate = NAN;
-	expect_error(&o, SSD_RUN_E_INPUT, "--accelerate nan: must be >= 1");
+	expect_error(&o, RUN_E_INPUT, "--accelerate nan: must be >= 1");
 	o.accelerate = 3000; /* the bound itself: one P/E cycle left */
 	run_ok(&o, &rep);
 	assert_int_equal(rep.accel.pe_cycles, 1);
@@ -598,27 +598,27 @@ static void test_bad_options(void **state)
 		o.field = value;                                                                   \
 		expect_error(&o, rc, want);                                                        \
 	} while (0)
-	BAD(writes, -3, SSD_RUN_E_INPUT, "--writes -3: must be at least 0 and under 1e6 user capacities");
-	BAD(round, 0, SSD_RUN_E_INPUT, "--round must be in (0, 100]");
-	BAD(max_rounds, 4, SSD_RUN_E_INPUT, "--max-rounds >= 5");
-	BAD(accelerate, 0.5, SSD_RUN_E_INPUT, "--accelerate 0.5: must be >= 1");
-	BAD(bs, 1000, SSD_RUN_E_INPUT, "--bs 1000: must be a positive multiple of 512");
-	BAD(bs, 0, SSD_RUN_E_INPUT, "--bs 0");
-	BAD(bs, 1ull << 40, SSD_RUN_E_INPUT, "is larger than the device");
-	BAD(workload, "zipf", SSD_RUN_E_INPUT, "--workload zipf: must be uniform, seq or zoned");
-	BAD(workload, "zoned:80/20:30/80", SSD_RUN_E_INPUT, "both must be 100");
-	BAD(workload, "zoned:80-20", SSD_RUN_E_INPUT, "expected zoned:R1/F1");
-	BAD(workload, NULL, SSD_RUN_E_INPUT, "--workload is required");
-	BAD(bs_mix, "enterprise", SSD_RUN_E_INPUT, "--bs enterprise: must be a size or jesd219");
-	BAD(steady_rule, (enum run_steady_rule)7, SSD_RUN_E_INPUT,
+	BAD(writes, -3, RUN_E_INPUT, "--writes -3: must be at least 0 and under 1e6 user capacities");
+	BAD(round, 0, RUN_E_INPUT, "--round must be in (0, 100]");
+	BAD(max_rounds, 4, RUN_E_INPUT, "--max-rounds >= 5");
+	BAD(accelerate, 0.5, RUN_E_INPUT, "--accelerate 0.5: must be >= 1");
+	BAD(bs, 1000, RUN_E_INPUT, "--bs 1000: must be a positive multiple of 512");
+	BAD(bs, 0, RUN_E_INPUT, "--bs 0");
+	BAD(bs, 1ull << 40, RUN_E_INPUT, "is larger than the device");
+	BAD(workload, "zipf", RUN_E_INPUT, "--workload zipf: must be uniform, seq or zoned");
+	BAD(workload, "zoned:80/20:30/80", RUN_E_INPUT, "both must be 100");
+	BAD(workload, "zoned:80-20", RUN_E_INPUT, "expected zoned:R1/F1");
+	BAD(workload, NULL, RUN_E_INPUT, "--workload is required");
+	BAD(bs_mix, "enterprise", RUN_E_INPUT, "--bs enterprise: must be a size or jesd219");
+	BAD(steady_rule, (enum run_steady_rule)7, RUN_E_INPUT,
 	    "--steady-rule 7: must be snia or tight");
-	BAD(cfg, NULL, SSD_RUN_E_INPUT, "--preset is required");
-	BAD(load_snapshot, "/nonexistent/x.snap", SSD_RUN_E_INPUT, "cannot open");
+	BAD(cfg, NULL, RUN_E_INPUT, "--preset is required");
+	BAD(load_snapshot, "/nonexistent/x.snap", RUN_E_INPUT, "cannot open");
 	/* aging that cannot reach end of life within --writes is a failed run, not bad input */
 	opts_tiny(&o, &tiny);
 	o.accelerate = 30;
 	o.writes = 0.5;
-	expect_error(&o, SSD_RUN_E_FAIL,
+	expect_error(&o, RUN_E_FAIL,
 	             "--accelerate: end of life not reached within --writes 0.5");
 #undef BAD
 }
@@ -762,7 +762,7 @@ static void test_blk_host_bytes(void **state)
 	load_small(&m);
 	blk_opts(&o, &m);
 	o.loops = 3;
-	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), RUN_OK);
 	struct ftl_stats st;
 	ftl_get_stats(rep.ftl, &st);
 	assert_int_equal(m.write_bytes, 272891904); /* write_bytes_per_pass of `blkreplay --json` */
@@ -794,14 +794,14 @@ static void test_blk_until_steady(void **state)
 	load_small(&m);
 	blk_opts(&o, &m);
 	o.steady = true;
-	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), RUN_OK);
 	assert_int_equal(rep.steady.rounds, 5);
 	assert_true(rep.steady.reached);
 	assert_true(rep.steady.waf == 1.0);
 	blk_report_free(&rep);
 
 	o.precondition = true;
-	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), RUN_OK);
 	assert_int_equal(rep.steady.rounds, 5);
 	assert_true(rep.steady.reached);
 	for (int i = 0; i < 5; i++)
@@ -811,7 +811,7 @@ static void test_blk_until_steady(void **state)
 
 	o.steady = false; /* --loop 7: the same passes go on, and no verdict is claimed */
 	o.loops = 7;
-	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), RUN_OK);
 	assert_int_equal(rep.steady.rounds, 7);
 	assert_false(rep.steady.reached);
 	assert_near(rep.steady.round_waf[0], pre[0], 5e-5);
@@ -841,30 +841,30 @@ static void test_blk_errors(void **state)
 
 	blk_opts(&o, &m);
 	o.loops = 0;
-	blk_expect_error(&o, SSD_RUN_E_INPUT, "--loop");
+	blk_expect_error(&o, RUN_E_INPUT, "--loop");
 	o.loops = 1;
 	o.max_loops = 4;
-	blk_expect_error(&o, SSD_RUN_E_INPUT, "--max-loops");
+	blk_expect_error(&o, RUN_E_INPUT, "--max-loops");
 	o.max_loops = 100;
 	o.cfg = NULL;
-	blk_expect_error(&o, SSD_RUN_E_INPUT, "--preset");
+	blk_expect_error(&o, RUN_E_INPUT, "--preset");
 	o.cfg = &tiny;
-	blk_expect_error(&o, SSD_RUN_E_INPUT,
+	blk_expect_error(&o, RUN_E_INPUT,
 	                 "mem: W at lba 999999999 (+4096 bytes) is past the end");
-	blk_expect_error(&o, SSD_RUN_E_INPUT, "--wrap");
+	blk_expect_error(&o, RUN_E_INPUT, "--wrap");
 	o.wrap = true;
 	o.dwpd = 1;
-	blk_expect_error(&o, SSD_RUN_OK, "");
+	blk_expect_error(&o, RUN_OK, "");
 	m = (struct mem_src){.io = one, .n = 1};
 	o.dwpd = -1;
-	blk_expect_error(&o, SSD_RUN_E_INPUT,
+	blk_expect_error(&o, RUN_E_INPUT,
 	                 "small: the trace has no duration; give the write rate with --dwpd");
 	m.n = 0;
-	blk_expect_error(&o, SSD_RUN_E_INPUT, "small: no usable I/O in the trace");
+	blk_expect_error(&o, RUN_E_INPUT, "small: no usable I/O in the trace");
 	m.open_err = "small: No such file or directory";
-	blk_expect_error(&o, SSD_RUN_E_INPUT, "No such file");
+	blk_expect_error(&o, RUN_E_INPUT, "No such file");
 	m = (struct mem_src){.io = odd, .n = 2};
-	blk_expect_error(&o, SSD_RUN_E_INPUT, "mem: W lba 0 bytes 4097: invalid argument");
+	blk_expect_error(&o, RUN_E_INPUT, "mem: W lba 0 bytes 4097: invalid argument");
 }
 
 /* Bytes written by the first n I/Os of the trace. */
@@ -895,7 +895,7 @@ static void test_blk_eol(void **state)
 	blk_opts(&o, &m);
 	o.cfg = &cfg;
 	o.loops = 100;
-	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), RUN_OK);
 	ftl_get_stats(rep.ftl, &st);
 	assert_true(rep.eol.reached);
 	assert_string_equal(rep.eol.cause, "spare");
@@ -913,7 +913,7 @@ static void test_blk_eol(void **state)
 	/* at 1 P/E the drive dies in --precondition: pass 0, its 128 KiB write; no I/O issued */
 	cfg = tiny_pe(1);
 	o.precondition = true;
-	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), RUN_OK);
 	ftl_get_stats(rep.ftl, &st);
 	assert_true(rep.eol.reached);
 	assert_int_equal(rep.eol.pass, 0);
@@ -927,7 +927,7 @@ static void test_blk_eol(void **state)
 	o.precondition = false; /* a run that ends before its end of life says so */
 	cfg = tiny_pe(10);
 	o.loops = 1;
-	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), RUN_OK);
 	assert_false(rep.eol.reached);
 	blk_report_free(&rep);
 	free(m.io);
@@ -946,7 +946,7 @@ static void test_blk_report_json(void **state)
 	load_small(&m);
 	blk_opts(&o, &m);
 	o.loops = 2;
-	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), SSD_RUN_OK);
+	assert_int_equal(blk_run(&o, &rep, err, sizeof(err)), RUN_OK);
 	FILE *fp = open_memstream(&buf, &len);
 	jout_init(&j, fp);
 	blk_report_json(&rep, &j);
@@ -1114,26 +1114,26 @@ static void test_kv_errors(void **state)
 	struct kv_run_opts o;
 
 	kv_opts(&o, NULL, 0);
-	kv_expect_error(&o, "lru", "", SSD_RUN_E_INPUT, "--device none needs --ssd SIZE");
+	kv_expect_error(&o, "lru", "", RUN_E_INPUT, "--device none needs --ssd SIZE");
 	kv_opts(&o, &tiny, 1ull << 40);
-	kv_expect_error(&o, "lru", "", SSD_RUN_E_INPUT,
+	kv_expect_error(&o, "lru", "", RUN_E_INPUT,
 	                "--ssd 1099511627776 bytes is larger than the tiny drive");
 	kv_opts(&o, NULL, 10ull << 30);
-	kv_expect_error(&o, "gandalf", "nope=1", SSD_RUN_E_INPUT,
+	kv_expect_error(&o, "gandalf", "nope=1", RUN_E_INPUT,
 	                "--param nope: unknown parameter");
 	o.loops = 2;
-	kv_expect_error(&o, "oracle", "", SSD_RUN_E_INPUT,
+	kv_expect_error(&o, "oracle", "", RUN_E_INPUT,
 	                "policy oracle knows one pass of the trace: drop --loop");
 	o.loops = 1;
 	o.drive_writes = 3;
-	kv_expect_error(&o, "lru", "", SSD_RUN_E_INPUT, "need a drive (--device PRESET)");
+	kv_expect_error(&o, "lru", "", RUN_E_INPUT, "need a drive (--device PRESET)");
 	kv_opts(&o, &tiny, 0);
 	o.drive_writes = 3;
 	o.accelerate = 10;
-	kv_expect_error(&o, "lru", "", SSD_RUN_E_INPUT, "exclude each other");
+	kv_expect_error(&o, "lru", "", RUN_E_INPUT, "exclude each other");
 	o.accelerate = 0;
 	o.drive_writes = -1;
-	kv_expect_error(&o, "lru", "", SSD_RUN_E_INPUT, "--drive-writes must be in (0, 1e6]");
+	kv_expect_error(&o, "lru", "", RUN_E_INPUT, "--drive-writes must be in (0, 1e6]");
 }
 
 /* The agentic trace on a tiny drive (test-hybrid-256, 8 MiB of DRAM, no TRIM): its passes each
@@ -1296,7 +1296,7 @@ static void test_kv_accelerate(void **state)
 	o.accelerate = 3001;
 	struct kv_result bad;
 	assert_int_equal(kv_run(&o, kv_policy_find("lru"), "", &bad, err, sizeof(err)),
-	                 SSD_RUN_E_INPUT);
+	                 RUN_E_INPUT);
 	assert_non_null(strstr(err, "--accelerate 3001: must be in [1, 3000]"));
 	kv_result_free(&bad);
 }
@@ -1331,7 +1331,7 @@ static void test_opt_names(void **state)
 	for (int spelled = 0; spelled < 2; spelled++) {
 		struct ssd_report rep;
 		char err[256] = "";
-		assert_int_equal(ssd_run(&o, &rep, err, sizeof(err)), SSD_RUN_E_INPUT);
+		assert_int_equal(ssd_run(&o, &rep, err, sizeof(err)), RUN_E_INPUT);
 		ssd_report_free(&rep);
 		assert_string_equal(err, spelled ? "--iodepth 0: must be 1..65536"
 		                                 : "iodepth 0: must be 1..65536");

@@ -34,7 +34,7 @@
 
 #include "cli.h"
 #include "kvsim.h"
-#include "preset.h"
+#include "drive_presets.h"
 #include "trace.h"
 #include "workload.h"
 

@@ -272,7 +272,7 @@ static int replay_ftl(const char *path, const struct br_opts *o, const struct tr
 		        (unsigned long long)rep.eol.index);
 	if (rc) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
-		rc = rc == SSD_RUN_E_INPUT ? EXIT_USAGE : 1;
+		rc = rc == RUN_E_INPUT ? EXIT_USAGE : 1;
 	} else if (o->json) {
 		struct json_out j;
 		jout_init(&j, stdout);

@@ -24,7 +24,7 @@
 #include "cli.h"
 #include "err.h"
 #include "kvsim.h"
-#include "preset.h"
+#include "drive_presets.h"
 #include "run.h"
 #include "aiotarget.h"
 #include "store.h"
@@ -758,7 +758,7 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 			         store_error(st));
 		if (store_close(st, e2, sizeof(e2)) && !rc) {
 			snprintf(err, sizeof(err), "%s", e2);
-			rc = SSD_RUN_E_FAIL;
+			rc = RUN_E_FAIL;
 		}
 		store_stats(st, &ss);
 		store_free(st);
@@ -771,7 +771,7 @@ static int kv_point(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_po
 	if (rc) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		kv_result_free(&res);
-		return rc == SSD_RUN_E_FAIL ? 1 : EXIT_USAGE;
+		return rc == RUN_E_FAIL ? 1 : EXIT_USAGE;
 	}
 	if (csv)
 		kv_result_csv_row(&res, c->out);

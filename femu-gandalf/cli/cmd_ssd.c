@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "preset.h"
+#include "drive_presets.h"
 #include "run.h"
 
 /* The flags as GOption fills them; turned into a struct ssd_run_opts by ssd_opts_from_flags(). */
@@ -275,11 +275,11 @@ static void free_flags(struct ssd_flags *fl)
 static int exit_code(int status)
 {
 	switch (status) {
-	case SSD_RUN_OK:
+	case RUN_OK:
 		return 0;
-	case SSD_RUN_E_INPUT:
+	case RUN_E_INPUT:
 		return EXIT_USAGE;
-	case SSD_RUN_E_INVARIANT:
+	case RUN_E_INVARIANT:
 		return EXIT_INVARIANT;
 	default:
 		return 1;

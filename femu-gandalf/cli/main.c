@@ -20,7 +20,7 @@
 
 #include "atomicfile.h"
 #include "cli.h"
-#include "preset.h"
+#include "drive_presets.h"
 #include "run.h"
 
 static int cmd_presets(int argc, char **argv)

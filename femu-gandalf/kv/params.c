@@ -71,7 +71,7 @@ int kv_params_parse(const struct kv_policy *p, const char *params, double *pv, c
 		char item[160], key[64], val[64], *end;
 		const char *vp;
 		snprintf(item, sizeof(item), "%.*s", (int)len, s);
-		if (len >= sizeof(item) || fg_kv_split_copy(item, key, sizeof(key), &vp)) {
+		if (len >= sizeof(item) || fg_keyval_split_copy(item, key, sizeof(key), &vp)) {
 			snprintf(err, errlen, "--param '%.*s': expected name=value", (int)len, s);
 			return -1;
 		}

@@ -40,9 +40,9 @@
 enum { STATE_MOVE_ROOT = 0, STATE_MOVE_ALWAYS = 1 };
 enum { STATE_REUSE_PAPER = 0, STATE_REUSE_ONCE = 1, STATE_REUSE_LEARNED = 2 };
 
-struct gstate {
+struct gandalf {
 	double lambda, target_years, wear;
-	int kcand, state_move, state_reuse;
+	int move_candidates, state_move, state_reuse;
 	double gpu_per_token, fee;
 	/* reuse statistics */
 	double back[NB], gone[NB]; /* returned after idle in bucket k; still idle / left unused */
@@ -84,7 +84,7 @@ static uint8_t *flags(const struct kvsim *s, uint32_t o)
 #define KEPT 4
 #define ON_SWATCH 8
 
-static struct gstate *G(const struct kvsim *s)
+static struct gandalf *gandalf_of(const struct kvsim *s)
 {
 	return kv_state(s);
 }
@@ -104,7 +104,7 @@ static int bucket(uint64_t w)
 /* idle requests of the object's session (or the object itself without sessions) */
 static uint64_t idle(const struct kvsim *s, uint32_t x)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	uint64_t last = kv_obj_last_req(s, x);
 	if (g->sessions && kv_obj_session(s, x) != KV_NO_SESSION) {
 		uint64_t e =
@@ -123,13 +123,13 @@ static double last_activity(const struct kvsim *s, uint32_t x)
 
 static double reuse_p(const struct kvsim *s, uint64_t w)
 {
-	return G(s)->p[bucket(w)];
+	return gandalf_of(s)->p[bucket(w)];
 }
 
 /* refresh p(k) = back(>=k) / (back(>=k) + gone(>=k)), with still-idle sessions counted as gone */
 static void refresh_p(struct kvsim *s)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	double gone[NB];
 	memcpy(gone, g->gone, sizeof(gone));
 	if (g->sessions)
@@ -162,14 +162,14 @@ static void refresh_p(struct kvsim *s)
  * a 200 GB SSD, miss 0.061 against 0.057 now.)
  */
 /* the learned share of used states used again (Laplace-smoothed) */
-static double p_again(const struct gstate *g)
+static double p_again(const struct gandalf *g)
 {
 	return (g->again[1] + 1) / (g->again[0] + 2);
 }
 
 static double value(const struct kvsim *s, uint32_t x)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	double p = reuse_p(s, idle(s, x)), tokens = kv_obj_recompute_tokens(s, x);
 	if (kv_cfg(s)->model.linear_state_bytes && kv_obj_kind(s, x) == OBJ_FULL &&
 	    !kv_obj_nchild(s, x) && kv_obj_last_req(s, x) != kv_req(s))
@@ -195,7 +195,7 @@ static double drop_price(const struct kvsim *s, uint32_t x)
 
 static void watch(struct kvsim *s, uint32_t o)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	if (*flags(s, o) & ON_WATCH)
 		return;
 	if (vec_reserve(g->watch, g->wcap, g->nwatch + 1)) {
@@ -209,7 +209,7 @@ static void watch(struct kvsim *s, uint32_t o)
 /* o may have become an SSD-only leaf: an SSD victim candidate */
 static void swatch(struct kvsim *s, uint32_t o)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	if (*flags(s, o) & ON_SWATCH)
 		return;
 	if (vec_reserve(g->swatch, g->swcap, g->nswatch + 1))
@@ -253,7 +253,7 @@ static bool movable(const struct kvsim *s, uint32_t o)
 	if (kv_is_root_side(s, o))
 		return true;
 	if (kv_obj_kind(s, o) == OBJ_LINEAR)
-		return G(s)->state_move == STATE_MOVE_ALWAYS;
+		return gandalf_of(s)->state_move == STATE_MOVE_ALWAYS;
 	uint32_t y = kv_obj_parent(s, o); /* in DRAM: o is not root-side */
 	return kv_obj_in_ssd(s, y) || chunk_children(s, y) > 1;
 }
@@ -270,7 +270,7 @@ static bool movable(const struct kvsim *s, uint32_t o)
  */
 static void expose_children(struct kvsim *s, uint32_t x, uint64_t key)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	if (kv_obj_key(s, x) != key || !kv_obj_in_ssd(s, x))
 		return;
 	/* children of a branch point were candidates already, and so were states when they may
@@ -292,7 +292,7 @@ static int seq_cmp(const void *a, const void *b)
 
 static void candidate(struct kvsim *s, uint32_t o)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	if (kv_is_leaf(s, o))
 		pheap_push(&g->drop, drop_price(s, o), o);
 	if (movable(s, o))
@@ -304,7 +304,7 @@ static bool victim_ok(const struct kvsim *s, uint32_t o);
 
 static void build(struct kvsim *s)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	g->built_req = kv_req(s);
 	g->drop.n = g->move[0].n = g->move[1].n = 0;
 	refresh_p(s);
@@ -343,7 +343,7 @@ static void build(struct kvsim *s)
  * them empty (ties among worthless victims too: + 1e-30 v). docs/placement.md. */
 static double victim_key(struct kvsim *s, uint32_t o)
 {
-	double k = value(s, o) / (double)idle(s, o), w = G(s)->wear;
+	double k = value(s, o) / (double)idle(s, o), w = gandalf_of(s)->wear;
 	if (w > 0) {
 		double v = kv_obj_unit_valid(s, o);
 		k = k * pow(v, w) + 1e-30 * v;
@@ -354,7 +354,7 @@ static double victim_key(struct kvsim *s, uint32_t o)
 /* price SSD-only leaves swatch[from..] into their kind's victim heap */
 static void victims_push(struct kvsim *s, size_t from)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	for (size_t i = from; i < g->nswatch; i++) {
 		uint32_t o = g->swatch[i];
 		if (victim_ok(s, o))
@@ -370,7 +370,7 @@ static void victims_push(struct kvsim *s, size_t from)
  * parent) join the heap when the walk next moves on. */
 static void victims_build(struct kvsim *s)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	g->vbuilt = true;
 	for (int k = 0; k < 2; k++)
 		g->vq[k].heap.n = g->vq[k].n = g->vq[k].cur = 0;
@@ -394,7 +394,7 @@ static void victims_build(struct kvsim *s)
 /* the i-th cheapest victim of kind k in this request (i >= cur), or false when there is none */
 static bool victim_at(struct kvsim *s, int k, size_t i)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	struct vq *q = &g->vq[k];
 	if (!g->vbuilt)
 		victims_build(s);
@@ -433,7 +433,7 @@ static uint32_t exposes_chunk(const struct kvsim *s, uint32_t state)
  * then states that expose one) */
 static double replacement(struct kvsim *s, uint32_t x)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	uint64_t need = kv_ssd_shortfall(s, x), freed = 0;
 	if (!need)
 		return 0;
@@ -458,7 +458,7 @@ static double replacement(struct kvsim *s, uint32_t x)
 
 static uint32_t gandalf_ssd_victim(struct kvsim *s, int k)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	struct vq *q = &g->vq[k];
 	while (victim_at(s, k, q->cur)) {
 		uint32_t o = q->v[q->cur++].o;
@@ -482,7 +482,7 @@ static uint32_t gandalf_ssd_victim(struct kvsim *s, int k)
  */
 static bool expose(struct kvsim *s)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	for (size_t i = g->vq[OBJ_LINEAR].cur; victim_at(s, OBJ_LINEAR, i); i++) {
 		uint32_t o = g->vq[OBJ_LINEAR].v[i].o;
 		if (!victim_ok(s, o))
@@ -501,7 +501,7 @@ static bool expose(struct kvsim *s)
 
 static double multiplier(const struct kvsim *s)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	if (g->target_years <= 0 || kv_now(s) <= kv_stats(s)->t_first)
 		return 1;
 	double budget = kv_cfg(s)->tbw_bytes * (kv_now(s) - kv_stats(s)->t_first) /
@@ -514,7 +514,7 @@ static double multiplier(const struct kvsim *s)
 
 static void gandalf_make_room(struct kvsim *s, uint64_t need)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	if (!kv_dram_over(s, need))
 		return;
 	if (g->built_req != kv_req(s) || !g->drop.a)
@@ -537,7 +537,7 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 			struct pheap *h = &g->move[c];
 			struct pent keep[MOVE_CANDIDATES_MAX];
 			int nk = 0;
-			while (h->n && nk < g->kcand) {
+			while (h->n && nk < g->move_candidates) {
 				uint32_t o = h->a[0].o;
 				struct pent top = h->a[0];
 				(void)pheap_pop(h);
@@ -595,14 +595,14 @@ static double gandalf_ssd_value(struct kvsim *s, uint32_t x)
 {
 	double v = value(s, x);
 	if (!kv_is_leaf(s, x))
-		v = fmax(v, reuse_p(s, idle(s, x)) * kv_obj_end_tokens(s, x) * G(s)->gpu_per_token);
+		v = fmax(v, reuse_p(s, idle(s, x)) * kv_obj_end_tokens(s, x) * gandalf_of(s)->gpu_per_token);
 	return v;
 }
 
 /* an object left the cache without being used again: for sessionless traces, a non-return */
 static void gandalf_removed(struct kvsim *s, uint32_t o)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	if (!g)
 		return;
 	if (!g->sessions)
@@ -629,7 +629,7 @@ static void gandalf_admitted(struct kvsim *s, uint32_t o)
 
 static void gandalf_touched(struct kvsim *s, uint32_t o)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	if (kv_obj_kind(s, o) == OBJ_LINEAR && kv_obj_refs(s, o) <= 2)
 		g->again[kv_obj_refs(s, o) - 1] +=
 		        1; /* refs counts the admission: 1 = first reuse */
@@ -666,11 +666,11 @@ static const struct kv_param gandalf_params[] = {
 
 static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
 {
-	struct gstate *g = calloc(1, sizeof(*g));
+	struct gandalf *g = calloc(1, sizeof(*g));
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
 	g->lambda = kv_param(s, LAMBDA);
-	g->kcand = (int)kv_param(s, MOVE_CANDIDATES);
+	g->move_candidates = (int)kv_param(s, MOVE_CANDIDATES);
 	g->scan_all = kv_param(s, SCAN) != 0;
 	g->target_years = kv_param(s, TARGET_YEARS);
 	g->state_move = (int)kv_param(s, STATE_MOVE);
@@ -687,7 +687,7 @@ static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
 
 static void gandalf_fini(struct kvsim *s)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	if (!g)
 		return;
 	if (getenv("FG_GANDALF_DEBUG")) {
@@ -724,7 +724,7 @@ static void gandalf_fini(struct kvsim *s)
  * states counted, and how the room was made. */
 static int gandalf_figures(const struct kvsim *s, struct kv_figure *f, int max)
 {
-	const struct gstate *g = G(s);
+	const struct gandalf *g = gandalf_of(s);
 	if (!g || max < 7)
 		return 0;
 	f[0] = (struct kv_figure){"p_again", p_again(g)};
@@ -759,7 +759,7 @@ const struct kv_policy kv_policy_gandalf = {
 /* the session of the current request, set by the core's caller through kvsim.cur_session */
 static void gandalf_begin_req(struct kvsim *s)
 {
-	struct gstate *g = G(s);
+	struct gandalf *g = gandalf_of(s);
 	if (kv_session(s) == KV_NO_SESSION)
 		return;
 	g->sessions = true;

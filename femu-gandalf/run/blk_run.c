@@ -41,9 +41,9 @@ int blk_run_opts_check(const struct blk_run_opts *o, char *err, size_t errlen)
 	if (o->loops < 1 || o->max_loops < 5) {
 		snprintf(err, errlen, "%s must be >= 1 and %s >= 5", run_opt(RUN_OPT_LOOP),
 		         run_opt(RUN_OPT_MAX_LOOPS));
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
-	return SSD_RUN_OK;
+	return RUN_OK;
 }
 
 /* The wall clock, for the replay rate only: no simulated figure depends on it. */
@@ -70,17 +70,17 @@ static int precondition_drive(struct blk_report *rep, uint64_t *t_off, char *err
 		n++;
 		if (s == FTL_E_WORN) {
 			run_eol_note(&rep->eol, rep->ftl, 0, n, "write");
-			return SSD_RUN_OK;
+			return RUN_OK;
 		}
 		if (s) {
 			snprintf(err, errlen, "preconditioning failed: %s", ftl_strerror(s));
-			return SSD_RUN_E_FAIL;
+			return RUN_E_FAIL;
 		}
 	}
-	return SSD_RUN_OK;
+	return RUN_OK;
 }
 
-/* One I/O at virtual time now: SSD_RUN_OK, ISSUE_WORN, or a status with "WHERE: ..." in err. */
+/* One I/O at virtual time now: RUN_OK, ISSUE_WORN, or a status with "WHERE: ..." in err. */
 static int issue(struct ftl *f, const struct blk_run_opts *o, struct blk_run_io io, uint64_t now,
                  char *err, size_t errlen)
 {
@@ -97,7 +97,7 @@ static int issue(struct ftl *f, const struct blk_run_opts *o, struct blk_run_io 
 			         where, io.op, (unsigned long long)io.lba,
 			         (unsigned long long)io.bytes, (unsigned long long)user,
 			         run_opt(RUN_OPT_WRAP));
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		}
 		off = off % (user - io.bytes + 1) / 512 * 512;
 	}
@@ -120,7 +120,7 @@ static int issue(struct ftl *f, const struct blk_run_opts *o, struct blk_run_io 
 	if (s)
 		snprintf(err, errlen, "%s: %c lba %llu bytes %llu: %s", where, io.op,
 		         (unsigned long long)io.lba, (unsigned long long)io.bytes, ftl_strerror(s));
-	return !s ? SSD_RUN_OK : s == FTL_E_INVAL ? SSD_RUN_E_INPUT : SSD_RUN_E_FAIL;
+	return !s ? RUN_OK : s == FTL_E_INVAL ? RUN_E_INPUT : RUN_E_FAIL;
 }
 
 /* One pass over the source, starting at t_off; the pass's counts into rep. After end of life
@@ -130,10 +130,10 @@ static int replay_pass(const struct blk_run_opts *o, struct blk_report *rep, uin
 {
 	const int pass = rep->steady.rounds + 1;
 	struct blk_run_io io;
-	int r, rc = SSD_RUN_OK;
+	int r, rc = RUN_OK;
 
 	if (o->src.open(o->src.arg, err, errlen))
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	rep->ios_per_pass = rep->write_bytes_per_pass = 0;
 	rep->t_first = rep->t_last = 0;
 	while ((r = o->src.next(o->src.arg, &io, err, errlen)) == 1) {
@@ -148,7 +148,7 @@ static int replay_pass(const struct blk_run_opts *o, struct blk_report *rep, uin
 		rc = issue(rep->ftl, o, io, t_off + io.t_ns, err, errlen);
 		if (rc == ISSUE_WORN) {
 			run_eol_note(&rep->eol, rep->ftl, pass, rep->ios_per_pass, "io");
-			rc = SSD_RUN_OK;
+			rc = RUN_OK;
 			continue;
 		}
 		if (rc)
@@ -156,7 +156,7 @@ static int replay_pass(const struct blk_run_opts *o, struct blk_report *rep, uin
 		rep->total_ios++;
 	}
 	if (r < 0)
-		rc = SSD_RUN_E_INPUT;
+		rc = RUN_E_INPUT;
 	o->src.close(o->src.arg);
 	return rc;
 }
@@ -177,7 +177,7 @@ static int replay_passes(const struct blk_run_opts *o, struct blk_report *rep, u
 			return rc;
 		if (!rep->ios_per_pass) {
 			snprintf(err, errlen, "%s: no usable I/O in the trace", rep->name);
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		}
 		if (rep->eol.reached)
 			break;
@@ -192,7 +192,7 @@ static int replay_passes(const struct blk_run_opts *o, struct blk_report *rep, u
 	}
 	rep->steady.reached = o->steady && rep->steady.reached;
 	rep->wall_s = wall_seconds() - t0;
-	return SSD_RUN_OK;
+	return RUN_OK;
 }
 
 /* The host write rate the lifetimes assume: --dwpd, else the trace's per-pass rate. */
@@ -209,9 +209,9 @@ static int write_rate(const struct blk_run_opts *o, struct blk_report *rep, char
 		snprintf(err, errlen,
 		         "%s: the trace has no duration; give the write rate with %s",
 		         rep->name, run_opt(RUN_OPT_DWPD));
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
-	return SSD_RUN_OK;
+	return RUN_OK;
 }
 
 int blk_run(const struct blk_run_opts *o, struct blk_report *rep, char *err, size_t errlen)
@@ -225,7 +225,7 @@ int blk_run(const struct blk_run_opts *o, struct blk_report *rep, char *err, siz
 	if (!o->cfg || !o->src.open || !o->src.next || !o->src.where || !o->src.close) {
 		snprintf(err, errlen, "%s is required",
 		         !o->cfg ? run_opt(RUN_OPT_PRESET) : "a trace source");
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	if ((rc = blk_run_opts_check(o, err, errlen)))
 		return rc;
@@ -235,7 +235,7 @@ int blk_run(const struct blk_run_opts *o, struct blk_report *rep, char *err, siz
 	rep->ftl = ftl_create(o->cfg, why, sizeof(why));
 	if (!rep->ftl) {
 		snprintf(err, errlen, "preset %s: %s", o->cfg->name, why);
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	if (o->precondition && (rc = precondition_drive(rep, &t_off, err, errlen)))
 		return rc;

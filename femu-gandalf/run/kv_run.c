@@ -281,19 +281,19 @@ static void kv_figures(struct kv_result *res, struct kvsim *s, struct ftl *f)
 }
 
 /* The drive (*f, NULL without one) and the tier's config from it, and the checks on the run's
- * flags. 0, or SSD_RUN_E_INPUT with the reason in err. */
+ * flags. 0, or RUN_E_INPUT with the reason in err. */
 static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
                     struct kv_config *cfg, struct ftl **f, char *err, size_t errlen)
 {
 	*f = NULL;
 	if (o->drive) {
 		if (!(*f = kv_drive(o, cfg, err, errlen)))
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 	} else {
 		if (!cfg->ssd_bytes) {
 			snprintf(err, errlen, "%s none needs %s SIZE", run_opt(RUN_OPT_DEVICE),
 			         run_opt(RUN_OPT_SSD));
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		}
 		kv_cost_no_device(cfg);
 	}
@@ -312,7 +312,7 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 		         (unsigned long long)least);
 		ftl_destroy(*f);
 		*f = NULL;
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	bool until = o->drive_writes || o->until_steady || o->accelerate;
 	const char *dw = run_opt(RUN_OPT_DRIVE_WRITES), *us = run_opt(RUN_OPT_UNTIL_STEADY),
@@ -337,9 +337,9 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 	if (bad) {
 		ftl_destroy(*f);
 		*f = NULL;
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
-	return SSD_RUN_OK;
+	return RUN_OK;
 }
 
 int kv_run_check(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
@@ -353,7 +353,7 @@ int kv_run_check(const struct kv_run_opts *o, const struct kv_policy *pol, const
 		struct kvsim *s = kvsim_new(&cfg, pol, params, NULL, f, e, sizeof(e));
 		if (!s) {
 			snprintf(err, errlen, "%s", e);
-			rc = SSD_RUN_E_INPUT;
+			rc = RUN_E_INPUT;
 		}
 		kvsim_free(s);
 	}
@@ -383,7 +383,7 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	if (!s) {
 		snprintf(err, errlen, "%s", e);
 		ftl_destroy(f);
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	if (o->sink)
 		kvsim_set_sink(s, o->sink);
@@ -396,12 +396,12 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	res->accel.eol_days = res->accel.extrapolated_days = NAN;
 	double t0 = wall_seconds();
 	struct run_passes pp = {0};
-	rc = kv_passes(o, s, f, res, &pp, err, errlen) ? SSD_RUN_E_FAIL : SSD_RUN_OK;
+	rc = kv_passes(o, s, f, res, &pp, err, errlen) ? RUN_E_FAIL : RUN_OK;
 	if (!rc && o->accelerate && !res->eol.reached) {
 		snprintf(err, errlen, "%s %g: end of life not reached in %d passes (raise %s or F)",
 		         run_opt(RUN_OPT_ACCELERATE), o->accelerate, res->passes,
 		         run_opt(RUN_OPT_MAX_LOOPS));
-		rc = SSD_RUN_E_FAIL;
+		rc = RUN_E_FAIL;
 	}
 	if (!rc) {
 		res->wall = wall_seconds() - t0;

@@ -159,7 +159,7 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 	rep->bs = bs;
 	if (!q.a || !hist) {
 		snprintf(err, errlen, "out of memory");
-		rc = SSD_RUN_E_FAIL;
+		rc = RUN_E_FAIL;
 		goto out;
 	}
 	if (o->read_pct) {
@@ -172,7 +172,7 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 			         run_opt(RUN_OPT_RW), perf_rw_name(o->rw),
 			         (unsigned long long)(units - a.valid_units), (unsigned long long)units,
 			         run_opt(RUN_OPT_PRECONDITION));
-			rc = SSD_RUN_E_INPUT;
+			rc = RUN_E_INPUT;
 			goto out;
 		}
 	}
@@ -210,7 +210,7 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 		if (io) {
 			snprintf(err, errlen, "%s at byte %llu failed: %s", rd ? "read" : "write",
 			         (unsigned long long)off, ftl_strerror(io));
-			rc = SSD_RUN_E_FAIL;
+			rc = RUN_E_FAIL;
 			break;
 		}
 		qpush(&q, done);

@@ -31,12 +31,13 @@
 
 struct json_out;
 
-/* ssd_run() status. Each maps to one exit code of the CLI (docs/output.md). */
-enum ssd_run_status {
-	SSD_RUN_OK = 0,
-	SSD_RUN_E_INPUT = -1,     /* bad option or input: unknown workload, bad snapshot (exit 2) */
-	SSD_RUN_E_FAIL = -2,      /* the run failed: a write, the snapshot save, no EOL (exit 1) */
-	SSD_RUN_E_INVARIANT = -3, /* opts.check found a broken FTL invariant (exit 3) */
+/* What ssd_run(), blk_run() and kv_run() return. Each maps to one exit code of the CLI
+ * (docs/output.md). */
+enum run_status {
+	RUN_OK = 0,
+	RUN_E_INPUT = -1,     /* bad option or input: unknown workload, bad snapshot (exit 2) */
+	RUN_E_FAIL = -2,      /* the run failed: a write, the snapshot save, no EOL (exit 1) */
+	RUN_E_INVARIANT = -3, /* opts.check found a broken FTL invariant (exit 3) */
 };
 
 /*
@@ -164,8 +165,8 @@ struct workload;
 int perf_rw_parse(const char *s, enum perf_rw *rw, uint32_t *read_pct, char *err, size_t errlen);
 const char *perf_rw_name(enum perf_rw rw);
 /* Run the phase on f from virtual time *now (set to the last completion); random offsets come
- * from wl (in bs blocks). SSD_RUN_OK, or SSD_RUN_E_INPUT (reads of a drive not fully written)
- * or SSD_RUN_E_FAIL (an I/O failed: full, worn out) with one line in err. */
+ * from wl (in bs blocks). RUN_OK, or RUN_E_INPUT (reads of a drive not fully written)
+ * or RUN_E_FAIL (an I/O failed: full, worn out) with one line in err. */
 int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint64_t *now,
              struct perf_report *rep, char *err, size_t errlen);
 void perf_report_json(const struct perf_report *p, struct json_out *j);
@@ -242,7 +243,7 @@ struct ssd_report {
 };
 
 /* Run o into rep (overwritten; call ssd_report_free() afterwards whatever the result). Returns
- * SSD_RUN_OK, or an ssd_run_status with one line in err. */
+ * RUN_OK, or an run_status with one line in err. */
 int ssd_run(const struct ssd_run_opts *o, struct ssd_report *rep, char *err, size_t errlen);
 void ssd_report_free(struct ssd_report *rep);
 
@@ -306,8 +307,8 @@ struct blk_report {
 };
 
 /* Replay o into rep (overwritten; call blk_report_free() whatever the result). Returns
- * SSD_RUN_OK, or SSD_RUN_E_INPUT (bad option, unreadable or out-of-range trace, exit 2) or
- * SSD_RUN_E_FAIL (a write failed, exit 1), with one line in err. */
+ * RUN_OK, or RUN_E_INPUT (bad option, unreadable or out-of-range trace, exit 2) or
+ * RUN_E_FAIL (a write failed, exit 1), with one line in err. */
 int blk_run(const struct blk_run_opts *o, struct blk_report *rep, char *err, size_t errlen);
 void blk_report_free(struct blk_report *rep);
 /* The keys of `blkreplay --json` (docs/output.md), as one object. */
@@ -418,13 +419,13 @@ struct kv_result {
 };
 
 /* Run pol at params ("k=v,..." checked against its table) into res (overwritten; call
- * kv_result_free() whatever the result). Returns SSD_RUN_OK, or SSD_RUN_E_INPUT (a bad option,
- * parameter or drive, exit 2) or SSD_RUN_E_FAIL (the simulator failed on a request, exit 1),
+ * kv_result_free() whatever the result). Returns RUN_OK, or RUN_E_INPUT (a bad option,
+ * parameter or drive, exit 2) or RUN_E_FAIL (the simulator failed on a request, exit 1),
  * with one line in err. */
 int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
            struct kv_result *res, char *err, size_t errlen);
 /* What kv_run() checks before its passes (the drive, the sizes, --loop, params), without the
- * passes: SSD_RUN_OK or SSD_RUN_E_INPUT with the reason in err. An offline policy's params are
+ * passes: RUN_OK or RUN_E_INPUT with the reason in err. An offline policy's params are
  * not checked (its pass over the trace would have to be made first). */
 int kv_run_check(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
                  char *err, size_t errlen);

@@ -71,26 +71,26 @@ int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen)
 	struct bs_mix mix;
 
 	if (o->bs_mix && bs_mix_init(&mix, o->bs_mix, err, errlen))
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	if (o->steady_rule != RUN_RULE_SNIA && o->steady_rule != RUN_RULE_TIGHT) {
 		snprintf(err, errlen, "%s %d: must be snia or tight", run_opt(RUN_OPT_STEADY_RULE),
 		         (int)o->steady_rule);
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	if (!o->bs_mix && (!o->bs || o->bs % FTL_SECTOR)) {
 		snprintf(err, errlen, "%s %llu: must be a positive multiple of 512 bytes",
 		         run_opt(RUN_OPT_BS), (unsigned long long)o->bs);
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	if (o->writes != -1 && !(o->writes >= 0 && o->writes < 1e6)) {
 		snprintf(err, errlen, "%s %g: must be at least 0 and under 1e6 user capacities",
 		         run_opt(RUN_OPT_WRITES), o->writes);
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	if (!(o->round > 0 && o->round <= 100) || o->max_rounds < 5) {
 		snprintf(err, errlen, "%s must be in (0, 100] and %s >= 5", run_opt(RUN_OPT_ROUND),
 		         run_opt(RUN_OPT_MAX_ROUNDS));
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	if (o->perf.rw != PERF_NONE) {
 		const struct perf_opts *p = &o->perf;
@@ -98,36 +98,36 @@ int ssd_run_opts_check(const struct ssd_run_opts *o, char *err, size_t errlen)
 			snprintf(err, errlen, "%s cannot be combined with %s%s", run_opt(RUN_OPT_RW),
 			         run_opt(o->accelerate ? RUN_OPT_ACCELERATE : RUN_OPT_BS),
 			         o->accelerate ? "" : " jesd219 (one I/O size per phase)");
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		}
 		if (p->iodepth < 1 || p->iodepth > 65536) {
 			snprintf(err, errlen, "%s %u: must be 1..65536", run_opt(RUN_OPT_IODEPTH),
 			         p->iodepth);
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		}
 		if (!(p->runtime_s > 0 && p->runtime_s <= 1e6) || !(p->ramp_s >= 0 && p->ramp_s <= 1e6)) {
 			snprintf(err, errlen, "%s must be in (0, 1e6] and %s in [0, 1e6] (virtual seconds)",
 			         run_opt(RUN_OPT_RUNTIME), run_opt(RUN_OPT_RAMP));
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		}
 		if (!(p->rate_iops >= 0 && p->rate_iops <= 1e9)) {
 			snprintf(err, errlen, "%s %g: must be 0 (closed loop) or a rate in IOPS up to 1e9",
 			         run_opt(RUN_OPT_RATE), p->rate_iops);
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		}
 	}
 	if (o->accelerate && !(o->accelerate >= 1)) {
 		snprintf(err, errlen, "%s %g: must be >= 1", run_opt(RUN_OPT_ACCELERATE), o->accelerate);
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	if (o->save_snapshot) { /* refused before the run, not after it */
 		char why[512];
 		if (fg_atomic_check(o->save_snapshot, why, sizeof(why))) {
 			snprintf(err, errlen, "%s %s", run_opt(RUN_OPT_SAVE_SNAPSHOT), why);
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		}
 	}
-	return SSD_RUN_OK;
+	return RUN_OK;
 }
 
 /* Every ~1/512 user capacity: report progress and, when aging, stop at the rated P/E. */
@@ -220,12 +220,12 @@ static int write_phase(struct runner *r, uint64_t bytes, uint64_t seq_bs, bool s
 static int accel_fits(const struct ssd_run_opts *o, uint32_t pe_cycles, char *err, size_t errlen)
 {
 	if (o->accelerate <= pe_cycles)
-		return SSD_RUN_OK;
+		return RUN_OK;
 	snprintf(err, errlen,
 	         "%s %g: must be in [1, %u], the drive's rated pe_cycles (the aged drive "
 	         "keeps >= 1 P/E cycle)",
 	         run_opt(RUN_OPT_ACCELERATE), o->accelerate, pe_cycles);
-	return SSD_RUN_E_INPUT;
+	return RUN_E_INPUT;
 }
 
 /* The drive: loaded from a snapshot, or created from cfg with the P/E limit scaled for aging. */
@@ -236,16 +236,16 @@ static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_
 	if (o->load_snapshot) {
 		rep->ftl = ftl_snapshot_load(o->load_snapshot, err, errlen);
 		if (!rep->ftl)
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		rep->cfg = *ftl_get_config(rep->ftl);
 		if (accel_fits(o, rep->cfg.pe_cycles, err, errlen))
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 	} else {
 		char why[512];
 
 		rep->cfg = *o->cfg;
 		if (accel_fits(o, rep->cfg.pe_cycles, err, errlen))
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		if (o->accelerate) {
 			long pe = lround(rep->cfg.pe_cycles / o->accelerate);
 			rep->cfg.pe_cycles = pe < 1 ? 1 : (uint32_t)pe;
@@ -253,7 +253,7 @@ static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_
 		rep->ftl = ftl_create(&rep->cfg, why, sizeof(why));
 		if (!rep->ftl) {
 			snprintf(err, errlen, "preset %s: %s", rep->cfg.name, why);
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		}
 	}
 	r->f = rep->ftl;
@@ -261,7 +261,7 @@ static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_
 	r->user = rep->geo.user_bytes;
 	if (o->bs_mix) {
 		if (bs_mix_init(&r->mix, o->bs_mix, err, errlen))
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		r->mix_rng = o->seed ^ 0x6a09e667f3bcc909ull;
 		if (r->mix.bytes[r->mix.n - 1] > r->user) {
 			snprintf(err, errlen,
@@ -269,20 +269,20 @@ static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_
 			         "the device (%llu bytes)",
 			         run_opt(RUN_OPT_BS), o->bs_mix, r->mix.bytes[r->mix.n - 1],
 			         (unsigned long long)r->user);
-			return SSD_RUN_E_INPUT;
+			return RUN_E_INPUT;
 		}
 		if (workload_init(&r->wl, o->workload, r->user / FTL_SECTOR, o->seed, err, errlen))
-			return SSD_RUN_E_INPUT;
-		return SSD_RUN_OK;
+			return RUN_E_INPUT;
+		return RUN_OK;
 	}
 	if (o->bs > r->user) {
 		snprintf(err, errlen, "%s %llu is larger than the device (%llu bytes)",
 		         run_opt(RUN_OPT_BS), (unsigned long long)o->bs, (unsigned long long)r->user);
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	if (workload_init(&r->wl, o->workload, r->user / o->bs, o->seed, err, errlen))
-		return SSD_RUN_E_INPUT;
-	return SSD_RUN_OK;
+		return RUN_E_INPUT;
+	return RUN_OK;
 }
 
 /* Steady-state rounds, at most cap user capacities in all; each round's WAF into rep->steady. */
@@ -397,12 +397,12 @@ static int perf_phase(struct runner *r, struct ssd_report *rep, int *io, char *e
 	po.seed = r->o->seed;
 	rc = perf_run(r->f, &po, &r->wl, &r->now, &rep->perf, err, errlen);
 	r->writes += rep->perf.host_write_bytes / po.bs;
-	if (rc == SSD_RUN_E_FAIL && ftl_eol_cause(r->f)) {
+	if (rc == RUN_E_FAIL && ftl_eol_cause(r->f)) {
 		perf_cut_short(&rep->perf, &po, t0, r->now);
 		*io = FTL_E_WORN;
-		rc = SSD_RUN_OK;
+		rc = RUN_OK;
 	}
-	rep->perf_done = rc == SSD_RUN_OK;
+	rep->perf_done = rc == RUN_OK;
 	return rc;
 }
 
@@ -416,29 +416,29 @@ static int finish(struct runner *r, struct ssd_report *rep, int io, char *err, s
 		note_eol(r, rep);
 	if (io && !eol) {
 		snprintf(err, errlen, "write failed: %s", ftl_strerror(io));
-		return SSD_RUN_E_FAIL;
+		return RUN_E_FAIL;
 	}
 	if (o->accelerate && !eol) {
 		snprintf(err, errlen, "%s: end of life not reached within %s %g",
 		         run_opt(RUN_OPT_ACCELERATE), run_opt(RUN_OPT_WRITES),
 		         o->writes < 0 ? ACCEL_DEFAULT_CAP : o->writes);
-		return SSD_RUN_E_FAIL;
+		return RUN_E_FAIL;
 	}
 	if (o->check && ftl_check(r->f, err, errlen)) {
 		char why[512];
 
 		snprintf(why, sizeof(why), "%s", err);
 		snprintf(err, errlen, "FTL invariant violated: %s", why);
-		return SSD_RUN_E_INVARIANT;
+		return RUN_E_INVARIANT;
 	}
 	if (o->save_snapshot && ftl_snapshot_save(r->f, o->save_snapshot, err, errlen))
-		return SSD_RUN_E_FAIL;
+		return RUN_E_FAIL;
 	ftl_get_stats(r->f, &rep->stats);
 	ftl_lifetime(r->f, rep->bytes_per_day, &rep->lifetime);
 	if (o->accelerate)
 		rep->accel.eol_days =
 		        (double)rep->stats.host_write_bytes * o->accelerate / rep->bytes_per_day;
-	return SSD_RUN_OK;
+	return RUN_OK;
 }
 
 /* The parameters the report repeats, and the host write rate the lifetimes assume. */
@@ -446,7 +446,7 @@ static int describe_run(const struct ssd_run_opts *o, struct ssd_report *rep)
 {
 	rep->workload = strdup(o->workload);
 	if (!rep->workload)
-		return SSD_RUN_E_FAIL;
+		return RUN_E_FAIL;
 	rep->bs = o->bs_mix ? 0 : o->bs;
 	rep->bs_mix = o->bs_mix ? "jesd219" : NULL;
 	rep->precondition = o->precondition;
@@ -456,7 +456,7 @@ static int describe_run(const struct ssd_run_opts *o, struct ssd_report *rep)
 	rep->accelerated = o->accelerate != 0;
 	rep->accel.factor = o->accelerate;
 	rep->accel.pe_cycles = rep->cfg.pe_cycles;
-	return SSD_RUN_OK;
+	return RUN_OK;
 }
 
 int ssd_run(const struct ssd_run_opts *o, struct ssd_report *rep, char *err, size_t errlen)
@@ -471,7 +471,7 @@ int ssd_run(const struct ssd_run_opts *o, struct ssd_report *rep, char *err, siz
 	if (!o->workload || (!o->load_snapshot && !o->cfg)) {
 		snprintf(err, errlen, "%s is required",
 		         run_opt(!o->workload ? RUN_OPT_WORKLOAD : RUN_OPT_PRESET));
-		return SSD_RUN_E_INPUT;
+		return RUN_E_INPUT;
 	}
 	if ((rc = ssd_run_opts_check(o, err, errlen)) || (rc = open_drive(&r, rep, err, errlen)))
 		return rc;

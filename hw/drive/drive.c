@@ -25,31 +25,31 @@ struct fg_drive {
 };
 
 /* hw/ftl's errors read "key=value: reason"; after "set=key=value: " print only the reason. */
-static const char *reason(const char *err, const char *kv)
+static const char *reason(const char *err, const char *keyval)
 {
-	size_t n = strlen(kv);
-	return !strncmp(err, kv, n) && err[n] == ':' && err[n + 1] == ' ' ? err + n + 2 : err;
+	size_t n = strlen(keyval);
+	return !strncmp(err, keyval, n) && err[n] == ':' && err[n + 1] == ' ' ? err + n + 2 : err;
 }
 
-int fg_drive_set(const char *prefix, struct ftl_config *cfg, const char *kv, char *err,
+int fg_drive_set(const char *prefix, struct ftl_config *cfg, const char *keyval, char *err,
                  size_t errlen)
 {
 	char key[FTL_NAME_MAX], e[256];
 	const char *val;
-	int rc = fg_kv_split_copy(kv, key, sizeof(key), &val);
+	int rc = fg_keyval_split_copy(keyval, key, sizeof(key), &val);
 
 	if (rc == -1)
 		return snprintf(err, errlen,
 		                "%sset=%s: expected key=value (keys: femu-gandalf config-keys)", prefix,
-		                kv),
+		                keyval),
 		       -1;
 	if (rc == -2) /* no key is this long */
 		return snprintf(err, errlen,
 		                "%sset=%s: unknown config key (keys: femu-gandalf config-keys)", prefix,
-		                kv),
+		                keyval),
 		       -1;
 	if (ftl_config_set(cfg, key, val, e, sizeof(e)))
-		return snprintf(err, errlen, "%sset=%s: %s", prefix, kv, reason(e, kv)), -1;
+		return snprintf(err, errlen, "%sset=%s: %s", prefix, keyval, reason(e, keyval)), -1;
 	return 0;
 }
 

@@ -69,7 +69,7 @@ int fg_drive_config(const struct fg_drive_params *p, struct ftl_config *cfg, cha
 /* One "key=value" onto cfg (its syntax, key and bounds; relations between keys are checked by
  * fg_drive_config): 0, or -1 with err ("PREFIXset=key=value: reason"). For adapters that check
  * each set as it is given. */
-int fg_drive_set(const char *prefix, struct ftl_config *cfg, const char *kv, char *err,
+int fg_drive_set(const char *prefix, struct ftl_config *cfg, const char *keyval, char *err,
                  size_t errlen);
 
 /* The drive p describes (above). NULL with err, and nothing written. The strings in p are

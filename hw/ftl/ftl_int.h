@@ -72,6 +72,8 @@ struct ftl {
 	struct ftl_config cfg;
 	struct ftl_geometry g;
 	uint32_t ch, lpc, ppl; /* channels, luns per channel, planes per lun */
+	/* the hot path's short names for g's sizes: units (the mapping unit, unit_size bytes) per
+	 * page, pages per block, units per block, units per GC unit, blocks per GC unit */
 	uint32_t upp, ppb, upb, upg, bpg;
 	uint64_t xfer_unit_ns, xfer_page_ns, t_read_ns, t_prog_ns, t_erase_ns, t_susp_ns, t_cmd_ns;
 	uint64_t link_fp; /* host link: ns per byte, 32.32 fixed point; 0 = no link model */

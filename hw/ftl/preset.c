@@ -293,7 +293,7 @@ static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *er
 			have_ssd |= group == G_SSD;
 			continue;
 		}
-		if (fg_kv_split(s, FG_KV_TRIM, &key, &val))
+		if (fg_keyval_split(s, FG_KEYVAL_TRIM, &key, &val))
 			goto syntax;
 		if (group == G_NONE) {
 			rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s:%u: %s= before any [group]",

@@ -266,7 +266,7 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 	cfg.op_percent = cfg.spare_factor = -1;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *key, *val, e2[256];
-		if (fg_kv_split(line, 0, &key, &val)) {
+		if (fg_keyval_split(line, 0, &key, &val)) {
 			load_fail(err, errlen, path, "bad config line");
 			goto out;
 		}

@@ -29,6 +29,6 @@ ${CC:-gcc} -std=gnu11 -O2 -g ${EXTRA_CFLAGS:-} -Wall -Wextra -Wno-unused-paramet
 	-D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
 	-I"$gen" -I"$root/hw/ftl" -I"$root/hw/drive" -I"$root/common" -I"$root/hw/nbdkit" \
 	$(pkg-config --cflags nbdkit) \
-	"$root"/hw/nbdkit/plugin.c "$root"/hw/nbdkit/store.c "$root"/hw/drive/drive.c "$root"/hw/ftl/*.c "$root"/common/{atomicfile,json,err,parse,u64map,vec}.c \
+	"$root"/hw/nbdkit/plugin.c "$root"/hw/nbdkit/userdata.c "$root"/hw/drive/drive.c "$root"/hw/ftl/*.c "$root"/common/{atomicfile,json,err,parse,u64map,vec}.c \
 	-lpthread -lm -ldl \
 	-o "$out/nbdkit-femu-gandalf-plugin.so"

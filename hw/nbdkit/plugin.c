@@ -5,7 +5,7 @@
  * An adapter: every FTL decision (mapping, GC, wear, timing) is made by hw/ftl through ftl.h,
  * and the drive's life (preset and sets, the snapshot, checkpoints, the stats file and their
  * cadence) by hw/drive, which QEMU's NVMe device shares. The plugin translates NBD requests
- * into ftl_read/ftl_write/ftl_trim/ftl_flush calls, keeps the user data in a store (store.c:
+ * into ftl_read/ftl_write/ftl_trim/ftl_flush calls, keeps the user data in a store (userdata.c:
  * none, a memfd, or a file), and adds its own members to the stats. docs/nbdkit.md is the
  * user's guide.
  *
@@ -64,7 +64,7 @@
 #include "fg_paths.h"
 #include "ftl.h"
 #include "json.h"
-#include "store.h"
+#include "userdata.h"
 
 #define MAX_SETS 256
 #define LATE_MAX_NS 1000000u
@@ -84,7 +84,7 @@ static struct {
 	char *preset;
 	char *sets[MAX_SETS + 1]; /* NULL-terminated */
 	int nsets;
-	enum store_kind data;
+	enum userdata_kind data;
 	char *data_path, *data_spec;
 	char *snapshot, *stats;
 	char *sidecar; /* SNAPSHOT.data: data=ram's data beside the snapshot (with snapshot=) */
@@ -99,7 +99,7 @@ static struct {
 	struct fg_drive *drive;
 	struct ftl *ftl;                /* the drive's */
 	pthread_mutex_t lock; /* every FTL call */
-	struct store store;
+	struct userdata store;
 	uint64_t size, unit;
 	uint64_t t0, base; /* monotonic ns at start of serving; virtual ns at t0 */
 	bool ready;
@@ -115,7 +115,7 @@ static struct {
 	pthread_mutex_t stop_lock;
 	pthread_cond_t stop_cv;
 } g = {
-        .data = STORE_RAM,
+        .data = USERDATA_RAM,
         .flush_pad = true,
         .stats_interval = 2.0,
         .checkpoint = 60.0,
@@ -304,11 +304,11 @@ static int config_data(const char *value)
 	g.data_path = NULL;
 	g.data_spec = strdup(value);
 	if (!strcmp(value, "ram")) {
-		g.data = STORE_RAM;
+		g.data = USERDATA_RAM;
 	} else if (!strcmp(value, "none")) {
-		g.data = STORE_NONE;
+		g.data = USERDATA_NONE;
 	} else if (!strncmp(value, "file:", 5) && value[5]) {
-		g.data = STORE_FILE;
+		g.data = USERDATA_FILE;
 		g.data_path = nbdkit_absolute_path(value + 5);
 		if (!g.data_path)
 			return -1;
@@ -424,7 +424,7 @@ static char *data_sidecar(void)
  * NULL for data=none. */
 static const char *bound_data(void)
 {
-	return g.data == STORE_FILE ? g.data_path : g.data == STORE_RAM ? g.sidecar : NULL;
+	return g.data == USERDATA_FILE ? g.data_path : g.data == USERDATA_RAM ? g.sidecar : NULL;
 }
 
 /* The data store, and a loaded snapshot's data when the store is in RAM. */
@@ -433,12 +433,12 @@ static int open_store(void)
 	char err[512];
 	bool loaded = fg_drive_loaded(g.drive); /* (hw/drive checked that the state is this data's) */
 
-	if (store_open(&g.store, g.data, g.data_path, g.size, !loaded, err, sizeof(err))) {
+	if (userdata_open(&g.store, g.data, g.data_path, g.size, !loaded, err, sizeof(err))) {
 		nbdkit_error("%s", err);
 		return -1;
 	}
-	if (loaded && g.data == STORE_RAM) {
-		if (store_load(&g.store, g.sidecar, err, sizeof(err))) {
+	if (loaded && g.data == USERDATA_RAM) {
+		if (userdata_load(&g.store, g.sidecar, err, sizeof(err))) {
 			nbdkit_error(
 			        "snapshot=%s with data=ram: cannot load the data: %s (a snapshot "
 			        "saved with data=none or data=file has no .data file)",
@@ -505,7 +505,7 @@ static void stats_plugin_json(struct json_out *j, void *final_flag)
 	jout_num(j, "uptime_s", "%.3f", (double)(now - g.t0) / 1e9);
 	jout_bool(j, "final", final);
 	jout_str(j, "data", g.data_spec ? g.data_spec : "ram");
-	jout_u64(j, "data_allocated_bytes", store_allocated(&g.store));
+	jout_u64(j, "data_allocated_bytes", userdata_allocated(&g.store));
 	jout_str(j, "snapshot", g.snapshot); /* null without one */
 	jout_bool(j, "snapshot_loaded", fg_drive_loaded(g.drive));
 	jout_u64(j, "virtual_time_base_ns", g.base);
@@ -568,11 +568,11 @@ static int save_state(void)
 {
 	char err[512];
 
-	if (store_sync(&g.store))
+	if (userdata_sync(&g.store))
 		nbdkit_error("data=%s: fdatasync: %s", g.data_spec, strerror(errno));
-	if (g.data != STORE_RAM) {
+	if (g.data != USERDATA_RAM) {
 		unlink(g.sidecar); /* a stale .data from a data=ram run no longer matches */
-	} else if (store_save(&g.store, g.sidecar, err, sizeof(err))) {
+	} else if (userdata_save(&g.store, g.sidecar, err, sizeof(err))) {
 		nbdkit_error("snapshot=%s: cannot save the data: %s", g.snapshot, err);
 		return -1;
 	}
@@ -657,7 +657,7 @@ static void fg_cleanup(void)
 		return;
 	if (g.snapshot)
 		save_state();
-	else if (store_sync(&g.store))
+	else if (userdata_sync(&g.store))
 		nbdkit_error("data=%s: fdatasync: %s", g.data_spec, strerror(errno));
 	write_stats(true);
 	g.ready = false;
@@ -665,7 +665,7 @@ static void fg_cleanup(void)
 
 static void fg_unload(void)
 {
-	store_close(&g.store);
+	userdata_close(&g.store);
 	fg_drive_free(g.drive);
 	g.drive = NULL;
 	g.ftl = NULL;
@@ -737,7 +737,7 @@ static int fg_pread(void *h, void *buf, uint32_t count, uint64_t off, uint32_t f
 	pthread_mutex_unlock(&g.lock);
 	if (rc)
 		return request_error(OP_READ, ftl_errno(rc), off, count, ftl_strerror(rc));
-	err = store_read(&g.store, buf, count, off);
+	err = userdata_read(&g.store, buf, count, off);
 	if (err)
 		return request_error(OP_READ, err, off, count, strerror(err));
 	finish(OP_READ, count, t, now, done);
@@ -767,7 +767,7 @@ static int fg_pwrite(void *h, const void *buf, uint32_t count, uint64_t off, uin
 	pthread_mutex_unlock(&g.lock);
 	if (rc)
 		return request_error(OP_WRITE, ftl_errno(rc), off, count, ftl_strerror(rc));
-	err = store_write(&g.store, buf, count, off);
+	err = userdata_write(&g.store, buf, count, off);
 	if (err)
 		return request_error(OP_WRITE, err, off, count, strerror(err));
 	if (flags & NBDKIT_FLAG_FUA)
@@ -810,7 +810,7 @@ static int fg_trim(void *h, uint32_t count, uint64_t off, uint32_t flags)
 	if (rc)
 		return request_error(OP_TRIM, ftl_errno(rc), off, count, ftl_strerror(rc));
 	whole_units(off, count, &ua, &ue);
-	err = ue > ua ? store_zero(&g.store, ue - ua, ua) : 0;
+	err = ue > ua ? userdata_zero(&g.store, ue - ua, ua) : 0;
 	if (err)
 		return request_error(OP_TRIM, err, off, count, strerror(err));
 	finish(OP_TRIM, count, t, now, done);
@@ -838,7 +838,7 @@ static int fg_zero(void *h, uint32_t count, uint64_t off, uint32_t flags)
 	pthread_mutex_unlock(&g.lock);
 	if (rc)
 		return request_error(OP_ZERO, ftl_errno(rc), off, count, ftl_strerror(rc));
-	err = store_zero(&g.store, count, off);
+	err = userdata_zero(&g.store, count, off);
 	if (err)
 		return request_error(OP_ZERO, err, off, count, strerror(err));
 	finish(OP_ZERO, count, t, now, done);

@@ -1,9 +1,9 @@
 /*
- * preset.c - the CLI's side of drive presets. hw/ftl reads them (ftl_preset_load, ftl.h) and
- * builds the search path; this file says where the femu-gandalf binary looks (docs/install.md:
- * $FEMU_GANDALF_PRESETS, the source tree for the uninstalled build/femu-gandalf, else the
- * installed datadir found relative to the binary), prints the errors, lists the presets and
- * applies --set overrides.
+ * drive_presets.c - the CLI's side of drive presets. hw/ftl reads them (ftl_preset_load,
+ * ftl.h) and builds the search path; this file says where the femu-gandalf binary looks
+ * (docs/install.md: $FEMU_GANDALF_PRESETS, the source tree for the uninstalled
+ * build/femu-gandalf, else the installed datadir found relative to the binary), prints the
+ * errors, lists the presets and applies --set overrides.
  */
 #include <glib.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 
 #include "fg_paths.h"
 #include "json.h"
-#include "preset.h"
+#include "drive_presets.h"
 
 const struct ftl_search_path *fg_preset_search(void)
 {
@@ -44,18 +44,18 @@ int fg_preset_load(struct ftl_config *cfg, const char *name)
 	return rc ? -1 : 0;
 }
 
-int fg_preset_set(struct ftl_config *cfg, const char *kv)
+int fg_preset_set(struct ftl_config *cfg, const char *keyval)
 {
 	char key[FTL_NAME_MAX], err[256];
 	const char *val;
-	int rc = fg_kv_split_copy(kv, key, sizeof(key), &val);
+	int rc = fg_keyval_split_copy(keyval, key, sizeof(key), &val);
 
 	if (rc == -1) {
-		fprintf(stderr, "femu-gandalf: --set %s: expected key=value\n", kv);
+		fprintf(stderr, "femu-gandalf: --set %s: expected key=value\n", keyval);
 		return -1;
 	}
 	if (rc == -2) { /* no key is this long */
-		fprintf(stderr, "femu-gandalf: --set %s: unknown config key\n", kv);
+		fprintf(stderr, "femu-gandalf: --set %s: unknown config key\n", keyval);
 		return -1;
 	}
 	if (ftl_config_set(cfg, key, val, err, sizeof(err))) {

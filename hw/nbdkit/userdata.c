@@ -1,11 +1,11 @@
 /*
- * store.c - the user-data store of the nbdkit plugin.
+ * userdata.c - the user-data store of the nbdkit plugin.
  *
  * hw/ftl models metadata only, so the plugin keeps the bytes the guest wrote here:
- *   STORE_NONE  nothing: writes are dropped, reads return zeroes (endurance runs on drives
+ *   USERDATA_NONE  nothing: writes are dropped, reads return zeroes (endurance runs on drives
  *               larger than RAM; the FTL's tables are all that grows);
- *   STORE_RAM   a memfd (tmpfs) of the device's size: sparse, pages appear when written;
- *   STORE_FILE  a regular file of the device's size: sparse on filesystems that support holes.
+ *   USERDATA_RAM   a memfd (tmpfs) of the device's size: sparse, pages appear when written;
+ *   USERDATA_FILE  a regular file of the device's size: sparse on filesystems that support holes.
  * RAM and file share one code path (pread/pwrite on an fd). Zeroing punches a hole
  * (fallocate PUNCH_HOLE | KEEP_SIZE), so TRIM and write-zeroes give memory and disk back; where
  * the filesystem cannot punch, zeroes are written instead.
@@ -14,7 +14,7 @@
  * already checked the range against the same size); no call holds a lock, so the plugin can
  * run store I/O of parallel requests concurrently.
  *
- * store_save/store_load copy only the data extents (SEEK_DATA/SEEK_HOLE) and skip all-zero
+ * userdata_save/userdata_load copy only the data extents (SEEK_DATA/SEEK_HOLE) and skip all-zero
  * chunks, so a mostly empty RAM store saves to a mostly empty sparse file.
  */
 #include <errno.h>
@@ -30,12 +30,12 @@
 
 #include "atomicfile.h"
 #include "err.h"
-#include "store.h"
+#include "userdata.h"
 
 #define CHUNK (1u << 20)
 
-int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t size, bool fresh,
-               char *err, size_t errlen)
+int userdata_open(struct userdata *s, enum userdata_kind kind, const char *path, uint64_t size,
+                  bool fresh, char *err, size_t errlen)
 {
 	struct stat st;
 
@@ -43,16 +43,16 @@ int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t
 	s->kind = kind;
 	s->fd = -1;
 	s->size = size;
-	if (kind == STORE_NONE)
+	if (kind == USERDATA_NONE)
 		return 0;
-	if (kind == STORE_RAM) {
+	if (kind == USERDATA_RAM) {
 		s->fd = memfd_create("femu-gandalf-data", MFD_CLOEXEC);
 		if (s->fd < 0)
 			return fg_err(err, errlen, "data=ram: memfd_create: %s", strerror(errno));
 		if (ftruncate(s->fd, (off_t)size) < 0) {
 			fg_err(err, errlen, "data=ram: cannot size the store to %llu bytes: %s",
 			       (unsigned long long)size, strerror(errno));
-			store_close(s);
+			userdata_close(s);
 			return -1;
 		}
 		return 0;
@@ -61,18 +61,18 @@ int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t
 	s->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (s->fd < 0 || !s->path) {
 		fg_err(err, errlen, "data=file:%s: %s", path, strerror(errno));
-		store_close(s);
+		userdata_close(s);
 		return -1;
 	}
 	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		fg_err(err, errlen, "data=file:%s: not a regular file", path);
-		store_close(s);
+		userdata_close(s);
 		return -1;
 	}
 	if (flock(s->fd, LOCK_EX | LOCK_NB) < 0) {
 		fg_err(err, errlen, "data=file:%s: in use by another process (flock: %s)", path,
 		       strerror(errno));
-		store_close(s);
+		userdata_close(s);
 		return -1;
 	}
 	if (fresh && st.st_size != 0) {
@@ -81,25 +81,25 @@ int store_open(struct store *s, enum store_kind kind, const char *path, uint64_t
 		       "snapshot "
 		       "loaded); remove the file, or pass the snapshot= it was saved with",
 		       path);
-		store_close(s);
+		userdata_close(s);
 		return -1;
 	}
 	if (!fresh && st.st_size != 0 && (uint64_t)st.st_size != size) {
 		fg_err(err, errlen, "data=file:%s: size %llu does not match the drive's %llu bytes",
 		       path, (unsigned long long)st.st_size, (unsigned long long)size);
-		store_close(s);
+		userdata_close(s);
 		return -1;
 	}
 	if (ftruncate(s->fd, (off_t)size) < 0) {
 		fg_err(err, errlen, "data=file:%s: cannot size it to %llu bytes: %s", path,
 		       (unsigned long long)size, strerror(errno));
-		store_close(s);
+		userdata_close(s);
 		return -1;
 	}
 	return 0;
 }
 
-void store_close(struct store *s)
+void userdata_close(struct userdata *s)
 {
 	if (s->fd >= 0)
 		close(s->fd);
@@ -108,11 +108,11 @@ void store_close(struct store *s)
 	s->path = NULL;
 }
 
-int store_read(struct store *s, void *buf, uint64_t count, uint64_t off)
+int userdata_read(struct userdata *s, void *buf, uint64_t count, uint64_t off)
 {
 	char *p = buf;
 
-	if (s->kind == STORE_NONE) {
+	if (s->kind == USERDATA_NONE) {
 		memset(buf, 0, count);
 		return 0;
 	}
@@ -133,11 +133,11 @@ int store_read(struct store *s, void *buf, uint64_t count, uint64_t off)
 	return 0;
 }
 
-int store_write(struct store *s, const void *buf, uint64_t count, uint64_t off)
+int userdata_write(struct userdata *s, const void *buf, uint64_t count, uint64_t off)
 {
 	const char *p = buf;
 
-	if (s->kind == STORE_NONE)
+	if (s->kind == USERDATA_NONE)
 		return 0;
 	while (count) {
 		ssize_t r = pwrite(s->fd, p, count, (off_t)off);
@@ -152,11 +152,11 @@ int store_write(struct store *s, const void *buf, uint64_t count, uint64_t off)
 	return 0;
 }
 
-int store_zero(struct store *s, uint64_t count, uint64_t off)
+int userdata_zero(struct userdata *s, uint64_t count, uint64_t off)
 {
 	static const char zeroes[65536];
 
-	if (s->kind == STORE_NONE || !count)
+	if (s->kind == USERDATA_NONE || !count)
 		return 0;
 	if (!s->no_punch) {
 		if (fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
@@ -168,7 +168,7 @@ int store_zero(struct store *s, uint64_t count, uint64_t off)
 	}
 	while (count) {
 		uint64_t n = count < sizeof(zeroes) ? count : sizeof(zeroes);
-		int rc = store_write(s, zeroes, n, off);
+		int rc = userdata_write(s, zeroes, n, off);
 		if (rc)
 			return rc;
 		off += n;
@@ -177,9 +177,9 @@ int store_zero(struct store *s, uint64_t count, uint64_t off)
 	return 0;
 }
 
-int store_sync(struct store *s)
+int userdata_sync(struct userdata *s)
 {
-	if (s->kind != STORE_FILE)
+	if (s->kind != USERDATA_FILE)
 		return 0;
 	return fdatasync(s->fd) < 0 ? errno : 0;
 }
@@ -259,12 +259,12 @@ static int copy_sparse(int in, int out, uint64_t size, const char *what, char *e
 	return 0;
 }
 
-int store_save(struct store *s, const char *path, char *err, size_t errlen)
+int userdata_save(struct userdata *s, const char *path, char *err, size_t errlen)
 {
 	struct fg_atomic a;
 	int rc;
 
-	if (s->kind == STORE_NONE)
+	if (s->kind == USERDATA_NONE)
 		return 0;
 	if (fg_atomic_open(&a, path, err, errlen))
 		return -1;
@@ -278,12 +278,12 @@ int store_save(struct store *s, const char *path, char *err, size_t errlen)
 	return fg_atomic_commit(&a, err, errlen);
 }
 
-int store_load(struct store *s, const char *path, char *err, size_t errlen)
+int userdata_load(struct userdata *s, const char *path, char *err, size_t errlen)
 {
 	struct stat st;
 	int fd, rc;
 
-	if (s->kind == STORE_NONE)
+	if (s->kind == USERDATA_NONE)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -300,7 +300,7 @@ int store_load(struct store *s, const char *path, char *err, size_t errlen)
 	return rc;
 }
 
-uint64_t store_allocated(const struct store *s)
+uint64_t userdata_allocated(const struct userdata *s)
 {
 	struct stat st;
 

@@ -1,6 +1,7 @@
-/* preset.h - the CLI's drive presets: where they are, errors on stderr, --set; hw/ftl reads them. */
-#ifndef FG_PRESET_H
-#define FG_PRESET_H
+/* drive_presets.h - the CLI's drive presets: where they are, errors on stderr, --set; hw/ftl
+ * reads them. */
+#ifndef FG_DRIVE_PRESETS_H
+#define FG_DRIVE_PRESETS_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
  * "femu-gandalf: ..." to stderr and returns -1. */
 int fg_preset_load(struct ftl_config *cfg, const char *name_or_file);
 /* Apply one "key=value" override. */
-int fg_preset_set(struct ftl_config *cfg, const char *kv);
+int fg_preset_set(struct ftl_config *cfg, const char *keyval);
 /* The binary's preset search path (docs/install.md), built on first use. */
 const struct ftl_search_path *fg_preset_search(void);
 /* Print the available presets with their one-line descriptions; -1 when no directory opens. */
