@@ -16,6 +16,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "check.h"
+
 #include "drive.h"
 #include "fg-nvme.h"
 #include "json.h"
@@ -37,9 +39,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[400];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	return rm_tree(dir);
 }
 
 static struct fg_drive_params tiny(const char *prefix, const char *const *sets)

@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "check.h"
+
 #include "testutil.h"
 
 static char root[256];
@@ -59,10 +61,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[400];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd);
+	return rm_tree(root);
 }
 
 /* the geometry every preset states in full */

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "check.h"
 #include <glib.h>
 #include <jansson.h>
 
@@ -28,9 +30,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	return rm_tree(dir);
 }
 
 static const char *put(const char *name, const char *text)

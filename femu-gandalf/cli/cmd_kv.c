@@ -45,6 +45,50 @@ int cmd_models(int argc, char **argv)
 	return kv_model_list(stdout, json) ? 1 : 0;
 }
 
+/* The drive's lines: WAF, the three lifetimes and what they rest on, end of life. */
+static void print_drive_text(const struct kv_result *r)
+{
+	const char *mark = r->lt.steady ? "" : "*";
+	if (r->eol.reached) /* (measured, not extrapolated: no steady verdict applies) */
+		printf("  WAF %.3f; lifetime: TBW division %.3g d, naive P/E %.3g d, erase count "
+		       "%.3g d: end of life reached at this age (%s)\n",
+		       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days,
+		       r->eol.cause);
+	else
+		printf("  WAF %.3f; lifetime: TBW division %.1f d, naive P/E %.1f d, erase count "
+		       "%.1f d%s (%s, %s; at the cumulative erase rate %.1f d%s)\n",
+		       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, mark,
+		       r->lt.eol_reason, r->lt.basis, r->lt.erase_cumulative_days, mark);
+	if (!r->lt.steady && !r->eol.reached) {
+		char moved[128];
+		if (isnan(r->pass_waf_spread))
+			snprintf(moved, sizeof(moved), "its passes are too few for two groups of "
+			         ">= %.1f capacities to compare", RUN_PASS_GROUP);
+		else
+			snprintf(moved, sizeof(moved), "its WAF moved %.1f%% between the last two "
+			         "groups of passes", 100 * r->pass_waf_spread);
+		printf("  * not steady: the drive was written %.2fx its capacity and %s (steady: "
+		       ">= %.0fx and <= %.0f%%), so the erase count does not yet say how long it "
+		       "lives; replay with --drive-writes X\n",
+		       r->drive_writes, moved, FTL_STEADY_DRIVE_WRITES, 100 * FTL_STEADY_WAF_RANGE);
+	}
+	if (r->drive_writes_target && r->drive_writes < r->drive_writes_target)
+		printf("  note: --drive-writes %g not reached in %d passes (--max-loops)\n",
+		       r->drive_writes_target, r->passes);
+	else if (r->until_steady && !r->lt.steady)
+		printf("  note: --until-steady: not steady in %d passes (--max-loops)\n",
+		       r->passes);
+	if (r->accel.factor)
+		printf("  accelerated x%g (P/E %u): end of life after %.1f d (x F), against %.1f d "
+		       "extrapolated by the rated drive at its first steady pass\n",
+		       r->accel.factor, r->accel.pe_cycles, r->accel.eol_days,
+		       r->accel.extrapolated_days);
+	run_eol_text(&r->eol, stdout);
+	if (r->st.ftl_errors)
+		printf("  %llu SSD I/Os failed on the drive (ftl_errors)\n",
+		       (unsigned long long)r->st.ftl_errors);
+}
+
 static void print_text(const struct kv_result *r)
 {
 	const struct kv_stats *st = &r->st;
@@ -76,45 +120,7 @@ static void print_text(const struct kv_result *r)
 	       fg_human((double)st->ssd_write_bytes[0], b2), fg_human((double)st->ssd_write_bytes[1], b3),
 	       fg_human((double)st->ssd_read_bytes, b4));
 	if (r->have_ftl) {
-		const char *mark = r->lt.steady ? "" : "*";
-		if (r->eol.reached) /* (measured, not extrapolated: no steady verdict applies) */
-			printf("  WAF %.3f; lifetime: TBW division %.3g d, naive P/E %.3g d, erase count "
-			       "%.3g d: end of life reached at this age (%s)\n",
-			       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days,
-			       r->eol.cause);
-		else
-			printf("  WAF %.3f; lifetime: TBW division %.1f d, naive P/E %.1f d, erase count "
-			       "%.1f d%s (%s, %s; at the cumulative erase rate %.1f d%s)\n",
-			       r->fs.waf_window, r->tbw_days, r->lt.naive_pe_days, r->lt.erase_days, mark,
-			       r->lt.eol_reason, r->lt.basis, r->lt.erase_cumulative_days, mark);
-		if (!r->lt.steady && !r->eol.reached) {
-			char moved[128];
-			if (isnan(r->pass_waf_spread))
-				snprintf(moved, sizeof(moved), "its passes are too few for two groups of "
-				         ">= %.1f capacities to compare", RUN_PASS_GROUP);
-			else
-				snprintf(moved, sizeof(moved), "its WAF moved %.1f%% between the last two "
-				         "groups of passes", 100 * r->pass_waf_spread);
-			printf("  * not steady: the drive was written %.2fx its capacity and %s (steady: "
-			       ">= %.0fx and <= %.0f%%), so the erase count does not yet say how long it "
-			       "lives; replay with --drive-writes X\n",
-			       r->drive_writes, moved, FTL_STEADY_DRIVE_WRITES, 100 * FTL_STEADY_WAF_RANGE);
-		}
-		if (r->drive_writes_target && r->drive_writes < r->drive_writes_target)
-			printf("  note: --drive-writes %g not reached in %d passes (--max-loops)\n",
-			       r->drive_writes_target, r->passes);
-		else if (r->until_steady && !r->lt.steady)
-			printf("  note: --until-steady: not steady in %d passes (--max-loops)\n",
-			       r->passes);
-		if (r->accel.factor)
-			printf("  accelerated x%g (P/E %u): end of life after %.1f d (x F), against %.1f d "
-			       "extrapolated by the rated drive at its first steady pass\n",
-			       r->accel.factor, r->accel.pe_cycles, r->accel.eol_days,
-			       r->accel.extrapolated_days);
-		run_eol_text(&r->eol, stdout);
-		if (r->st.ftl_errors)
-			printf("  %llu SSD I/Os failed on the drive (ftl_errors)\n",
-			       (unsigned long long)r->st.ftl_errors);
+		print_drive_text(r);
 	} else {
 		printf("  lifetime: TBW division %.1f days (no device: WAF not measured)\n", r->tbw_days);
 	}
@@ -191,8 +197,8 @@ static void kv_cli_default(struct kv_cli *c, struct kv_run_opts *ro)
 	kv_config_default(&ro->cfg);
 }
 
-/* The option context: the flag table, the trace flags and --help's description. */
-static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
+/* The tier's flags: the trace, the model, DRAM and SSD, the policy, the drive, placement. */
+static void kv_tier_entries(GOptionContext *ctx, struct kv_cli *c, struct kv_config *cfg)
 {
 	GOptionEntry opts[] = {
 	        {"trace", 't', 0, G_OPTION_ARG_FILENAME, &c->trace,
@@ -232,6 +238,15 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	         "placement hints: none (default) | kind (linear vs full) | session[:N] (N "
 	         "session groups, default 8) | kind+session[:N]",
 	         "S"},
+	        {NULL},
+	};
+	g_option_context_add_main_entries(ctx, opts, NULL); /* GLib copies the table */
+}
+
+/* How many passes over the trace, and the write budget's horizon. */
+static void kv_pass_entries(GOptionContext *ctx, struct kv_cli *c)
+{
+	GOptionEntry opts[] = {
 	        {"loop", 0, 0, G_OPTION_ARG_INT, &c->loops,
 	         "replay the trace N times (toward steady state)", "N"},
 	        {"loop-ids", 0, 0, G_OPTION_ARG_STRING, &c->loop_ids,
@@ -257,6 +272,15 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	        {"target-years", 0, 0, G_OPTION_ARG_DOUBLE, &c->target_years,
 	         "alias of --param target_years=Y (gandalf: SSD write budget to last this long)",
 	         "Y"},
+	        {NULL},
+	};
+	g_option_context_add_main_entries(ctx, opts, NULL); /* GLib copies the table */
+}
+
+/* The cost model's figures, and where the results go (--json, a sweep's --job, --output). */
+static void kv_cost_entries(GOptionContext *ctx, struct kv_cli *c, struct kv_config *cfg)
+{
+	GOptionEntry opts[] = {
 	        {"ssd-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &cfg->ssd_gbps,
 	         "SSD read bandwidth without a device (default 10)", "GB/s"},
 	        {"pcie-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &cfg->pcie_gbps,
@@ -275,6 +299,15 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	        {"output", 0, 0, G_OPTION_ARG_FILENAME, &c->output,
 	         "write the CSV or JSON into FILE, whole or not at all (a temporary file renamed)",
 	         "FILE"},
+	        {NULL},
+	};
+	g_option_context_add_main_entries(ctx, opts, NULL); /* GLib copies the table */
+}
+
+/* The store's flags (--target and what needs it). */
+static void kv_store_entries(GOptionContext *ctx, struct kv_cli *c)
+{
+	GOptionEntry opts[] = {
 	        {"target", 0, 0, G_OPTION_ARG_FILENAME, &c->target,
 	         "run as a store: the SSD tier's I/O goes to this block device or file (libaio, "
 	         "O_DIRECT; docs/store.md)",
@@ -301,8 +334,18 @@ static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
 	         "--target: allow a mounted device or one with a filesystem signature", NULL},
 	        {NULL},
 	};
-	GOptionContext *ctx = g_option_context_new("- a KV-cache tier (DRAM + emulated SSD) under a placement policy");
 	g_option_context_add_main_entries(ctx, opts, NULL); /* GLib copies the table */
+}
+
+/* The option context: the flag table (in the order --help lists it), the trace flags and
+ * --help's description. */
+static GOptionContext *kv_context(struct kv_cli *c, struct kv_config *cfg)
+{
+	GOptionContext *ctx = g_option_context_new("- a KV-cache tier (DRAM + emulated SSD) under a placement policy");
+	kv_tier_entries(ctx, c, cfg);
+	kv_pass_entries(ctx, c);
+	kv_cost_entries(ctx, c, cfg);
+	kv_store_entries(ctx, c);
 	g_option_context_add_main_entries(ctx, fg_trace_entries(&c->tc), NULL);
 	char desc[8192], table[6144] = "";
 	FILE *mf = fmemopen(c->pols, sizeof(c->pols), "w");
@@ -399,31 +442,10 @@ static int kv_store_flags(struct kv_cli *c, const struct kv_run_opts *ro, unsign
 	return 0;
 }
 
-/* The flags that need nothing loaded, then the model and the tier's config. 0, or -1 after
- * printing the error. */
-static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
+/* The passes: --loop-ids, --loop, --drive-writes, --until-steady, --max-loops, --accelerate.
+ * 0, or -1 after printing the error. */
+static int kv_pass_flags(const struct kv_cli *c, struct kv_run_opts *ro)
 {
-	char err[1024];
-	unsigned long long dram = 0, ssd = 0;
-	if (!c->trace) {
-		fprintf(stderr, "femu-gandalf: --trace is required (try --help)\n");
-		return -1;
-	}
-	if (!fg_parse_size(c->dram, &dram)) {
-		fprintf(stderr, "femu-gandalf: --dram %s: must be a size (e.g. 100G, or 0 with a "
-		                "write-through policy)\n",
-		        c->dram);
-		return -1;
-	}
-	if (c->ssd && (!fg_parse_size(c->ssd, &ssd) || !ssd)) {
-		fprintf(stderr, "femu-gandalf: --ssd %s: must be a size > 0: bytes, or with k M G T P (binary) "
-		        "or kB MB GB TB PB (decimal), e.g. 1T or 960GB\n", c->ssd);
-		return -1;
-	}
-	if (strcmp(c->trim, "on") && strcmp(c->trim, "off")) {
-		fprintf(stderr, "femu-gandalf: --trim %s: must be on or off\n", c->trim);
-		return -1;
-	}
 	if (strcmp(c->loop_ids, "same") && strcmp(c->loop_ids, "fresh")) {
 		fprintf(stderr, "femu-gandalf: --loop-ids %s: must be same or fresh\n", c->loop_ids);
 		return -1;
@@ -449,6 +471,45 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 		        until ? "must be >= 1" : "needs --drive-writes, --until-steady or --accelerate");
 		return -1;
 	}
+	ro->fresh_ids = !strcmp(c->loop_ids, "fresh");
+	ro->drive_writes = c->drive_writes;
+	ro->until_steady = c->until_steady;
+	ro->accelerate = isnan(c->accelerate) ? 0 : c->accelerate;
+	return 0;
+}
+
+/* --streams: none, kind, session[:N] or kind+session[:N] into *bykind and *nsess (0: no
+ * session streams). 0, or -1 after printing the error. */
+static int kv_streams_flag(const char *streams, bool *bykind, unsigned long *nsess)
+{
+	const char *sp = streams;
+	*bykind = !strcmp(sp, "kind") || !strncmp(sp, "kind+session", 12);
+	*nsess = 0;
+	if (!strncmp(sp, "kind+", 5) && strcmp(sp, "kind"))
+		sp += 5;
+	if (!strncmp(sp, "session", 7)) {
+		char *end = NULL;
+		*nsess = sp[7] == ':' ? strtoul(sp + 8, &end, 10) : 8;
+		if ((sp[7] && sp[7] != ':') || (sp[7] == ':' && (end == sp + 8 || *end)) ||
+		    *nsess < 1 || *nsess > 64) {
+			fprintf(stderr, "femu-gandalf: --streams %s: session:N needs N in 1..64\n",
+			        streams);
+			return -1;
+		}
+	} else if (strcmp(streams, "none") && strcmp(streams, "kind")) {
+		fprintf(stderr,
+		        "femu-gandalf: --streams %s: must be none, kind, session[:N] or "
+		        "kind+session[:N]\n",
+		        streams);
+		return -1;
+	}
+	return 0;
+}
+
+/* Where the SSD tier puts objects: --alloc, --region, --readmit, --streams. 0, or -1 after
+ * printing the error. */
+static int kv_placement_flags(const struct kv_cli *c, struct kv_config *cfg)
+{
 	if (strcmp(c->alloc, "slots") && strcmp(c->alloc, "log") && strcmp(c->alloc, "region")) {
 		fprintf(stderr, "femu-gandalf: --alloc %s: must be slots, log or region\n", c->alloc);
 		return -1;
@@ -459,37 +520,55 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 		        c->region);
 		return -1;
 	}
-	if ((c->region || ro->cfg.readmit != KV_REGION_READMIT_DEF) && strcmp(c->alloc, "region")) {
+	if ((c->region || cfg->readmit != KV_REGION_READMIT_DEF) && strcmp(c->alloc, "region")) {
 		fprintf(stderr, "femu-gandalf: --region and --readmit need --alloc region\n");
 		return -1;
 	}
-	if (!(ro->cfg.readmit >= 0 && ro->cfg.readmit <= KV_REGION_READMIT_MAX)) {
-		fprintf(stderr, "femu-gandalf: --readmit %g: must be in [0, %g]\n", ro->cfg.readmit,
+	if (!(cfg->readmit >= 0 && cfg->readmit <= KV_REGION_READMIT_MAX)) {
+		fprintf(stderr, "femu-gandalf: --readmit %g: must be in [0, %g]\n", cfg->readmit,
 		        KV_REGION_READMIT_MAX);
 		return -1;
 	}
-	unsigned long nsess = 0;
-	const char *sp = c->streams;
-	bool bykind = !strcmp(sp, "kind") || !strncmp(sp, "kind+session", 12);
-	if (!strncmp(sp, "kind+", 5) && strcmp(sp, "kind"))
-		sp += 5;
-	if (!strncmp(sp, "session", 7)) {
-		char *end = NULL;
-		nsess = sp[7] == ':' ? strtoul(sp + 8, &end, 10) : 8;
-		if ((sp[7] && sp[7] != ':') || (sp[7] == ':' && (end == sp + 8 || *end)) ||
-		    nsess < 1 || nsess > 64) {
-			fprintf(stderr,
-			        "femu-gandalf: --streams %s: session:N needs N in 1..64\n",
-			        c->streams);
-			return -1;
-		}
-	} else if (strcmp(c->streams, "none") && strcmp(c->streams, "kind")) {
-		fprintf(stderr,
-		        "femu-gandalf: --streams %s: must be none, kind, session[:N] or "
-		        "kind+session[:N]\n",
-		        c->streams);
+	bool bykind;
+	unsigned long nsess;
+	if (kv_streams_flag(c->streams, &bykind, &nsess))
+		return -1;
+	cfg->streams_by_kind = bykind;
+	cfg->session_streams = (uint32_t)nsess;
+	cfg->alloc = !strcmp(c->alloc, "log")      ? KV_ALLOC_LOG
+	             : !strcmp(c->alloc, "region") ? KV_ALLOC_REGION
+	                                           : KV_ALLOC_SLOTS;
+	cfg->region_bytes = region;
+	return 0;
+}
+
+/* The flags that need nothing loaded, then the model and the tier's config. 0, or -1 after
+ * printing the error. */
+static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
+{
+	char err[1024];
+	unsigned long long dram = 0, ssd = 0;
+	if (!c->trace) {
+		fprintf(stderr, "femu-gandalf: --trace is required (try --help)\n");
 		return -1;
 	}
+	if (!fg_parse_size(c->dram, &dram)) {
+		fprintf(stderr, "femu-gandalf: --dram %s: must be a size (e.g. 100G, or 0 with a "
+		                "write-through policy)\n",
+		        c->dram);
+		return -1;
+	}
+	if (c->ssd && (!fg_parse_size(c->ssd, &ssd) || !ssd)) {
+		fprintf(stderr, "femu-gandalf: --ssd %s: must be a size > 0: bytes, or with k M G T P (binary) "
+		        "or kB MB GB TB PB (decimal), e.g. 1T or 960GB\n", c->ssd);
+		return -1;
+	}
+	if (strcmp(c->trim, "on") && strcmp(c->trim, "off")) {
+		fprintf(stderr, "femu-gandalf: --trim %s: must be on or off\n", c->trim);
+		return -1;
+	}
+	if (kv_pass_flags(c, ro) || kv_placement_flags(c, &ro->cfg))
+		return -1;
 	{ /* each flag that is wrong, by name */
 		const struct {
 			const char *flag;
@@ -518,16 +597,6 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 	ro->cfg.dram_bytes = dram;
 	ro->cfg.ssd_bytes = ssd;
 	ro->cfg.trim = !strcmp(c->trim, "on");
-	ro->fresh_ids = !strcmp(c->loop_ids, "fresh");
-	ro->drive_writes = c->drive_writes;
-	ro->until_steady = c->until_steady;
-	ro->accelerate = isnan(c->accelerate) ? 0 : c->accelerate;
-	ro->cfg.streams_by_kind = bykind;
-	ro->cfg.session_streams = (uint32_t)nsess;
-	ro->cfg.alloc = !strcmp(c->alloc, "log")      ? KV_ALLOC_LOG
-	                : !strcmp(c->alloc, "region") ? KV_ALLOC_REGION
-	                                              : KV_ALLOC_SLOTS;
-	ro->cfg.region_bytes = region;
 	return kv_store_flags(c, ro, dram);
 }
 

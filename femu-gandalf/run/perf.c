@@ -141,13 +141,81 @@ static uint64_t qpop(struct qheap *q)
 	return top;
 }
 
+/* Reads of units never written cost no NAND time: a read workload needs a written drive.
+ * RUN_OK, or RUN_E_INPUT with the reason. */
+static int perf_check_written(struct ftl *f, const struct perf_opts *o, char *err, size_t errlen)
+{
+	struct ftl_stats a;
+	uint64_t units = ftl_get_geometry(f)->user_bytes / ftl_get_config(f)->unit_size;
+
+	if (!o->read_pct)
+		return RUN_OK;
+	ftl_get_stats(f, &a);
+	if (a.valid_units >= units)
+		return RUN_OK;
+	snprintf(err, errlen,
+	         "%s %s: %llu of %llu units were never written, and reading them costs "
+	         "no NAND time; add %s",
+	         run_opt(RUN_OPT_RW), perf_rw_name(o->rw),
+	         (unsigned long long)(units - a.valid_units), (unsigned long long)units,
+	         run_opt(RUN_OPT_PRECONDITION));
+	return RUN_E_INPUT;
+}
+
+/* The measured I/Os' latencies: a log-bucket histogram, their sum and extremes (ns). */
+struct perf_lat {
+	uint64_t *hist;
+	uint64_t sum, max, min;
+};
+
+static void perf_lat_add(struct perf_lat *l, uint64_t lat)
+{
+	l->hist[bucket_of(lat)]++;
+	l->sum += lat;
+	l->max = max_u64(l->max, lat);
+	l->min = lat < l->min ? lat : l->min;
+}
+
+/* rep->lat_us from the latencies of rep->ios I/Os. */
+static void perf_lat_report(const struct perf_lat *l, struct perf_report *rep)
+{
+	if (!rep->ios)
+		return;
+	rep->lat_us.mean = (double)l->sum / (double)rep->ios / 1e3;
+	rep->lat_us.p50 = percentile(l->hist, rep->ios, 0.50, l->min, l->max) / 1e3;
+	rep->lat_us.p90 = percentile(l->hist, rep->ios, 0.90, l->min, l->max) / 1e3;
+	rep->lat_us.p99 = percentile(l->hist, rep->ios, 0.99, l->min, l->max) / 1e3;
+	rep->lat_us.p999 = percentile(l->hist, rep->ios, 0.999, l->min, l->max) / 1e3;
+	rep->lat_us.p9999 = percentile(l->hist, rep->ios, 0.9999, l->min, l->max) / 1e3;
+	rep->lat_us.max = (double)l->max / 1e3;
+}
+
+/* The next I/O's issue time after t: at an open rate (gap ns apart, *sched the schedule) a
+ * slot frees when an earlier I/O completes, and with all iodepth slots busy the I/O waits for
+ * the first completion; closed loop (gap 0), it issues when a slot frees. */
+static uint64_t perf_next_issue(struct qheap *q, uint32_t iodepth, double gap, double *sched,
+                                uint64_t t)
+{
+	if (gap > 0) {
+		t = (uint64_t)*sched;
+		*sched += gap;
+		while (q->n && q->a[0] <= t) /* completions before it free their slots */
+			qpop(q);
+		if (q->n == iodepth)
+			t = max_u64(t, qpop(q));
+	} else if (q->n == iodepth) {
+		t = qpop(q);
+	}
+	return t;
+}
+
 int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint64_t *now,
              struct perf_report *rep, char *err, size_t errlen)
 {
 	const uint64_t user = ftl_get_geometry(f)->user_bytes, bs = o->bs;
 	struct ftl_stats a, b;
 	struct qheap q = {calloc(o->iodepth, sizeof(uint64_t)), 0};
-	uint64_t *hist = calloc(NBUCKETS, sizeof(uint64_t));
+	struct perf_lat lat = {calloc(NBUCKETS, sizeof(uint64_t)), 0, 0, UINT64_MAX};
 	uint64_t rng = o->seed ^ 0x510e527fade682d1ull, pos = 0;
 	int rc = 0;
 
@@ -157,43 +225,21 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 	rep->iodepth = o->iodepth;
 	rep->rate_iops = o->rate_iops;
 	rep->bs = bs;
-	if (!q.a || !hist) {
+	if (!q.a || !lat.hist) {
 		snprintf(err, errlen, "out of memory");
 		rc = RUN_E_FAIL;
 		goto out;
 	}
-	if (o->read_pct) {
-		ftl_get_stats(f, &a);
-		uint64_t units = user / ftl_get_config(f)->unit_size;
-		if (a.valid_units < units) {
-			snprintf(err, errlen,
-			         "%s %s: %llu of %llu units were never written, and reading them costs "
-			         "no NAND time; add %s",
-			         run_opt(RUN_OPT_RW), perf_rw_name(o->rw),
-			         (unsigned long long)(units - a.valid_units), (unsigned long long)units,
-			         run_opt(RUN_OPT_PRECONDITION));
-			rc = RUN_E_INPUT;
-			goto out;
-		}
-	}
+	if ((rc = perf_check_written(f, o, err, errlen)))
+		goto out;
 	ftl_get_stats(f, &a);
 	const uint64_t t0 = *now, m0 = t0 + (uint64_t)(o->ramp_s * 1e9),
 	               m1 = m0 + (uint64_t)(o->runtime_s * 1e9);
 	const double gap = o->rate_iops > 0 ? 1e9 / o->rate_iops : 0;
 	double sched = (double)t0;
-	uint64_t t = t0, last = t0, lat_sum = 0, lat_max = 0, lat_min = UINT64_MAX;
+	uint64_t t = t0, last = t0;
 	for (;;) {
-		/* the next issue time */
-		if (gap > 0) {
-			t = (uint64_t)sched;
-			sched += gap;
-			while (q.n && q.a[0] <= t) /* completions before it free their slots */
-				qpop(&q);
-			if (q.n == o->iodepth)
-				t = max_u64(t, qpop(&q));
-		} else if (q.n == o->iodepth) {
-			t = qpop(&q);
-		}
+		t = perf_next_issue(&q, o->iodepth, gap, &sched, t);
 		if (t >= m1)
 			break;
 		/* the I/O */
@@ -216,11 +262,7 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 		qpush(&q, done);
 		last = max_u64(last, done);
 		if (t >= m0) {
-			uint64_t lat = done - t;
-			hist[bucket_of(lat)]++;
-			lat_sum += lat;
-			lat_max = max_u64(lat_max, lat);
-			lat_min = lat < lat_min ? lat : lat_min;
+			perf_lat_add(&lat, done - t);
 			rep->ios++;
 			rep->bytes += bs;
 			if (rd)
@@ -234,15 +276,7 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 	rep->seconds = o->runtime_s;
 	rep->iops = (double)rep->ios / o->runtime_s;
 	rep->mbps = (double)rep->bytes / o->runtime_s / 1e6;
-	if (rep->ios) {
-		rep->lat_us.mean = (double)lat_sum / (double)rep->ios / 1e3;
-		rep->lat_us.p50 = percentile(hist, rep->ios, 0.50, lat_min, lat_max) / 1e3;
-		rep->lat_us.p90 = percentile(hist, rep->ios, 0.90, lat_min, lat_max) / 1e3;
-		rep->lat_us.p99 = percentile(hist, rep->ios, 0.99, lat_min, lat_max) / 1e3;
-		rep->lat_us.p999 = percentile(hist, rep->ios, 0.999, lat_min, lat_max) / 1e3;
-		rep->lat_us.p9999 = percentile(hist, rep->ios, 0.9999, lat_min, lat_max) / 1e3;
-		rep->lat_us.max = (double)lat_max / 1e3;
-	}
+	perf_lat_report(&lat, rep);
 	rep->host_write_bytes = b.host_write_bytes - a.host_write_bytes;
 	rep->waf = rep->host_write_bytes
 	                   ? (double)(b.nand_write_bytes - a.nand_write_bytes) / (double)rep->host_write_bytes
@@ -250,7 +284,7 @@ int perf_run(struct ftl *f, const struct perf_opts *o, struct workload *wl, uint
 	rep->read_suspends = b.read_suspends - a.read_suspends;
 out:
 	free(q.a);
-	free(hist);
+	free(lat.hist);
 	return rc;
 }
 

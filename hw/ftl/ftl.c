@@ -78,6 +78,77 @@ void ftl_big_free(void *p, size_t bytes)
 		munmap(p, bytes ? bytes : 1);
 }
 
+/* The timing model's figures in ns (the config's are in us and MB/s). */
+static void ftl_timing_init(struct ftl *f, const struct ftl_config *cfg)
+{
+	/* bytes / (MB/s) = bytes * 1000 / mbps ns */
+	if (cfg->channel_mbps > 0) {
+		f->xfer_unit_ns = (uint64_t)((double)cfg->unit_size * 1000.0 / cfg->channel_mbps + 0.5);
+		f->xfer_page_ns = (uint64_t)((double)cfg->page_size * 1000.0 / cfg->channel_mbps + 0.5);
+	}
+	f->t_read_ns = (uint64_t)(cfg->t_read_us * 1000.0 + 0.5);
+	f->t_prog_ns = (uint64_t)(cfg->t_prog_us * 1000.0 + 0.5);
+	f->t_erase_ns = (uint64_t)(cfg->t_erase_us * 1000.0 + 0.5);
+	f->t_susp_ns = (uint64_t)(cfg->t_suspend_us * 1000.0 + 0.5);
+	f->t_cmd_ns = (uint64_t)(cfg->t_cmd_us * 1000.0 + 0.5);
+	if (cfg->t_suspend_us > 0 && !f->t_susp_ns)
+		f->t_susp_ns = 1; /* a suspend that costs nothing still is one */
+	if (cfg->host_mbps > 0)
+		f->link_fp = (uint64_t)(1000.0 / cfg->host_mbps * 4294967296.0 + 0.5);
+}
+
+/* The hot path's divisors (a shift for a power of two, else a multiply) and each plane's LUN
+ * and channel. */
+static void ftl_divisors_init(struct ftl *f)
+{
+	f->upg_shift = udiv32_shift(f->upg);
+	f->upb_shift = udiv32_shift(f->upb);
+	f->upp_shift = udiv32_shift(f->upp);
+	f->ppb_shift = udiv32_shift(f->ppb);
+	f->us_shift = udiv32_shift(f->cfg.unit_size);
+	f->upg_c = f->upg_shift < 0 ? udiv32_c(f->upg) : 0;
+	f->upb_c = f->upb_shift < 0 ? udiv32_c(f->upb) : 0;
+	f->upp_c = f->upp_shift < 0 ? udiv32_c(f->upp) : 0;
+	f->ppb_c = f->ppb_shift < 0 ? udiv32_c(f->ppb) : 0;
+	f->planes_pow2 = !(f->g.planes & (f->g.planes - 1));
+	f->plane_lun = malloc(f->g.planes * sizeof(uint32_t));
+	f->plane_ch = malloc(f->g.planes * sizeof(uint32_t));
+	if (f->plane_lun && f->plane_ch)
+		for (uint32_t p = 0; p < f->g.planes; p++) {
+			/* plane = (pl * luns_per_channel + lun) * channels + ch, channel-fastest */
+			f->plane_lun[p] = p % f->g.luns;
+			f->plane_ch[p] = p % f->ch;
+		}
+}
+
+/* The mapping tables, the per-block and per-GC-unit state and the timing model's queues.
+ * false when one could not be allocated (ftl_destroy frees the others). */
+static bool ftl_tables_alloc(struct ftl *f)
+{
+	f->l2p_bytes = f->g.user_units * sizeof(uint32_t);
+	f->p2l_bytes = f->g.phys_units * sizeof(uint32_t);
+	f->valid_bytes = (f->g.phys_units + 63) / 64 * sizeof(uint64_t);
+	f->l2p = ftl_big_alloc(f->l2p_bytes);
+	f->p2l = ftl_big_alloc(f->p2l_bytes);
+	f->valid = ftl_big_alloc(f->valid_bytes);
+	f->blk = calloc(f->g.blocks, sizeof(*f->blk));
+	f->gu = calloc(f->g.gc_units, sizeof(*f->gu));
+	f->lun_busy = calloc(f->g.luns, sizeof(uint64_t));
+	f->lun_from = calloc(f->g.luns, sizeof(uint64_t));
+	f->lun_susp = calloc(f->g.luns, sizeof(uint64_t));
+	f->lun_kind = calloc(f->g.luns, 1);
+	f->pl_busy = calloc(f->g.planes, sizeof(uint64_t));
+	f->pl_susp = calloc(f->g.planes, 1);
+	if (f->bpg > 1)
+		f->gc_rd = calloc((size_t)f->bpg * f->ppb, sizeof(uint64_t));
+	f->ch_busy = calloc(f->ch, sizeof(uint64_t));
+	f->nwbuf = f->cfg.write_buffer_pages ? f->cfg.write_buffer_pages : 2 * f->g.luns;
+	f->wbuf = calloc(f->nwbuf, sizeof(uint64_t));
+	return f->plane_lun && f->plane_ch && f->l2p && f->p2l && f->valid && f->blk && f->gu &&
+	       f->lun_busy && f->ch_busy && f->lun_from && f->lun_susp && f->lun_kind && f->pl_busy &&
+	       f->pl_susp && (f->bpg <= 1 || f->gc_rd) && f->wbuf;
+}
+
 struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
 {
 	struct ftl *f = calloc(1, sizeof(*f));
@@ -98,62 +169,9 @@ struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
 	f->upb = f->g.units_per_block;
 	f->upg = f->g.units_per_gc_unit;
 	f->bpg = f->g.blocks_per_gc_unit;
-	/* bytes / (MB/s) = bytes * 1000 / mbps ns */
-	if (cfg->channel_mbps > 0) {
-		f->xfer_unit_ns = (uint64_t)((double)cfg->unit_size * 1000.0 / cfg->channel_mbps + 0.5);
-		f->xfer_page_ns = (uint64_t)((double)cfg->page_size * 1000.0 / cfg->channel_mbps + 0.5);
-	}
-	f->t_read_ns = (uint64_t)(cfg->t_read_us * 1000.0 + 0.5);
-	f->t_prog_ns = (uint64_t)(cfg->t_prog_us * 1000.0 + 0.5);
-	f->t_erase_ns = (uint64_t)(cfg->t_erase_us * 1000.0 + 0.5);
-	f->t_susp_ns = (uint64_t)(cfg->t_suspend_us * 1000.0 + 0.5);
-	f->t_cmd_ns = (uint64_t)(cfg->t_cmd_us * 1000.0 + 0.5);
-	if (cfg->t_suspend_us > 0 && !f->t_susp_ns)
-		f->t_susp_ns = 1; /* a suspend that costs nothing still is one */
-	if (cfg->host_mbps > 0)
-		f->link_fp = (uint64_t)(1000.0 / cfg->host_mbps * 4294967296.0 + 0.5);
-
-	f->upg_shift = udiv32_shift(f->upg);
-	f->upb_shift = udiv32_shift(f->upb);
-	f->upp_shift = udiv32_shift(f->upp);
-	f->ppb_shift = udiv32_shift(f->ppb);
-	f->us_shift = udiv32_shift(cfg->unit_size);
-	f->upg_c = f->upg_shift < 0 ? udiv32_c(f->upg) : 0;
-	f->upb_c = f->upb_shift < 0 ? udiv32_c(f->upb) : 0;
-	f->upp_c = f->upp_shift < 0 ? udiv32_c(f->upp) : 0;
-	f->ppb_c = f->ppb_shift < 0 ? udiv32_c(f->ppb) : 0;
-	f->planes_pow2 = !(f->g.planes & (f->g.planes - 1));
-	f->plane_lun = malloc(f->g.planes * sizeof(uint32_t));
-	f->plane_ch = malloc(f->g.planes * sizeof(uint32_t));
-	if (f->plane_lun && f->plane_ch)
-		for (uint32_t p = 0; p < f->g.planes; p++) {
-			/* plane = (pl * luns_per_channel + lun) * channels + ch, channel-fastest */
-			f->plane_lun[p] = p % f->g.luns;
-			f->plane_ch[p] = p % f->ch;
-		}
-
-	f->l2p_bytes = f->g.user_units * sizeof(uint32_t);
-	f->p2l_bytes = f->g.phys_units * sizeof(uint32_t);
-	f->valid_bytes = (f->g.phys_units + 63) / 64 * sizeof(uint64_t);
-	f->l2p = ftl_big_alloc(f->l2p_bytes);
-	f->p2l = ftl_big_alloc(f->p2l_bytes);
-	f->valid = ftl_big_alloc(f->valid_bytes);
-	f->blk = calloc(f->g.blocks, sizeof(*f->blk));
-	f->gu = calloc(f->g.gc_units, sizeof(*f->gu));
-	f->lun_busy = calloc(f->g.luns, sizeof(uint64_t));
-	f->lun_from = calloc(f->g.luns, sizeof(uint64_t));
-	f->lun_susp = calloc(f->g.luns, sizeof(uint64_t));
-	f->lun_kind = calloc(f->g.luns, 1);
-	f->pl_busy = calloc(f->g.planes, sizeof(uint64_t));
-	f->pl_susp = calloc(f->g.planes, 1);
-	if (f->bpg > 1)
-		f->gc_rd = calloc((size_t)f->bpg * f->ppb, sizeof(uint64_t));
-	f->ch_busy = calloc(f->ch, sizeof(uint64_t));
-	f->nwbuf = cfg->write_buffer_pages ? cfg->write_buffer_pages : 2 * f->g.luns;
-	f->wbuf = calloc(f->nwbuf, sizeof(uint64_t));
-	if (!f->plane_lun || !f->plane_ch || !f->l2p || !f->p2l || !f->valid || !f->blk || !f->gu || !f->lun_busy || !f->ch_busy ||
-	    !f->lun_from || !f->lun_susp || !f->lun_kind || !f->pl_busy || !f->pl_susp || (f->bpg > 1 && !f->gc_rd) ||
-	    !f->wbuf || ftl_alloc_init(f) || ftl_wear_init(f)) {
+	ftl_timing_init(f, cfg);
+	ftl_divisors_init(f);
+	if (!ftl_tables_alloc(f) || ftl_alloc_init(f) || ftl_wear_init(f)) {
 		snprintf(err, errlen, "out of memory for a %llu-unit device",
 			 (unsigned long long)f->g.phys_units);
 		ftl_destroy(f);

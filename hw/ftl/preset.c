@@ -249,14 +249,72 @@ static const char *const GEOMETRY[] = {"channels",        "luns_per_channel", "p
                                        "blocks_per_plane", "pages_per_block",  "page_size"};
 #define MAX_KEYS 128 /* more [ssd] keys than config.c defines */
 
-static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *err, size_t errlen)
-{
+/* The [ssd] keys read so far, each with its line: a key stated twice is an error. */
+struct ini_seen {
 	struct {
 		char key[FTL_NAME_MAX];
 		unsigned line;
-	} seen[MAX_KEYS];
-	unsigned nseen = 0;
-	enum { G_NONE, G_SSD, G_ABOUT, G_OTHER } group = G_NONE;
+	} k[MAX_KEYS];
+	unsigned n;
+};
+
+enum ini_group { G_NONE, G_SSD, G_ABOUT, G_OTHER };
+
+/* A "[name]" line (s trimmed) into *group. -1 when it is not one. */
+static int ini_group(char *s, enum ini_group *group)
+{
+	size_t n = strlen(s);
+	if (n < 3 || s[n - 1] != ']')
+		return -1;
+	s[n - 1] = 0;
+	*group = !strcmp(s + 1, "ssd") ? G_SSD : !strcmp(s + 1, "about") ? G_ABOUT : G_OTHER;
+	return 0;
+}
+
+/* Note an [ssd] key at lineno; FTL_E_INVAL with the message when it was stated before. */
+static int ini_note(struct ini_seen *seen, const char *path, unsigned lineno, const char *key,
+                    char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < seen->n; i++) /* which of two values was meant is a guess */
+		if (!strcmp(seen->k[i].key, key))
+			return fg_err_rc(err, errlen, FTL_E_INVAL,
+			                 "%s:%u: %s= again (first at line %u); a preset states each key "
+			                 "once",
+			                 path, lineno, key, seen->k[i].line);
+	if (seen->n < MAX_KEYS) { /* (a known key: ftl_config_set took it) */
+		snprintf(seen->k[seen->n].key, sizeof(seen->k[seen->n].key), "%s", key);
+		seen->k[seen->n++].line = lineno;
+	}
+	return FTL_OK;
+}
+
+/* After the last line: an [ssd] group, one of op_percent and spare_factor, the geometry in
+ * full. */
+static int ini_complete(const struct ftl_config *cfg, const struct ini_seen *seen, bool have_ssd,
+                        const char *path, char *err, size_t errlen)
+{
+	if (!have_ssd)
+		return fg_err_rc(err, errlen, FTL_E_INVAL, "%s: no [ssd] group", path);
+	if (cfg->op_percent < 0 && cfg->spare_factor < 0)
+		return fg_err_rc(err, errlen, FTL_E_INVAL, "%s: set op_percent or spare_factor", path);
+	for (size_t g = 0; g < sizeof(GEOMETRY) / sizeof(GEOMETRY[0]); g++) {
+		bool have = false;
+		for (unsigned i = 0; i < seen->n && !have; i++)
+			have = !strcmp(seen->k[i].key, GEOMETRY[g]);
+		if (!have)
+			return fg_err_rc(err, errlen, FTL_E_INVAL,
+			                 "%s: [ssd] has no %s=; a preset states its geometry in "
+			                 "full (channels, luns_per_channel, planes_per_lun, "
+			                 "blocks_per_plane, pages_per_block, page_size)",
+			                 path, GEOMETRY[g]);
+	}
+	return FTL_OK;
+}
+
+static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *err, size_t errlen)
+{
+	struct ini_seen seen = {.n = 0};
+	enum ini_group group = G_NONE;
 	FILE *f = fopen(in->path, "r");
 	char *line = NULL, kerr[256];
 	size_t cap = 0;
@@ -280,16 +338,8 @@ static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *er
 		if (!*s || *s == '#')
 			continue;
 		if (*s == '[') {
-			size_t n = strlen(s);
-			if (n < 3 || s[n - 1] != ']')
+			if (ini_group(s, &group))
 				goto syntax;
-			s[n - 1] = 0;
-			if (!strcmp(s + 1, "ssd"))
-				group = G_SSD;
-			else if (!strcmp(s + 1, "about"))
-				group = G_ABOUT;
-			else
-				group = G_OTHER;
 			have_ssd |= group == G_SSD;
 			continue;
 		}
@@ -305,43 +355,16 @@ static int read_ini(struct ftl_config *cfg, struct ftl_preset_info *in, char *er
 			               kerr);
 			goto out;
 		}
-		if (group == G_SSD) { /* each key once: which of two values was meant is a guess */
-			for (unsigned i = 0; i < nseen; i++)
-				if (!strcmp(seen[i].key, key)) {
-					rc = fg_err_rc(err, errlen, FTL_E_INVAL,
-					               "%s:%u: %s= again (first at line %u); a preset "
-					               "states each key once",
-					               in->path, lineno, key, seen[i].line);
-					goto out;
-				}
-			if (nseen < MAX_KEYS) { /* (a known key: ftl_config_set took it) */
-				snprintf(seen[nseen].key, sizeof(seen[nseen].key), "%s", key);
-				seen[nseen++].line = lineno;
-			}
-		}
+		if (group == G_SSD && (rc = ini_note(&seen, in->path, lineno, key, err, errlen)))
+			goto out;
 		if (group == G_ABOUT && !strcmp(key, "description"))
 			snprintf(in->description, sizeof(in->description), "%s", val);
 	}
 	if (ferror(f) || errno == ENOMEM)
 		rc = fg_err_rc(err, errlen, errno == ENOMEM ? FTL_E_NOMEM : FTL_E_IO, "%s: %s",
 		               in->path, strerror(errno));
-	else if (!have_ssd)
-		rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s: no [ssd] group", in->path);
-	else if (cfg->op_percent < 0 && cfg->spare_factor < 0)
-		rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s: set op_percent or spare_factor",
-		               in->path);
 	else
-		for (size_t g = 0; g < sizeof(GEOMETRY) / sizeof(GEOMETRY[0]) && !rc; g++) {
-			bool have = false;
-			for (unsigned i = 0; i < nseen && !have; i++)
-				have = !strcmp(seen[i].key, GEOMETRY[g]);
-			if (!have)
-				rc = fg_err_rc(err, errlen, FTL_E_INVAL,
-				               "%s: [ssd] has no %s=; a preset states its geometry in "
-				               "full (channels, luns_per_channel, planes_per_lun, "
-				               "blocks_per_plane, pages_per_block, page_size)",
-				               in->path, GEOMETRY[g]);
-		}
+		rc = ini_complete(cfg, &seen, have_ssd, in->path, err, errlen);
 	goto out;
 syntax:
 	rc = fg_err_rc(err, errlen, FTL_E_INVAL, "%s:%u: expected [group] or key=value", in->path,
