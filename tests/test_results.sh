@@ -44,6 +44,9 @@ O=$T/out
 # waf-check --quick: 1 drive x 2 TRIM x 2 layouts x 5 policies, on the whole trace and 2 folds
 check_csv "$O/waf-check/waf-check.csv" 60 set drive trim alloc policy loops drive_writes steady miss_ratio \
 	token_miss_ratio request_miss_ratio ssd_write_bytes waf lifetime_tbw_days lifetime_naive_pe_days lifetime_erase_days erase_over_tbw
+# loop-ids --quick: 2 policies x 2 ways of looping, on the whole trace and 2 folds
+check_csv "$O/loop-ids/loop-ids.csv" 12 set policy loop_ids loops drive_writes steady miss_ratio ssd_write_bytes \
+	waf lifetime_tbw_days lifetime_erase_days
 # hbf-endurance --quick: 1 preset x 2 policies, on the whole trace and 2 folds
 check_csv "$O/hbf-endurance/hbf-endurance.csv" 6 set preset policy loops drive_writes miss_ratio token_miss_ratio request_miss_ratio \
 	waf_pe_low waf_pe_high erase_years_pe_low erase_years_pe_high scaling tbw_years_pe_low pe_for_5y \
@@ -81,7 +84,7 @@ for r in csv.DictReader(open(sys.argv[1])):
     assert r['rate_source'] == 'trace' and abs(float(r['dwpd_replay']) - float(r['dwpd_stream'])) < 0.01, r
 " "$O/dwpd/dwpd.csv" && pass "dwpd: a stream at the trace's own rate writes what its replay does" || fail "dwpd: replay and stream differ"
 # every experiment that compares: the whole trace and 2 folds, and a fold table with verdicts
-for e in waf-check capacity-ratio models placement-hints hbf-endurance dwpd; do
+for e in waf-check loop-ids capacity-ratio models placement-hints hbf-endurance dwpd; do
 	if python3 -c "
 import csv, sys
 sets = sorted(set(r['set'] for r in csv.DictReader(open(sys.argv[1]))))
@@ -92,7 +95,7 @@ assert sys.argv[3] == 'dwpd' or 'holds in every fold' in t or 'depends on the sa
 " "$O/$e/$e.csv" "$O/$e/table.md" "$e"; then pass "$e: the whole trace, 2 folds and their table"
 	else fail "$e: sets or fold table"; fi
 done
-for fig in dwpd/dwpd waf-check/waf-check-ent-tlc-1t lifetime-miss/lifetime-miss lifetime-miss/writes-by-kind \
+for fig in dwpd/dwpd waf-check/waf-check-ent-tlc-1t loop-ids/loop-ids lifetime-miss/lifetime-miss lifetime-miss/writes-by-kind \
 	lifetime-miss/latency-cost capacity-ratio/capacity-ratio models/models placement-hints/placement-hints \
 	hbf-endurance/hbf-endurance lifetime-folds/lifetime-folds; do
 	if [ -s "$O/$fig.png" ] && [ "$(head -c 4 "$O/$fig.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
@@ -104,7 +107,7 @@ if grep -q 'TBW division (WAF 1 assumed)' "$O/lifetime-miss/lifetime-miss.svg" &
 	grep -q 'erase count (the emulated drive)' "$O/lifetime-miss/lifetime-miss.svg"; then
 	pass "lifetime-miss.svg: both panels"
 else fail "lifetime-miss.svg: a panel is missing"; fi
-for e in waf-check lifetime-miss lifetime-folds capacity-ratio models placement-hints hbf-endurance dwpd; do
+for e in waf-check loop-ids lifetime-miss lifetime-folds capacity-ratio models placement-hints hbf-endurance dwpd; do
 	python3 -c "
 import json, sys, subprocess
 m = json.load(open(sys.argv[1]))
