@@ -86,6 +86,24 @@ class Reading(unittest.TestCase):
         self.assertEqual(fr.read_row(path)["eol"], "1")
         os.unlink(path)
 
+    def test_load_runs(self):
+        # two runs of 100-byte drives: 300 bytes written is 3 drive writes (steady by count, as
+        # the old table has no steady column); 250 is 2.5 (not steady)
+        t1 = write(OLD_HEADER + ",passes\n" + "lru,,10,0.5,300,200,100,0,0,0,1.0,10,20,30,0,0,0,1,0.5,0,,0.2,4\n")
+        t2 = write(OLD_HEADER + ",passes\n" + "gandalf,,10,0.4,250,200,50,0,0,0,1.5,12,24,20,0,0,0,1,0.4,0,,0.2,3\n")
+        index = write("all lru fresh - 100 %s\n1/2s gandalf same - 100 %s\n" % (t1, t2))
+        runs = fr.load_runs(index, ["policy", "loop_ids"], ["miss_ratio", "waf"])
+        self.assertEqual(runs, [
+            {"set": "all", "policy": "lru", "loop_ids": "fresh", "loops": "4", "drive_writes": "3.000",
+             "steady": "true", "miss_ratio": "0.5", "waf": "1.0"},
+            {"set": "1/2s", "policy": "gandalf", "loop_ids": "same", "loops": "3",
+             "drive_writes": "2.500", "steady": "false", "miss_ratio": "0.4", "waf": "1.5"}])
+        bad = write("all lru - 100 %s\n" % t1)  # a key short
+        with self.assertRaises(ValueError):
+            fr.load_runs(bad, ["policy", "loop_ids"], [])
+        for p in (t1, t2, index, bad):
+            os.unlink(p)
+
     def test_steady_boundary(self):
         # exactly 3 drive writes is steady; 299 bytes is not
         self.assertTrue(fr.is_steady(row("a", "", "0.1", 300, "1", "1"), USER))

@@ -110,6 +110,28 @@ def is_steady(row, user_bytes=None):
     return dw is not None and dw >= STEADY_DRIVE_WRITES
 
 
+def load_runs(index, keys, cols):
+    """An experiment's runs from its index file, one line per run: "SET K1 .. Kn LOOPS
+    USER_BYTES TABLE.csv" (keys names K1 .. Kn; LOOPS is not read: the table's passes are). Each
+    run as a dict of strings: set, the keys, loops (the run's passes), drive_writes (over
+    USER_BYTES, 3 decimals), steady ("true" or "false", is_steady) and cols from its table."""
+    runs = []
+    with open(index) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) != len(keys) + 4:
+                raise ValueError("%s: %r: want SET %s LOOPS USER_BYTES TABLE" % (index, line.strip(), " ".join(keys)))
+            sset, named, user, path = fields[0], fields[1:1 + len(keys)], int(fields[-2]), fields[-1]
+            r = read_row(path)
+            run = {"set": sset}
+            run.update(zip(keys, named))
+            run.update({"loops": r["passes"], "drive_writes": "%.3f" % drive_writes(r, user),
+                        "steady": str(is_steady(r, user)).lower()})
+            run.update({k: r[k] for k in cols})
+            runs.append(run)
+    return runs
+
+
 # --- the best point of a sweep -----------------------------------------------------------
 
 Best = namedtuple("Best", "lowest longest steady")

@@ -20,18 +20,6 @@ ORDER = ["set", "policy", "loop_ids", "loops", "drive_writes", "steady"] + COLS
 BASE = "lru"
 
 
-def load(index):
-    rows = []
-    for line in open(index):
-        sset, pol, mode, _loops, user, path = line.split()
-        r = fr.read_row(path)
-        rows.append(dict({"set": sset, "policy": pol, "loop_ids": mode, "loops": r["passes"],
-                          "drive_writes": "%.3f" % fr.drive_writes(r, int(user)),
-                          "steady": str(fr.is_steady(r, int(user))).lower()},
-                         **{k: r[k] for k in COLS}))
-    return rows
-
-
 def ratio(by, s, p, mode, col):
     """Policy p's lifetime (col) over LRU's under mode in set s; the erase count needs both runs
     steady (None otherwise, or when a run is missing)."""
@@ -105,7 +93,7 @@ def plot_data(rows, path):
 
 def main():
     index, out = sys.argv[1:3]
-    runs = load(index)
+    runs = fr.load_runs(index, ["policy", "loop_ids"], COLS)
     fr.write_csv(os.path.join(out, "loop-ids.csv"), runs, ORDER)
     rows = [r for r in runs if r["set"] == "all"]
     lines = whole_table(rows)

@@ -17,18 +17,6 @@ COLS = ["miss_ratio", "ssd_write_bytes", "waf", "lifetime_tbw_days", "lifetime_e
 ORDER = ["set", "policy", "streams", "loops", "drive_writes", "steady"] + COLS
 
 
-def load(index):
-    rows = []
-    for line in open(index):
-        sset, pol, hint, loops, user, path = line.split()
-        r = fr.read_row(path)
-        rows.append(dict({"set": sset, "policy": pol, "streams": hint, "loops": r["passes"],
-                          "drive_writes": "%.3f" % fr.drive_writes(r, int(user)),
-                          "steady": str(fr.is_steady(r, int(user))).lower()},
-                         **{k: r[k] for k in COLS}))
-    return rows
-
-
 def best_hint(by, p, hints):
     """The hint with the longest erase-count life for policy p, and its life over no hints'."""
     base = float(by[(p, "none")]["lifetime_erase_days"])
@@ -98,7 +86,7 @@ def folds_table(runs):
 
 def main():
     index, out = sys.argv[1:3]
-    runs = load(index)
+    runs = fr.load_runs(index, ["policy", "streams"], COLS)
     fr.write_csv(os.path.join(out, "placement-hints.csv"), runs, ORDER)
     rows = [r for r in runs if r["set"] == "all"]
     lines = table(rows, os.path.join(out, "plot.dat"))
