@@ -23,16 +23,6 @@ def load_json(path):
         return json.load(f)
 
 
-def span_s(jsonl):
-    """The span of a JSONL KV trace's timestamps (ms), in seconds (0 for an empty one)."""
-    ts = []
-    with open(jsonl) as f:
-        for line in f:
-            if line.strip():
-                ts.append(json.loads(line)["timestamp"])
-    return (max(ts) - min(ts)) / 1e3 if ts else 0.0
-
-
 def days(v):
     """A lifetime in days with thousands separators ("inf" when the run wrote nothing)."""
     return "inf" if v in ("inf", "") else format(float(v), ",.0f")
@@ -48,6 +38,7 @@ def main():
     stats = load_json(os.path.join(work, "drive-stats.json"))
     cap = load_json(os.path.join(work, "cap-info.json"))
     orig_span = load_json(os.path.join(work, "orig-info.json"))["duration_s"]
+    lifted_span = load_json(os.path.join(work, "lifted-info.json"))["duration_s"]
 
     with open(os.path.join(out, "policies.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -73,7 +64,7 @@ def main():
         " trace spans %.0f s against the original's %.0f s." % (
             speed, lift["requests"], lift["sessions"], a["exact"], a["original"] - a["invisible"],
             a["chain_wrong"], a["session_wrong"], 100 * a["token_error"],
-            span_s(os.path.join(work, "lifted.jsonl")), orig_span),
+            lifted_span, orig_span),
         "* `kv --policy all --model %s --dram %s --ssd %s %s` on both traces: %d of %d policies"
         " have the same miss ratio and SSD bytes%s." % (
             model, dram, ssd, drive, len(same), len(orig),
