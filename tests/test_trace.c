@@ -134,7 +134,9 @@ static void test_biosnoop(void **state)
 		"0.000100    kworker/u8:2   99      nvme0n1   WS 4096       8192      0.07\n"
 		"0.000200    my thread      55      nvme0n1   R  2048       4096      0.03\n"
 		"0.000300    blkdiscard     77      nvme0n1   D  0          1048576   0.50\n"
-		"0.000400    jbd2/nvme      80      nvme0n1   FWS 0          0         0.20\n");
+		"0.000400    jbd2/nvme      80      nvme0n1   FWS 0          0         0.20\n"
+		/* libbpf-tools 0.31: a flush of a hidden (multipath) disk, sector -1, no task */
+		"0.000500    ?              0       Unknown   FF  -1         0         0.13\n");
 	struct trace *t = open_ok(p, TF_BIOSNOOP);
 	struct blk_io io;
 	char ops[8] = "";
@@ -146,7 +148,7 @@ static void test_biosnoop(void **state)
 		if (n == 2)
 			assert_int_equal(io.t_ns, 100000);
 	}
-	assert_string_equal(ops, "WWRDF");
+	assert_string_equal(ops, "WWRDFF");
 	assert_int_equal(lba_sum, 2048 + 4096 + 2048);
 	trace_close(t);
 	/* with the QUE(ms) column */
@@ -160,6 +162,9 @@ static void test_biosnoop(void **state)
 	trace_close(t);
 	expect_err(put("biobad.txt", "TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)\n0.1 fio 1 vda W abc 4096 0.1\n"),
 		   "biobad.txt:2: SECTOR 'abc'");
+	/* -1 is a flush's sector only */
+	expect_err(put("biobad2.txt", "TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)\n0.1 fio 1 vda W -1 4096 0.1\n"),
+		   "biobad2.txt:2: SECTOR '-1'");
 }
 
 /* Tracepoint text from tracefs (trace file with its header), trace-cmd and perf script. */

@@ -8,7 +8,8 @@
  * biosnoop: the text output of libbpf-tools' biosnoop:
  *   TIME(s)  COMM  PID  DISK  T  SECTOR  BYTES  [QUE(ms)]  LAT(ms)
  * COMM may contain spaces, so a line is parsed from the right. T is the kernel's rwbs string:
- * it contains 'D' for discards, 'W' for writes, 'R' for reads; 'F' with no data is a flush.
+ * it contains 'D' for discards, 'W' for writes, 'R' for reads; 'F' with no data is a flush
+ * (libbpf-tools 0.31 prints its sector as -1 and its COMM as '?').
  * TIME(s) is seconds since biosnoop started; it becomes nanoseconds.
  *
  * blk-ftrace: the text of the kernel's block_rq_issue / block_rq_complete tracepoints, as
@@ -121,13 +122,14 @@ static int biosnoop_line(struct trace *t, char *line, struct blk_io *io)
 	double secs = strtod(tok[0], &end);
 	if (errno || *end || !(secs >= 0 && secs < 1e10))
 		return trace_bad(t, "TIME(s) '%s': not a time in seconds (0 to 1e10)", tok[0]);
-	const char *rwbs = tok[n - tail];
-	if (!parse_u64(tok[n - tail + 1], &io->lba))
-		return trace_bad(t, "SECTOR '%s': not a sector number", tok[n - tail + 1]);
+	const char *rwbs = tok[n - tail], *sector = tok[n - tail + 1];
 	if (!parse_u64(tok[n - tail + 2], &io->bytes))
 		return trace_bad(t, "BYTES '%s': not a byte count", tok[n - tail + 2]);
 	if (!rwbs_op(rwbs, io->bytes, &io->op))
 		return trace_bad(t, "T '%s': not a read, write, discard or flush", rwbs);
+	/* a flush has no sector: biosnoop prints the kernel's (sector_t)-1 as -1 */
+	if (!(io->op == 'F' && !strcmp(sector, "-1")) && !parse_u64(sector, &io->lba))
+		return trace_bad(t, "SECTOR '%s': not a sector number", sector);
 	if (io->op == 'F')
 		io->bytes = 0, io->lba = 0;
 	else if (!io->bytes)
