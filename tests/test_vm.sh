@@ -19,6 +19,8 @@
 #  6b. KV store round trip (docs/lift.md): `kv --target /dev/nvme0n1 --capture` in the guest under
 #     capture-blk-ftrace; payloads verified; lift on the host rebuilds the requests, chains and
 #     sessions exactly, and the captured write bytes equal the drive's host_write_bytes;
+#  6c. the same with eBPF: capture-blk-bpf --tool biosnoop, then --tool bpftrace (capture-blk.bt),
+#     each lifted exactly, with the captured write bytes = the drive's host_write_bytes;
 #  7. clear errors without booting: missing kernel, busy socket, QEMU 7.x, bad plugin parameter;
 #  8. --accel auto where KVM is broken (as here): the probe or the first-output watchdog falls
 #     back to TCG, and the guest command succeeds.
@@ -234,6 +236,38 @@ ok = (s["verified"] == s["gets"] + s["probes"] > 0 and s["evictions"] == 0
 		fail "KV store round trip: exit $rc: $(cat "$T/kv.err" 2>/dev/null)"
 		show kvstore
 	fi
+
+	# --- 6c. the same store run captured with eBPF: biosnoop, and bpftrace (capture-blk.bt) --
+	# Each capture lifts back to the exact requests, chains and sessions, and its write bytes
+	# are the drive's host writes (capture-blk-bpf waits until the tool has printed everything).
+	for tool in biosnoop bpftrace; do
+		if ! grep -q "^package $( [ $tool = biosnoop ] && echo libbpf-tools || echo bpftrace) " "$BUILD/guest/manifest.txt"; then
+			fail "eBPF capture with $tool: the guest has no $tool ($(grep '^suite' "$BUILD/guest/manifest.txt"))"
+			continue
+		fi
+		rm -f "$T/kv/cap.txt" "$T/kv/kv.json"
+		boot "kv-$tool" --preset tiny --set blocks_per_plane=1024 --stats "$T/stats-kv-$tool.json" --share "$T/kv" -- \
+			sh -c "capture-blk-bpf --tool $tool /dev/nvme0n1 cap.txt -- femu-gandalf kv --trace t.jsonl \
+			--model test-hybrid-256 --policy write-through --dram 0 --target /dev/nvme0n1 --capture \
+			--meta 1M --iodepth 1 --json > kv.json"
+		if [ $rc -eq 0 ] && "$BUILD/femu-gandalf" lift "$T/kv/cap.txt" --model test-hybrid-256 \
+			--out "$T/kv/lifted.jsonl" --against "$T/kv/t.jsonl" --json >"$T/kv/lift.json" 2>"$T/kv.err" &&
+			"$BUILD/femu-gandalf" trace info "$T/kv/cap.txt" --json >"$T/kv/info.json" 2>>"$T/kv.err"; then
+			check "eBPF capture with $tool: lift exact, captured writes = the drive's host writes" '
+kv, lift, info, st = J
+s, a = kv["store"], lift["against"]
+msg = "%s: %d I/Os captured of %d; lifted %d of %d requests, %d chain / %d session errors; captured %d B written, drive %d B" % (
+    info["format"], info["ios"], s["ios"], lift["requests"], a["original"], a["chain_wrong"], a["session_wrong"],
+    info["write_bytes"], st["host_write_bytes"])
+ok = (s["verified"] == s["gets"] + s["probes"] > 0
+      and lift["requests"] == a["original"] - a["invisible"] and a["chain_wrong"] == 0 and a["session_wrong"] == 0
+      and info["write_bytes"] == st["host_write_bytes"] == s["write_bytes"])' \
+				"$T/kv/kv.json" "$T/kv/lift.json" "$T/kv/info.json" "$T/stats-kv-$tool.json"
+		else
+			fail "eBPF capture with $tool: exit $rc: $(cat "$T/kv.err" 2>/dev/null)"
+			show "kv-$tool"
+		fi
+	done
 else
 	echo "skip plugin boot: $PLUGIN not built"
 fi
