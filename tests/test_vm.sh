@@ -213,59 +213,45 @@ ok = d["host_write_bytes"] == r["host_write_bytes"] > 0' "$T/stats-rt.json" "$T/
 	# neither merges nor reorders its I/O), captured with capture-blk-ftrace; every read is
 	# verified in the guest; on the host, lift rebuilds the trace: requests, chains and sessions
 	# as the original's, and the captured write bytes are the drive's host bytes.
-	mkdir -p "$T/kv"
-	"$BUILD/femu-gandalf" synth --kind agentic --sessions 2 --seed 5 --subagent-p 0.3 --out "$T/kv/t.jsonl"
-	boot kvstore --preset tiny --set blocks_per_plane=1024 --stats "$T/stats-kv.json" --share "$T/kv" -- \
-		sh -c "capture-blk-ftrace /dev/nvme0n1 cap.txt -- femu-gandalf kv --trace t.jsonl \
-		--model test-hybrid-256 --policy write-through --dram 0 --target /dev/nvme0n1 --capture \
-		--meta 1M --iodepth 1 --json > kv.json"
-	if [ $rc -eq 0 ] && "$BUILD/femu-gandalf" lift "$T/kv/cap.txt" --model test-hybrid-256 \
-		--out "$T/kv/lifted.jsonl" --against "$T/kv/t.jsonl" --json >"$T/kv/lift.json" 2>"$T/kv.err" &&
-		"$BUILD/femu-gandalf" trace info "$T/kv/cap.txt" --json >"$T/kv/info.json" 2>>"$T/kv.err"; then
-		check "KV store round trip through the VM: payloads verified in the guest, lift exact, captured writes = the drive's host writes" '
-kv, lift, info, st = J
-s, a = kv["store"], lift["against"]
-msg = "%d puts, %d gets + %d probes verified; lifted %d of %d requests, %d chain / %d session errors; captured %d B written, drive %d B" % (
-    s["puts"], s["gets"], s["probes"], lift["requests"], a["original"], a["chain_wrong"], a["session_wrong"],
-    info["write_bytes"], st["host_write_bytes"])
-ok = (s["verified"] == s["gets"] + s["probes"] > 0 and s["evictions"] == 0
-      and lift["requests"] == a["original"] - a["invisible"] and a["chain_wrong"] == 0 and a["session_wrong"] == 0
-      and info["write_bytes"] == st["host_write_bytes"] == s["write_bytes"])' \
-			"$T/kv/kv.json" "$T/kv/lift.json" "$T/kv/info.json" "$T/stats-kv.json"
-	else
-		fail "KV store round trip: exit $rc: $(cat "$T/kv.err" 2>/dev/null)"
-		show kvstore
-	fi
-
-	# --- 6c. the same store run captured with eBPF: biosnoop, and bpftrace (capture-blk.bt) --
-	# Each capture lifts back to the exact requests, chains and sessions, and its write bytes
-	# are the drive's host writes (capture-blk-bpf waits until the tool has printed everything).
-	for tool in biosnoop bpftrace; do
-		if ! grep -q "^package $( [ $tool = biosnoop ] && echo libbpf-tools || echo bpftrace) " "$BUILD/guest/manifest.txt"; then
-			fail "eBPF capture with $tool: the guest has no $tool ($(grep '^suite' "$BUILD/guest/manifest.txt"))"
-			continue
-		fi
+	# kv_capture NAME CAPTURE...: the store run under the capture command CAPTURE (its output
+	# is cap.txt), lifted on the host against the original trace
+	kv_capture() {
+		local name=$1
+		shift
 		rm -f "$T/kv/cap.txt" "$T/kv/kv.json"
-		boot "kv-$tool" --preset tiny --set blocks_per_plane=1024 --stats "$T/stats-kv-$tool.json" --share "$T/kv" -- \
-			sh -c "capture-blk-bpf --tool $tool /dev/nvme0n1 cap.txt -- femu-gandalf kv --trace t.jsonl \
+		boot "kv-$name" --preset tiny --set blocks_per_plane=1024 --stats "$T/stats-kv-$name.json" --share "$T/kv" -- \
+			sh -c "$* /dev/nvme0n1 cap.txt -- femu-gandalf kv --trace t.jsonl \
 			--model test-hybrid-256 --policy write-through --dram 0 --target /dev/nvme0n1 --capture \
 			--meta 1M --iodepth 1 --json > kv.json"
 		if [ $rc -eq 0 ] && "$BUILD/femu-gandalf" lift "$T/kv/cap.txt" --model test-hybrid-256 \
 			--out "$T/kv/lifted.jsonl" --against "$T/kv/t.jsonl" --json >"$T/kv/lift.json" 2>"$T/kv.err" &&
 			"$BUILD/femu-gandalf" trace info "$T/kv/cap.txt" --json >"$T/kv/info.json" 2>>"$T/kv.err"; then
-			check "eBPF capture with $tool: lift exact, captured writes = the drive's host writes" '
+			check "KV store round trip through the VM, captured by $*: payloads verified in the guest, lift exact, captured writes = the drive's host writes" '
 kv, lift, info, st = J
 s, a = kv["store"], lift["against"]
-msg = "%s: %d I/Os captured of %d; lifted %d of %d requests, %d chain / %d session errors; captured %d B written, drive %d B" % (
-    info["format"], info["ios"], s["ios"], lift["requests"], a["original"], a["chain_wrong"], a["session_wrong"],
-    info["write_bytes"], st["host_write_bytes"])
-ok = (s["verified"] == s["gets"] + s["probes"] > 0
+msg = "%d puts, %d gets + %d probes verified; %s: %d I/Os captured (the store issued %d); lifted %d of %d requests, %d chain / %d session errors; captured %d B written, drive %d B" % (
+    s["puts"], s["gets"], s["probes"], info["format"], info["ios"], s["ios"], lift["requests"], a["original"],
+    a["chain_wrong"], a["session_wrong"], info["write_bytes"], st["host_write_bytes"])
+ok = (s["verified"] == s["gets"] + s["probes"] > 0 and s["evictions"] == 0
       and lift["requests"] == a["original"] - a["invisible"] and a["chain_wrong"] == 0 and a["session_wrong"] == 0
       and info["write_bytes"] == st["host_write_bytes"] == s["write_bytes"])' \
-				"$T/kv/kv.json" "$T/kv/lift.json" "$T/kv/info.json" "$T/stats-kv-$tool.json"
+				"$T/kv/kv.json" "$T/kv/lift.json" "$T/kv/info.json" "$T/stats-kv-$name.json"
 		else
-			fail "eBPF capture with $tool: exit $rc: $(cat "$T/kv.err" 2>/dev/null)"
-			show "kv-$tool"
+			fail "KV store round trip captured by $*: exit $rc: $(cat "$T/kv.err" 2>/dev/null)"
+			show "kv-$name"
+		fi
+	}
+	mkdir -p "$T/kv"
+	"$BUILD/femu-gandalf" synth --kind agentic --sessions 2 --seed 5 --subagent-p 0.3 --out "$T/kv/t.jsonl"
+	kv_capture ftrace capture-blk-ftrace
+
+	# --- 6c. the same store run captured with eBPF: biosnoop, and bpftrace (capture-blk.bt) --
+	# capture-blk-bpf waits until the tool has printed every event
+	for tool in biosnoop bpftrace; do
+		if grep -q "^package $( [ $tool = biosnoop ] && echo libbpf-tools || echo bpftrace) " "$BUILD/guest/manifest.txt"; then
+			kv_capture "$tool" capture-blk-bpf --tool "$tool"
+		else
+			fail "eBPF capture with $tool: the guest has no $tool ($(grep '^suite' "$BUILD/guest/manifest.txt"))"
 		fi
 	done
 else
