@@ -231,6 +231,12 @@ try:
         run("bench --parse (%s)" % tag, ["bench", "--parse", blk, "--parse", kv],
             want={"parse.0.path": text(blk), "parse.1.path": text(kv)})
         run("bench --kv (%s)" % tag, ["bench", "--kv", kv, "--policy", "lru"], want={"kv.path": text(kv)})
+        doc = run("bench --kv --device (%s)" % tag, ["bench", "--kv", kv, "--policy", "lru", "--device", "tiny"],
+                want={"kv.path": text(kv), "kv.policies.0.device": "tiny"})
+        if doc:  # the drive times the tier's I/O; it does not change what hits
+            r = doc["kv"]["policies"][0]
+            if r["miss_ratio_device"] != r["miss_ratio_none"] or r["ssd_bytes"] <= 0:
+                bad("bench --kv --device (%s)" % tag, "misses differ with and without the drive: %r" % r)
 
         # synth --out: JSONL, then read back
         out = P(b"synth " + w + b".jsonl")
@@ -255,7 +261,11 @@ try:
 
     # models and bench --quick: no paths, but JSON all the same
     run("models --json", ["models", "--json"])
-    run("bench --quick", ["bench", "--quick"])
+    doc = run("bench --quick", ["bench", "--quick"])
+    if doc:  # (e), MQSim's case: Desnoyers' greedy model at Sf 0.10, Np = 64 gives 4.835
+        w = doc["e_mqsim_1g"]["waf_last_4"]
+        if abs(w / 4.835 - 1) > 0.02:
+            bad("bench --quick", "(e) WAF %.4f is not within 2%% of the model's 4.835" % w)
 
     # --- the nbdkit plugin's stats file, at hostile paths
     if PLUGIN and shutil.which("nbdkit"):

@@ -6,6 +6,9 @@
  *   (b) 1 MiB sequential writes, overwriting a sequentially filled device (a fresh one);
  *   (c) KV-like writes: objects of 2-64 MiB at random 64 MiB-aligned slots, overwritten in place
  *       without TRIM (so a shorter object leaves the old tail valid), on a fresh filled device;
+ *   (e) MQSim's random-write case, to set our rate beside the published one: a 1 GiB-user drive,
+ *       greedy GC, Sf 0.10, filled sequentially, then 12 user capacities of uniform random 4 KiB
+ *       writes, timed whole (one plane of 256 KiB blocks, 64 pages: Desnoyers' model applies);
  *   (d) with --big: open the ent-tlc-4t preset (3.84 TB user), fill it once with 1 MiB writes,
  *       then 4M random 4 KiB writes one ftl_write() at a time and 4M batched, and report peak
  *       RSS, the cache misses per write (when the machine has counters) and the memory model
@@ -19,7 +22,9 @@
  * (Qwen3-Next-80B-A3B, 100 GiB DRAM, 1 TiB SSD tier, no device): the trace is loaded once, then
  * each policy (--policy, default all) replays it; rates are prefix-block accesses per second of
  * replay, parsing excluded (it is reported on its own, as is an offline policy's pre-pass,
- * prepare()).
+ * prepare()). With --device PRESET, each policy is run instead as `kv` runs it (kv_run(), one
+ * pass), once without a drive and once on the preset's whole drive, the tier the same size in
+ * both: the wall and CPU seconds of each, and their ratio, the drive's cost in the KV loop.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -35,6 +40,8 @@
 #include "cli.h"
 #include "kvsim.h"
 #include "drive_presets.h"
+#include "err.h"
+#include "run.h"
 #include "trace.h"
 #include "workload.h"
 
@@ -246,7 +253,70 @@ out:
 	return rc;
 }
 
-static int bench_kv(const char *path, const char *policy)
+/*
+ * --device: policy p run as `kv` runs it (one pass), first on the preset's whole drive, then
+ * without a drive on a tier of the same size. Each run is timed whole, the drive's tables
+ * (allocated, first touched, freed) included: that is what a user of kv waits for.
+ */
+static int bench_kv_drive(struct json_out *j, const struct kv_trace *kt, const char *path,
+                          const char *device, const struct ftl_config *fc,
+                          const struct kv_policy *p, double *total)
+{
+	char err[FG_ERR_LEN + FG_ERR_CONTEXT];
+	struct kv_run_opts ro = {0};
+	if (bench_kv_config(&ro.cfg))
+		return EXIT_USAGE;
+	ro.trace = path;
+	ro.kt = kt;
+	ro.loops = 1;
+	if (p->prepare) {
+		if (!(ro.prepared = p->prepare(kt, &ro.cfg, err, sizeof(err)))) {
+			fprintf(stderr, "femu-gandalf bench: %s\n", err);
+			return 1;
+		}
+		ro.prepared_for = p;
+	}
+	double wall[2], cpu[2], miss[2];
+	uint64_t tier = 0;
+	int rc = 0;
+	for (int k = 0; k < 2 && !rc; k++) {
+		struct kv_result res;
+		ro.device = k ? "none" : device;
+		ro.drive = k ? NULL : fc;
+		ro.cfg.ssd_bytes = tier; /* 0 the first time: the whole drive */
+		fprintf(stderr, "bench --kv: %s, %s...\n", p->name, ro.device);
+		double t0 = now_seconds(), c0 = cpu_seconds();
+		rc = kv_run(&ro, p, "", &res, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "femu-gandalf bench: %s\n", err);
+		tier = res.cfg.ssd_bytes;
+		miss[k] = kv_result_miss_ratio(&res);
+		kv_result_free(&res);
+		wall[k] = now_seconds() - t0;
+		cpu[k] = cpu_seconds() - c0;
+	}
+	if (ro.prepared_for)
+		p->unprepare(ro.prepared);
+	if (rc)
+		return rc == RUN_E_INPUT ? EXIT_USAGE : 1;
+	*total += wall[0] + wall[1];
+	jout_object(j, NULL, JOUT_INLINE);
+	jout_str(j, "policy", p->name);
+	jout_str(j, "device", device);
+	jout_u64(j, "ssd_bytes", tier);
+	jout_num(j, "device_s", "%.3f", wall[0]);
+	jout_num(j, "device_cpu_s", "%.3f", cpu[0]);
+	jout_num(j, "none_s", "%.3f", wall[1]);
+	jout_num(j, "none_cpu_s", "%.3f", cpu[1]);
+	jout_num(j, "ratio", "%.2f", wall[0] / wall[1]);
+	jout_num(j, "ratio_cpu", "%.2f", cpu[0] / cpu[1]);
+	jout_num(j, "miss_ratio_device", "%.6f", miss[0]);
+	jout_num(j, "miss_ratio_none", "%.6f", miss[1]);
+	jout_end(j);
+	return 0;
+}
+
+static int bench_kv(const char *path, const char *policy, const char *device)
 {
 	struct trace_opts o;
 	struct kv_trace kt;
@@ -260,6 +330,9 @@ static int bench_kv(const char *path, const char *policy)
 		fprintf(stderr, "femu-gandalf bench: --policy %s: unknown policy\n", policy);
 		return EXIT_USAGE;
 	}
+	struct ftl_config fc;
+	if (device && fg_config_from_opts(&fc, device, NULL, NULL))
+		return EXIT_USAGE;
 	double t0 = now_seconds();
 	if (kv_trace_load(path, &o, &kt, err, sizeof(err))) {
 		fprintf(stderr, "femu-gandalf bench: %s\n", err);
@@ -280,9 +353,13 @@ static int bench_kv(const char *path, const char *policy)
 	for (int i = 0; kv_policies[i]; i++) {
 		if (strcmp(policy, "all") && strcmp(policy, kv_policies[i]->name))
 			continue;
-		if (bench_kv_policy(&j, &kt, &cfg, kv_policies[i], &total)) {
+		if (device)
+			rc = bench_kv_drive(&j, &kt, path, device, &fc, kv_policies[i], &total);
+		else
+			rc = bench_kv_policy(&j, &kt, &cfg, kv_policies[i], &total) ? 1 : 0;
+		if (rc) {
 			kv_trace_free(&kt);
-			return 1;
+			return rc;
 		}
 	}
 	jout_end(&j);
@@ -303,6 +380,8 @@ struct ftl_bench {
 	double b_rate, b_waf;
 	double c_rate, c_waf;
 	double a_cpu, b_cpu, c_cpu; /* the same rates per CPU second */
+	uint64_t e_user, e_writes; /* (e): the drive's user bytes, the writes timed */
+	double e_rate, e_cpu, e_waf, e_waf_last;
 };
 
 /* (a) uniform random 4 KiB writes at steady state, on a fresh device */
@@ -379,6 +458,54 @@ static int bench_kv_objects(struct ftl *f, uint64_t *rng, struct ftl_bench *r)
 	return 0;
 }
 
+/*
+ * (e) MQSim's case: 1 GiB of user space at Sf 0.10, greedy, 12 user capacities of random 4 KiB
+ * writes after a sequential fill, all of them timed (MQSim's figure is its whole run). The WAF
+ * is printed over the 12 and over the last 4 (steady state: 4.83 in Desnoyers' model at Np = 64,
+ * docs/performance.md).
+ */
+static int bench_mqsim(uint64_t *rng, struct ftl_bench *r)
+{
+	char *sets[] = {"channels=1", "luns_per_channel=1", "planes_per_lun=1", "blocks_per_plane=4552",
+			"pages_per_block=64", "page_size=4096", "unit_size=4096", "spare_factor=0.10",
+			"gc_unit=block", "gc_policy=greedy", "gc_stream=shared", "gc_reserve=1",
+			"wl_static=off", "gc_bg_free_pct=0", "gc_fg_free_pct=0", "pe_cycles=1000000",
+			NULL};
+	struct ftl *f = make("tiny", sets);
+	struct ftl_stats st;
+	int rc;
+	if (!f)
+		return FTL_E_INVAL;
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	uint64_t units = g->user_bytes / 4096;
+	r->e_user = g->user_bytes;
+	r->e_writes = 12 * units;
+	fprintf(stderr, "bench (e): MQSim's case, 1 GiB, 12 x %llu random 4 KiB writes...\n",
+	        (unsigned long long)units);
+	if ((rc = fill_seq(f, g->user_bytes, 1 << 20)))
+		goto out;
+	ftl_get_stats(f, &st);
+	uint64_t n0 = st.nand_write_bytes, h0 = st.host_write_bytes, n8 = 0, h8 = 0;
+	double t0 = now_seconds(), c0 = cpu_seconds();
+	for (int k = 0; k < 12 && !rc; k++) {
+		if (k == 8) {
+			ftl_get_stats(f, &st);
+			n8 = st.nand_write_bytes, h8 = st.host_write_bytes;
+		}
+		rc = rand_4k(f, units, rng);
+	}
+	if (rc)
+		goto out;
+	r->e_rate = r->e_writes / (now_seconds() - t0);
+	r->e_cpu = r->e_writes / (cpu_seconds() - c0);
+	ftl_get_stats(f, &st);
+	r->e_waf = (double)(st.nand_write_bytes - n0) / (double)(st.host_write_bytes - h0);
+	r->e_waf_last = (double)(st.nand_write_bytes - n8) / (double)(st.host_write_bytes - h8);
+out:
+	ftl_destroy(f);
+	return rc;
+}
+
 /* The figures of (a)-(c); g is the geometry they share. */
 static void print_ftl_bench(struct json_out *j, const struct ftl_geometry *g,
                             const struct ftl_bench *r)
@@ -401,6 +528,14 @@ static void print_ftl_bench(struct json_out *j, const struct ftl_geometry *g,
 	jout_num(j, "units_per_s", "%.0f", r->c_rate);
 	jout_num(j, "units_per_cpu_s", "%.0f", r->c_cpu);
 	jout_num(j, "waf", "%.4f", r->c_waf);
+	jout_end(j);
+	jout_object(j, "e_mqsim_1g", JOUT_INLINE);
+	jout_u64(j, "user_bytes", r->e_user);
+	jout_u64(j, "host_writes", r->e_writes);
+	jout_num(j, "host_writes_per_s", "%.0f", r->e_rate);
+	jout_num(j, "host_writes_per_cpu_s", "%.0f", r->e_cpu);
+	jout_num(j, "waf", "%.4f", r->e_waf);
+	jout_num(j, "waf_last_4", "%.4f", r->e_waf_last);
 	jout_end(j);
 }
 
@@ -652,6 +787,8 @@ static int bench_ftl(bool quick, bool big)
 	fprintf(stderr, "bench (c): KV-like 2-64 MiB objects...\n");
 	if ((rc = bench_kv_objects(f, &rng, &r)))
 		goto fail;
+	if ((rc = bench_mqsim(&rng, &r)))
+		goto fail;
 
 	struct json_out j;
 	jout_init(&j, stdout);
@@ -672,13 +809,14 @@ fail:
 int cmd_bench(int argc, char **argv)
 {
 	gboolean big = FALSE, quick = FALSE;
-	char **parse = NULL, *kv = NULL, *policy = "all";
+	char **parse = NULL, *kv = NULL, *policy = "all", *device = NULL;
 	GOptionEntry opts[] = {
 		{"quick", 'q', 0, G_OPTION_ARG_NONE, &quick, "8 GiB device instead of 64 GiB (faster, less exact)", NULL},
 		{"big", 0, 0, G_OPTION_ARG_NONE, &big, "also run (d): the 3.84 TB ent-tlc-4t preset, peak RSS", NULL},
 		{"parse", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &parse, "instead, time the trace reader on PATH (repeatable)", "PATH"},
 		{"kv", 0, 0, G_OPTION_ARG_FILENAME, &kv, "instead, time the KV simulator's policies on the KV trace PATH", "PATH"},
 		{"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "with --kv: one policy (default all)", "P"},
+		{"device", 'd', 0, G_OPTION_ARG_STRING, &device, "with --kv: run each policy as kv does, on this preset's drive and without one, and print the drive's cost (wall and CPU ratio)", "PRESET"},
 		{NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("- FTL speed and memory benchmarks (JSON on stdout)");
@@ -686,7 +824,8 @@ int cmd_bench(int argc, char **argv)
 	g_option_context_set_description(ctx, "Examples:\n  femu-gandalf bench\n  femu-gandalf bench --quick\n"
 					      "  femu-gandalf bench --big   # needs ~10 GiB RAM\n"
 					      "  femu-gandalf bench --parse ../shared/traces/weka-claude-code\n"
-					      "  femu-gandalf bench --kv ../shared/traces/weka-claude-code --policy lru\n");
+					      "  femu-gandalf bench --kv ../shared/traces/weka-claude-code --policy lru\n"
+					      "  femu-gandalf bench --kv ../shared/traces/weka-claude-code --policy lru --device ent-tlc-1t\n");
 	if (!fg_parse_opts(ctx, &argc, &argv)) {
 		g_option_context_free(ctx);
 		return EXIT_USAGE;
@@ -694,7 +833,11 @@ int cmd_bench(int argc, char **argv)
 	g_option_context_free(ctx);
 	if (parse)
 		return bench_parse(parse);
+	if (device && !kv) {
+		fprintf(stderr, "femu-gandalf bench: --device goes with --kv\n");
+		return EXIT_USAGE;
+	}
 	if (kv)
-		return bench_kv(kv, policy);
+		return bench_kv(kv, policy, device);
 	return bench_ftl(quick, big);
 }
