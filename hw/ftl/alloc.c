@@ -354,14 +354,14 @@ uint32_t ftl_frontier_take(struct ftl *f, uint32_t fid, uint64_t now, int *err, 
  * it returns: the counters are read by no one in between, and one update per command keeps
  * them out of the loop. Needs units_per_page >= 2.
  */
-uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32_t want,
-			       uint32_t *n, int *err, uint8_t cause, uint64_t *ready)
+static inline uint32_t take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32_t want,
+				uint32_t *n, int *err, uint8_t cause, uint64_t *ready, bool *full)
 {
 	struct frontier *fr = &f->fr[fid];
 	bool sb = f->cfg.gc_unit == FTL_GC_SUPERBLOCK;
 	uint64_t gc_end = 0;
 	*n = 0;
-	if (!(sb ? fr->gu == NONE : fr->slot[fr->cur].gblk == NONE) &&
+	if (!full && !(sb ? fr->gu == NONE : fr->slot[fr->cur].gblk == NONE) &&
 	    fr->slot[fr->cur].unit + 1 >= f->upp)
 		return NONE;
 	while (sb ? fr->gu == NONE : fr->slot[fr->cur].gblk == NONE) {
@@ -372,9 +372,11 @@ uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32
 		}
 	}
 	struct slot *s = &fr->slot[fr->cur];
-	uint32_t k = f->upp - 1 - s->unit;
+	uint32_t k = f->upp - (full ? 0 : 1) - s->unit;
 	if (k > want)
 		k = want;
+	if (full)
+		*full = s->unit + k == f->upp;
 	uint32_t ppn = s->gblk * f->upb + s->page * f->upp + s->unit;
 	if (cause == PROG_HOST) {
 		if (s->unit == 0)
@@ -385,6 +387,32 @@ uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32
 	s->unit += k;
 	*n = k;
 	return ppn;
+}
+
+uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32_t want,
+			       uint32_t *n, int *err, uint8_t cause, uint64_t *ready)
+{
+	return take_run(f, fid, now, want, n, err, cause, ready, NULL);
+}
+
+/*
+ * ftl_frontier_take_run() that may take the page's last unit as well: *full tells whether it
+ * did. The page is then full but not programmed; the caller maps the units (the program may
+ * close the GC unit, whose greedy bucket follows its valid count) and then calls
+ * ftl_frontier_fill(). One call per page of a large write instead of three.
+ */
+uint32_t ftl_frontier_take_to_end(struct ftl *f, uint32_t fid, uint64_t now, uint32_t want,
+				  uint32_t *n, int *err, uint8_t cause, uint64_t *ready, bool *full)
+{
+	return take_run(f, fid, now, want, n, err, cause, ready, full);
+}
+
+/* Program the full open page that ftl_frontier_take_to_end() left (its units mapped). */
+void ftl_frontier_fill(struct ftl *f, uint32_t fid, uint64_t now, uint8_t cause)
+{
+	struct frontier *fr = &f->fr[fid];
+	assert(fr->slot[fr->cur].unit == f->upp);
+	frontier_program(f, fr, now, cause == PROG_HOST);
 }
 
 /*

@@ -164,6 +164,9 @@ uint32_t ftl_frontier_take(struct ftl *f, uint32_t fid, uint64_t now, int *err, 
 			   uint64_t *ready);
 uint32_t ftl_frontier_take_run(struct ftl *f, uint32_t fid, uint64_t now, uint32_t want,
 			       uint32_t *n, int *err, uint8_t cause, uint64_t *ready);
+uint32_t ftl_frontier_take_to_end(struct ftl *f, uint32_t fid, uint64_t now, uint32_t want,
+				  uint32_t *n, int *err, uint8_t cause, uint64_t *ready, bool *full);
+void ftl_frontier_fill(struct ftl *f, uint32_t fid, uint64_t now, uint8_t cause);
 void ftl_frontier_pad(struct ftl *f, uint32_t fr, uint64_t now, uint64_t *done);
 void ftl_pool_put(struct ftl *f, uint32_t gu);
 void ftl_closed_add(struct ftl *f, uint32_t gu);

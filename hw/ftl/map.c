@@ -236,26 +236,28 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	for (uint64_t lpn = first; lpn <= last; lpn++) {
 		uint64_t t = now, ready = now;
 		if (f->upp > 1 && lpn < whole_end && (lpn != first || !head_part)) {
-			/* a run of whole units into the open page: one reservation for all */
+			/* a run of whole units into the open page, up to its end: one reservation for
+			 * all, then the page's program once they are mapped */
 			uint64_t want = whole_end - lpn;
-			uint32_t n, ppn = ftl_frontier_take_run(f, fid, now,
-			                                        want < f->upp ? (uint32_t)want : f->upp,
-			                                        &n, &err, PROG_HOST, &ready);
+			bool full;
+			uint32_t n, ppn = ftl_frontier_take_to_end(f, fid, now,
+			                                           want < f->upp ? (uint32_t)want : f->upp,
+			                                           &n, &err, PROG_HOST, &ready, &full);
 			if (n) {
 				run_units += n;
 				map_run(f, (uint32_t)lpn, ppn, n);
+				if (full)
+					ftl_frontier_fill(f, fid, now, PROG_HOST);
 				done = max64(done, ready);
 				lpn += n - 1;
 				continue;
 			}
-			if (ppn != NONE) /* opened the block (foreground GC) but one unit is left: */
-				done = max64(done, ready); /* that unit waits for the GC as well */
-			else if (err) {
-				ftl_count_prog(f, PROG_HOST, run_units);
-				f->st.host_write_bytes += lpn == first ? 0 : (lpn * us - off);
-				ftl_stats_tick(f);
-				return err;
-			}
+			/* nothing taken: the frontier could not get a block (units before are
+			 * written; count exactly what was) */
+			ftl_count_prog(f, PROG_HOST, run_units);
+			f->st.host_write_bytes += lpn == first ? 0 : (lpn * us - off);
+			ftl_stats_tick(f);
+			return err;
 		}
 		if ((lpn == first && head_part) || (lpn == last && tail_part))
 			t = rmw_read(f, (uint32_t)lpn, now);
