@@ -139,7 +139,6 @@ static bool ftl_tables_alloc(struct ftl *f)
 	f->lun_kind = calloc(f->g.luns, 1);
 	f->pl_busy = calloc(f->g.planes, sizeof(uint64_t));
 	f->pl_susp = calloc(f->g.planes, 1);
-	f->rd_pl = calloc(f->g.planes, sizeof(*f->rd_pl));
 	f->rd_ch = calloc(f->ch, sizeof(*f->rd_ch));
 	if (f->bpg > 1)
 		f->gc_rd = calloc((size_t)f->bpg * f->ppb, sizeof(uint64_t));
@@ -148,7 +147,7 @@ static bool ftl_tables_alloc(struct ftl *f)
 	f->wbuf = calloc(f->nwbuf, sizeof(uint64_t));
 	return f->plane_lun && f->plane_ch && f->l2p && f->p2l && f->valid && f->blk && f->gu &&
 	       f->lun_busy && f->ch_busy && f->lun_from && f->lun_susp && f->lun_kind && f->pl_busy &&
-	       f->pl_susp && f->rd_pl && f->rd_ch && (f->bpg <= 1 || f->gc_rd) && f->wbuf;
+	       f->pl_susp && f->rd_ch && (f->bpg <= 1 || f->gc_rd) && f->wbuf;
 }
 
 struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
@@ -218,7 +217,6 @@ void ftl_destroy(struct ftl *f)
 	free(f->lun_kind);
 	free(f->pl_busy);
 	free(f->pl_susp);
-	free(f->rd_pl);
 	free(f->rd_ch);
 	free(f->gc_rd);
 	free(f->ch_busy);

@@ -128,14 +128,11 @@ struct ftl {
 	uint64_t *ch_busy;
 	uint64_t host_busy;  /* the host link is free */
 	uint64_t *gc_rd;     /* superblock GC: when each page of the victim is read (gc.c) */
-	/* a striped read timed in closed form (map.c, read_stripe): per plane and per channel */
-	struct rd_plane {
-		uint64_t s1;     /* the end of the plane's first sense */
-		uint32_t n, j;   /* its pages in the read; the first one's place on its channel */
-	} *rd_pl;
+	/* a striped read timed in closed form (map.c, read_stripe): per channel */
 	struct rd_ch {
-		uint64_t best;   /* latest s + (pages after it on the channel) x transfer */
-		uint32_t m, per; /* pages of the read on the channel; of one round of the stripe */
+		int64_t best;    /* max over its planes of s1 - j w + max(0, o (tR - per w)) */
+		uint32_t m, per; /* pages of the read on the channel; planes of it in the read */
+		int64_t seen;    /* planes of it visited so far */
 	} *rd_ch;
 	bool read_per_page;  /* tests: time every read page by page (the reference) */
 	uint64_t read_stripes; /* reads read_stripe() timed (tests) */

@@ -336,23 +336,6 @@ int ftl_write_batch(struct ftl *f, const struct ftl_wreq *w, size_t n, uint64_t 
 }
 
 /*
- * A read of whole pages laid out as one write of the host frontier leaves them on a superblock
- * with one block per plane: page k of the read on member (s0 + k) mod P, page row
- * r0 + (s0 + k) / P (P planes = blocks per superblock). When every unit of the range is where that
- * stripe puts it and on NAND, and every LUN it touches already runs reads (or is idle and may
- * switch to them at once), read_stripe() times the read in closed form, O(P) instead of a
- * ftl_time_read() per page, and leaves the timing state and completion exactly as the page by
- * page loop would (tests/test_batch.c compares them):
- *  - plane p with n_p pages: its pages sense back to back from s1 = max(now, plane free,
- *    LUN's switch to reads) + tR, so it is busy until s1 + (n_p - 1) tR;
- *  - a channel moves its pages in read order, w = upp transfers each:
- *    x_j = max(s_j, x_{j-1}) + w, so after its m pages x = max(x0 + m w, max_j s_j + (m - j) w).
- *    Between two pages of one plane the read visits every plane once, so s grows by tR and j by
- *    the channel's planes per round: s_j + (m - j) w is linear along a plane's pages and its
- *    maximum is at the plane's first or last page.
- * Returns false, with nothing changed, when the read is not such a stripe.
- */
-/*
  * Units l2p[0, npg * upp) are the pages of a stripe: page k on slot (s0 + k) mod P of the
  * superblock whose first unit is base, row r0 + (s0 + k) / P. Inline, and called with a
  * constant upp where it is 4 (16 KiB pages of 4 KiB units), so that the compare of a page
@@ -377,6 +360,23 @@ stripe_intact(const uint32_t *l2p, uint64_t npg, uint32_t upp, uint32_t P, uint3
 	return !bad;
 }
 
+/*
+ * A read of whole pages laid out as one write of the host frontier leaves them on a superblock
+ * with one block per plane: page k of the read on member (s0 + k) mod P, page row
+ * r0 + (s0 + k) / P (P planes = blocks per superblock). When every unit of the range is where that
+ * stripe puts it and on NAND, and every LUN it touches already runs reads (or is idle and may
+ * switch to them at once), read_stripe() times the read in closed form, O(P) instead of a
+ * ftl_time_read() per page, and leaves the timing state and completion exactly as the page by
+ * page loop would (tests/test_batch.c compares them):
+ *  - plane p with n_p pages: its pages sense back to back from s1 = max(now, plane free,
+ *    LUN's switch to reads) + tR, so it is busy until s1 + (n_p - 1) tR;
+ *  - a channel moves its pages in read order, w = upp transfers each:
+ *    x_j = max(s_j, x_{j-1}) + w, so after its m pages x = max(x0 + m w, max_j s_j + (m - j) w).
+ *    Between two pages of one plane the read visits every plane once, so s grows by tR and j by
+ *    the channel's planes per round: s_j + (m - j) w is linear along a plane's pages and its
+ *    maximum is at the plane's first or last page.
+ * Returns false, with nothing changed, when the read is not such a stripe.
+ */
 static bool read_stripe(struct ftl *f, uint64_t first, uint64_t npg, uint64_t now, uint64_t *done)
 {
 	const uint32_t P = f->g.planes, upp = f->upp;
@@ -431,42 +431,45 @@ static bool read_stripe(struct ftl *f, uint64_t first, uint64_t npg, uint64_t no
 				return false;
 		}
 	}
-	const uint64_t tR = f->t_read_ns, w = (uint64_t)upp * f->xfer_unit_ns;
+	/*
+	 * One pass over the planes in the order of their first page. A plane's first page is at
+	 * place j on its channel and its last (o = n - 1 later) at j + o per, so
+	 * max(first, last) = m w + s1 - j w + max(0, o (tR - per w)): only per (the channel's
+	 * planes in the read) must be known beforehand, and m (its pages) at the end.
+	 */
+	const int64_t tR = (int64_t)f->t_read_ns, w = (int64_t)upp * (int64_t)f->xfer_unit_ns;
 	for (uint32_t c = 0; c < f->ch; c++)
-		f->rd_ch[c] = (struct rd_ch){0};
-	/* planes in the order of their first page: sense times, busy times, places on channels */
+		f->rd_ch[c] = (struct rd_ch){.best = INT64_MIN, .per = touched == P ? P / f->ch : 0};
+	if (touched < P)
+		for (uint32_t i = 0, p = s0; i < touched; i++, p = p + 1 == P ? 0 : p + 1)
+			f->rd_ch[f->plane_ch[p]].per++;
 	for (uint32_t i = 0, p = s0; i < touched; i++, p = p + 1 == P ? 0 : p + 1) {
 		uint32_t l = f->plane_lun[p];
 		if (f->lun_kind[l] != OP_READ) { /* idle: it switches to reads now, at its first page */
 			f->lun_kind[l] = OP_READ;
 			f->lun_from[l] = now;
 		}
-		struct rd_plane *r = &f->rd_pl[p];
-		struct rd_ch *ch = &f->rd_ch[f->plane_ch[p]];
-		r->n = (uint32_t)(full + (i < rem));
-		r->s1 = max64(now, max64(f->pl_busy[p], f->lun_from[l])) + tR;
-		r->j = ch->per++;
-		ch->m += r->n;
-		uint64_t end = r->s1 + (r->n - 1) * tR;
+		int64_t o = (int64_t)(full + (i < rem)) - 1;
+		uint64_t s1 = max64(now, max64(f->pl_busy[p], f->lun_from[l])) + (uint64_t)tR;
+		uint64_t end = s1 + (uint64_t)(o * tR);
 		f->pl_busy[p] = end;
 		f->pl_susp[p] = 0;
 		if (end > f->lun_busy[l])
 			f->lun_busy[l] = end;
-	}
-	for (uint32_t i = 0, p = s0; i < touched; i++, p = p + 1 == P ? 0 : p + 1) {
-		const struct rd_plane *r = &f->rd_pl[p];
 		struct rd_ch *ch = &f->rd_ch[f->plane_ch[p]];
-		uint64_t a = r->s1 + (ch->m - r->j) * w; /* its first page */
-		uint64_t o = r->n - 1, j = r->j + o * ch->per;
-		uint64_t b = r->s1 + o * tR + (ch->m - j) * w; /* its last page */
-		ch->best = max64(ch->best, max64(a, b));
+		int64_t late = o * (tR - (int64_t)ch->per * w), key = (int64_t)s1 - ch->seen++ * w;
+		key += late > 0 ? late : 0;
+		ch->m += (uint32_t)o + 1;
+		if (key > ch->best)
+			ch->best = key;
 	}
 	uint64_t d = *done;
 	for (uint32_t c = 0; c < f->ch; c++) {
 		const struct rd_ch *ch = &f->rd_ch[c];
 		if (!ch->m)
 			continue;
-		f->ch_busy[c] = max64(f->ch_busy[c] + ch->m * w, ch->best);
+		uint64_t mw = ch->m * (uint64_t)w;
+		f->ch_busy[c] = max64(f->ch_busy[c] + mw, mw + (uint64_t)ch->best);
 		d = max64(d, f->ch_busy[c]);
 	}
 	*done = d;
