@@ -12,7 +12,9 @@
  *   (d) with --big: open the ent-tlc-4t preset (3.84 TB user), fill it once with 1 MiB writes,
  *       then 4M random 4 KiB writes one ftl_write() at a time and 4M batched, and report peak
  *       RSS, the cache misses per write (when the machine has counters) and the memory model
- *       that bounds the rate (bench_big()).
+ *       that bounds the rate (bench_big());
+ *   (f) with --big: the qlc-8t preset (7.68 TB user, 16 KiB units) at full size: a fill, then
+ *       random unit-sized writes to 3 drive writes, rate and WAF of the last, peak RSS (bench_qlc8t()).
  * Rates are host mapping-unit writes per second of wall time, on one thread.
  *
  * --parse PATH (repeatable) instead measures the trace readers: a full pass over each trace,
@@ -758,6 +760,72 @@ fail:
 	return 1;
 }
 
+/*
+ * (f) with --big: the qlc-8t preset (7.68 TB user, 16 KiB mapping units) at full size, filled
+ * once with 1 MiB writes, then uniform random unit-sized writes through ftl_write_batch() until
+ * it was written 3 times (the fill included): the rate and WAF of the last user capacity (steady
+ * state for uniform random writes), and the peak RSS of this drive alone (the kernel's peak is
+ * reset first, /proc/self/clear_refs).
+ */
+static long peak_before_reset; /* the process's peak RSS before bench_qlc8t() reset it */
+
+static int bench_qlc8t(struct json_out *j, uint64_t *rng)
+{
+	peak_before_reset = rss_kib("VmHWM:");
+	FILE *cr = fopen("/proc/self/clear_refs", "w");
+	bool reset = cr && fputs("5", cr) >= 0;
+	if (cr && fclose(cr))
+		reset = false;
+	fprintf(stderr, "bench (f): qlc-8t: filling 7.68 TB...\n");
+	struct ftl *f = make("qlc-8t", NULL);
+	if (!f)
+		return 1;
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	const uint64_t units = g->user_units, us = g->user_bytes / units;
+	struct ftl_stats s0, s1;
+	struct ftl_wreq w[256];
+	double t0 = now_seconds(), t_last = 0, c_last = 0;
+	int rc = fill_seq(f, g->user_bytes, 1 << 20);
+	double fill_s = now_seconds() - t0;
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		fprintf(stderr, "bench (f): random %llu-byte writes, user capacity %d of 2...\n",
+		        (unsigned long long)us, pass + 1);
+		ftl_get_stats(f, &s0);
+		double t1 = now_seconds(), c1 = cpu_seconds();
+		for (uint64_t i = 0; i < units && !rc; i += 256) {
+			size_t b = units - i < 256 ? (size_t)(units - i) : 256;
+			for (size_t k = 0; k < b; k++)
+				w[k] = (struct ftl_wreq){.off = fg_rand_below(rng, units) * us, .len = us};
+			rc = ftl_write_batch(f, w, b, NULL, NULL);
+		}
+		t_last = now_seconds() - t1, c_last = cpu_seconds() - c1;
+	}
+	if (rc) {
+		fprintf(stderr, "femu-gandalf bench: write failed: %s\n", ftl_strerror(rc));
+		ftl_destroy(f);
+		return 1;
+	}
+	ftl_get_stats(f, &s1);
+	uint64_t meta = ftl_metadata_bytes(f);
+	jout_object(j, "f_qlc_8t", JOUT_INLINE);
+	jout_u64(j, "user_bytes", g->user_bytes);
+	jout_u64(j, "unit_bytes", us);
+	jout_num(j, "fill_seconds", "%.1f", fill_s);
+	jout_num(j, "random_writes_per_s", "%.0f", units / t_last);
+	jout_num(j, "random_writes_per_cpu_s", "%.0f", units / c_last);
+	jout_num(j, "waf", "%.4f", (double)(s1.nand_write_bytes - s0.nand_write_bytes) /
+	                                   (double)(s1.host_write_bytes - s0.host_write_bytes));
+	jout_u64(j, "metadata_bytes", meta);
+	jout_num(j, "metadata_bytes_per_user_unit", "%.3f", (double)meta / units);
+	if (reset)
+		jout_i64(j, "peak_rss_kib", rss_kib("VmHWM:"));
+	else
+		jout_null(j, "peak_rss_kib");
+	jout_end(j);
+	ftl_destroy(f);
+	return 0;
+}
+
 /* (a)-(c) on fresh devices of the same geometry, and with big (d) */
 static int bench_ftl(bool quick, bool big)
 {
@@ -795,9 +863,10 @@ static int bench_ftl(bool quick, bool big)
 	jout_object(&j, NULL, JOUT_BLOCK);
 	print_ftl_bench(&j, ftl_get_geometry(f), &r);
 	ftl_destroy(f);
-	if (big && bench_big(&j, &rng))
+	if (big && (bench_big(&j, &rng) || bench_qlc8t(&j, &rng)))
 		return 1;
-	jout_i64(&j, "peak_rss_kib", rss_kib("VmHWM:"));
+	long peak = rss_kib("VmHWM:");
+	jout_i64(&j, "peak_rss_kib", peak > peak_before_reset ? peak : peak_before_reset);
 	jout_end(&j);
 	return fg_json_finish(&j);
 fail:
@@ -812,7 +881,7 @@ int cmd_bench(int argc, char **argv)
 	char **parse = NULL, *kv = NULL, *policy = "all", *device = NULL;
 	GOptionEntry opts[] = {
 		{"quick", 'q', 0, G_OPTION_ARG_NONE, &quick, "8 GiB device instead of 64 GiB (faster, less exact)", NULL},
-		{"big", 0, 0, G_OPTION_ARG_NONE, &big, "also run (d): the 3.84 TB ent-tlc-4t preset, peak RSS", NULL},
+		{"big", 0, 0, G_OPTION_ARG_NONE, &big, "also run (d) and (f): the 3.84 TB ent-tlc-4t and 7.68 TB qlc-8t presets at full size, peak RSS", NULL},
 		{"parse", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &parse, "instead, time the trace reader on PATH (repeatable)", "PATH"},
 		{"kv", 0, 0, G_OPTION_ARG_FILENAME, &kv, "instead, time the KV simulator's policies on the KV trace PATH", "PATH"},
 		{"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "with --kv: one policy (default all)", "P"},
