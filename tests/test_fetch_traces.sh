@@ -5,18 +5,17 @@
 # file is refused and leaves nothing behind; --check finds a changed or missing file; an
 # unreachable server fails at once pointing to --mirror; files pinned only by their git blob id
 # are verified by it; and the download path itself, through curl from a loopback HTTP server.
-# Skipped (77) when the shared traces are absent. Usage: test_fetch_traces.sh SOURCE_ROOT
+# Where the shared traces are absent (a user's machine before fetching them), the same checks run
+# on six small synthetic files under the real names, with a manifest of their own
+# (FG_TRACES_MANIFEST) that keeps the real repositories, commits and paths, and with --files in
+# place of --subset. Usage: test_fetch_traces.sh SOURCE_ROOT
 set -u
 ROOT=${1:?usage: test_fetch_traces.sh SOURCE_ROOT}
 ROOT=$(cd "$ROOT" && pwd)
 FG=$ROOT/scripts/fetch-traces # expect (testlib.sh) runs $FG
-MAN=$ROOT/scripts/traces.sha256
+REALMAN=$ROOT/scripts/traces.sha256
+MAN=$REALMAN
 SH=${FG_SHARED_TRACES:-$ROOT/../shared/traces}
-if [ ! -d "$SH/weka-claude-code" ] || [ ! -d "$SH/mooncake" ]; then
-	echo "SKIP test_fetch_traces.sh: $SH (weka-claude-code/, mooncake/) not found: nothing to mirror"
-	exit 77
-fi
-SH=$(cd "$SH" && pwd)
 T=$(mktemp -d)
 srv=
 trap '[ -z "$srv" ] || kill "$srv" 2>/dev/null; rm -rf "$T"' EXIT
@@ -28,6 +27,41 @@ check() {
 	if "$@"; then pass "$name"; else fail "$why"; fi
 }
 
+SYN=0
+if [ ! -d "$SH/weka-claude-code" ] || [ ! -d "$SH/mooncake" ]; then
+	echo "note: $SH (weka-claude-code/, mooncake/) not found: testing on a synthetic mirror"
+	SYN=1 SH=$T/synth MAN=$T/synth.sha256
+	mkdir -p "$SH/weka-claude-code" "$SH/mooncake"
+	printf 'Synthetic licence text for the fetch test.\n' >"$SH/weka-claude-code/LICENSE"
+	for i in 1 2 3; do
+		printf '{"id": "conv-%d", "requests": [{"t": %d.5, "hash_ids": [%d, %d]}]}\n' \
+			$i $i $((i * 10)) $((i * 10 + 1)) >"$SH/weka-claude-code/trace_000$i.json"
+	done
+	for k in conversation synthetic; do
+		for t in 0 1000 2500; do
+			printf '{"timestamp": %d, "input_length": 1024, "output_length": 8, "hash_ids": [%d, %d]}\n' \
+				$t $t $((t + 1))
+		done >"$SH/mooncake/${k}_trace.jsonl"
+	done
+	# the real manifest's lines for these names (and toolagent, which the mirror lacks), with
+	# the synthetic files' sha256, size and git blob id
+	while read -r sha size blob repo commit path dest; do
+		case $dest in
+		weka-claude-code/LICENSE | weka-claude-code/trace_000[123].json | mooncake/*) ;;
+		*) continue ;;
+		esac
+		if [ -f "$SH/$dest" ]; then
+			sha=$(sha256sum <"$SH/$dest") sha=${sha%% *}
+			size=$(stat -c %s "$SH/$dest")
+			blob=$({ printf 'blob %d\0' "$size"; cat "$SH/$dest"; } | sha1sum) blob=${blob%% *}
+		fi
+		echo "$sha $size $blob $repo $commit $path $dest"
+	done < <(grep -v '^#' "$REALMAN") >"$MAN"
+	export FG_TRACES_MANIFEST=$MAN
+fi
+SH=$(cd "$SH" && pwd)
+NW=$(find "$SH/weka-claude-code" "$SH/mooncake" -type f | wc -l) # the files mirrored: 145, or 6 synthetic
+
 # ---- the manifest: 7 fields a line, one line per DEST, every file of both folders ----
 if out=$(awk '!/^#/ && NF {
 		n++; if (NF != 7) { print "line " NR ": " NF " fields"; bad = 1 }
@@ -36,7 +70,7 @@ if out=$(awk '!/^#/ && NF {
 		else if ($4 == "callanjfox/kv-cache-tester" && $6 ~ /^traces\/trace_[0-9]+\.json$/) w++
 		else if ($4 == "kvcache-ai/Mooncake" && $6 ~ /^FAST25-release\/traces\/[a-z_]+\.jsonl$/) m++
 		else { print "unexpected line " NR; bad = 1 }
-	} END { printf "%d lines: %d WEKA + %d LICENSE, %d Mooncake\n", n, w, lic, m; exit bad }' "$MAN") &&
+	} END { printf "%d lines: %d WEKA + %d LICENSE, %d Mooncake\n", n, w, lic, m; exit bad }' "$REALMAN") &&
 	[ "$out" = "743 lines: 739 WEKA + 1 LICENSE, 3 Mooncake" ]; then
 	pass "manifest: $out"
 else
@@ -60,11 +94,17 @@ for f in "$SH"/weka-claude-code/* "$SH"/mooncake/*; do
 	echo "$name" >>"$T/list"
 	nf=$((nf + 1))
 done
-check "mirror of $SH: 145 files" "mirror of $SH: $nf files, want 145" [ $nf = 145 ]
-if diff <(grep -v '^#' "$ROOT/scripts/traces.subset" | sort) <(sort "$T/list") >"$T/d"; then
-	pass "scripts/traces.subset lists exactly the files of $SH"
+check "mirror of $SH: $NW files" "mirror of $SH: $nf files, want $NW" [ $nf = "$NW" ]
+if [ $SYN = 1 ]; then
+	SUBSET=(--files "$T/list") # the synthetic tree is not scripts/traces.subset
 else
-	fail "scripts/traces.subset differs from $SH: $(head -5 "$T/d")"
+	SUBSET=(--subset)
+	check "... the project's trace set (145 files)" "$SH holds $NW files, want 145" [ "$NW" = 145 ]
+	if diff <(grep -v '^#' "$ROOT/scripts/traces.subset" | sort) <(sort "$T/list") >"$T/d"; then
+		pass "scripts/traces.subset lists exactly the files of $SH"
+	else
+		fail "scripts/traces.subset differs from $SH: $(head -5 "$T/d")"
+	fi
 fi
 
 # same_tree DIR NAME: DIR holds exactly the files of the list, each identical to $SH's
@@ -81,14 +121,14 @@ same_tree() {
 }
 
 O=$T/out
-expect 0 "145 files in $O: 145 fetched, 0 already present" "fetch from the mirror (--files)" -- \
+expect 0 "$NW files in $O: $NW fetched, 0 already present" "fetch from the mirror (--files)" -- \
 	--dest "$O" --mirror "$M" --files "$T/list"
 same_tree "$O" "the fetched tree"
-expect 0 "145 files in $O: 0 fetched, 145 already present" "a second run fetches nothing" -- \
-	--dest "$O" --mirror "$M" --subset
+expect 0 "$NW files in $O: 0 fetched, $NW already present" "a second run fetches nothing" -- \
+	--dest "$O" --mirror "$M" "${SUBSET[@]}"
 expect 0 "\[2/2\] present mooncake/synthetic_trace.jsonl" "--verbose: a line per file" -- \
-	--dest "$O" --mirror "$M" --subset --only mooncake --verbose
-expect 0 "check $O: all 145 files match the manifest" "--check --subset" -- --dest "$O" --subset --check
+	--dest "$O" --mirror "$M" "${SUBSET[@]}" --only mooncake --verbose
+expect 0 "check $O: all $NW files match the manifest" "--check ${SUBSET[0]}" -- --dest "$O" "${SUBSET[@]}" --check
 expect 1 "mooncake/toolagent_trace.jsonl: .*/toolagent_trace.jsonl is not in the mirror" "a file the mirror lacks is an error" -- \
 	--dest "$O" --mirror "$M" --only mooncake
 expect 1 "not in $MAN" "--files: a name not in the manifest" -- --dest "$O" --mirror "$M" --files <(echo mooncake/nope.jsonl)
@@ -100,11 +140,11 @@ w1=weka-claude-code/$(sed -n 2p "$T/list" | xargs basename)
 printf ' ' >>"$O/$w1"
 rm "$O/mooncake/synthetic_trace.jsonl"
 expect 1 "$O/$w1: differs: expected sha256 $(sha256sum <"$SH/$w1" | cut -c1-64)" "--check: a changed file" -- \
-	--dest "$O" --subset --check
-expect 1 "$O/mooncake/synthetic_trace.jsonl: missing" "--check: a missing file" -- --dest "$O" --subset --check
-expect 1 "2 of 145 files missing or different" "--check: the count" -- --dest "$O" --subset --check
-expect 0 "145 files in $O: 2 fetched, 143 already present" "a fetch replaces the changed file" -- \
-	--dest "$O" --mirror "$M" --subset
+	--dest "$O" "${SUBSET[@]}" --check
+expect 1 "$O/mooncake/synthetic_trace.jsonl: missing" "--check: a missing file" -- --dest "$O" "${SUBSET[@]}" --check
+expect 1 "2 of $NW files missing or different" "--check: the count" -- --dest "$O" "${SUBSET[@]}" --check
+expect 0 "$NW files in $O: 2 fetched, $((NW - 2)) already present" "a fetch replaces the changed file" -- \
+	--dest "$O" --mirror "$M" "${SUBSET[@]}"
 same_tree "$O" "the repaired tree"
 
 # ---- a corrupted mirror file: refused, named with both checksums, nothing left behind ----
@@ -118,7 +158,7 @@ got=$(sha256sum <"$s" | cut -c1-64)
 [ "$want" != "$got" ] || fail "the corrupted copy is the same"
 O2=$T/out2
 expect 1 "mooncake/synthetic_trace.jsonl: checksum mismatch, not written: expected sha256 $want ([0-9]* bytes), got $got" \
-	"a corrupted mirror file is refused" -- --dest "$O2" --mirror "$C" --subset --only mooncake
+	"a corrupted mirror file is refused" -- --dest "$O2" --mirror "$C" "${SUBSET[@]}" --only mooncake
 left=$(cd "$O2" && find . -type f | sort | tr '\n' ' ')
 check "the refused file left nothing behind (only the good one before it: $left)" "after the refusal: $left" \
 	[ "$left" = "./mooncake/conversation_trace.jsonl " ]
@@ -133,7 +173,7 @@ check "the blob-verified file is identical" "the blob-verified file differs" \
 printf '\n' >>"$T/out3/weka-claude-code/LICENSE"
 expect 1 "differs: expected git blob $(git hash-object --no-filters "$SH/weka-claude-code/LICENSE" 2>/dev/null)" \
 	"--check by git blob id" -- --dest "$T/out3" --files <(echo weka-claude-code/LICENSE) --check
-unset FG_TRACES_MANIFEST
+if [ $SYN = 1 ]; then export FG_TRACES_MANIFEST=$MAN; else unset FG_TRACES_MANIFEST; fi
 
 # ---- the network path: no server fails at once and names --mirror; then curl from loopback ----
 # no_network: the script, pointed at a closed loopback port, fails quickly and writes nothing
