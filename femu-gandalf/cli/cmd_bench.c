@@ -85,19 +85,19 @@ static int fill_seq(struct ftl *f, uint64_t bytes, uint64_t bs)
 }
 
 /*
- * n uniform random 4 KiB writes. The host knows its next writes, so they go in batches through
- * ftl_write_batch(), which prefetches ahead (batched = false: one ftl_write() each; the
- * results are the same, tests/test_ftl.c checks it).
+ * n uniform random writes of bs bytes at bs-aligned offsets. The host knows its next writes, so
+ * they go in batches through ftl_write_batch(), which prefetches ahead (batched = false: one
+ * ftl_write() each; the results are the same, tests/test_ftl.c checks it).
  */
-static int rand_4k_mode(struct ftl *f, uint64_t n, uint64_t *rng, bool batched)
+static int rand_writes(struct ftl *f, uint64_t n, uint64_t *rng, uint64_t bs, bool batched)
 {
 	const struct ftl_geometry *g = ftl_get_geometry(f);
-	uint64_t units = g->user_bytes / 4096;
+	uint64_t slots = g->user_bytes / bs;
 	struct ftl_wreq w[256];
 	for (uint64_t i = 0; i < n;) {
 		size_t b = n - i < 256 ? (size_t)(n - i) : 256;
 		for (size_t j = 0; j < b; j++)
-			w[j] = (struct ftl_wreq){.off = fg_rand_below(rng, units) * 4096, .len = 4096};
+			w[j] = (struct ftl_wreq){.off = fg_rand_below(rng, slots) * bs, .len = bs};
 		int rc = 0;
 		if (batched)
 			rc = ftl_write_batch(f, w, b, NULL, NULL);
@@ -109,6 +109,12 @@ static int rand_4k_mode(struct ftl *f, uint64_t n, uint64_t *rng, bool batched)
 		i += b;
 	}
 	return 0;
+}
+
+/* n uniform random 4 KiB writes */
+static int rand_4k_mode(struct ftl *f, uint64_t n, uint64_t *rng, bool batched)
+{
+	return rand_writes(f, n, rng, 4096, batched);
 }
 
 static int rand_4k(struct ftl *f, uint64_t n, uint64_t *rng)
@@ -783,7 +789,6 @@ static int bench_qlc8t(struct json_out *j, uint64_t *rng)
 	const struct ftl_geometry *g = ftl_get_geometry(f);
 	const uint64_t units = g->user_units, us = g->user_bytes / units;
 	struct ftl_stats s0, s1;
-	struct ftl_wreq w[256];
 	double t0 = now_seconds(), t_last = 0, c_last = 0;
 	int rc = fill_seq(f, g->user_bytes, 1 << 20);
 	double fill_s = now_seconds() - t0;
@@ -792,12 +797,7 @@ static int bench_qlc8t(struct json_out *j, uint64_t *rng)
 		        (unsigned long long)us, pass + 1);
 		ftl_get_stats(f, &s0);
 		double t1 = now_seconds(), c1 = cpu_seconds();
-		for (uint64_t i = 0; i < units && !rc; i += 256) {
-			size_t b = units - i < 256 ? (size_t)(units - i) : 256;
-			for (size_t k = 0; k < b; k++)
-				w[k] = (struct ftl_wreq){.off = fg_rand_below(rng, units) * us, .len = us};
-			rc = ftl_write_batch(f, w, b, NULL, NULL);
-		}
+		rc = rand_writes(f, units, rng, us, true);
 		t_last = now_seconds() - t1, c_last = cpu_seconds() - c1;
 	}
 	if (rc) {
