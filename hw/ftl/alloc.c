@@ -256,6 +256,7 @@ static int frontier_open(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *gc
 	if (g == NONE)
 		return FTL_E_FULL;
 	fr->used = 1;
+	f->gu[g].owner = fr->owner;
 	if (!sb) {
 		fr->slot[fr->cur] = (struct slot){.gblk = g, .page = 0, .unit = 0, .ready = 0};
 		return FTL_OK;
@@ -276,6 +277,7 @@ static uint64_t frontier_program(struct ftl *f, struct frontier *fr, uint64_t no
 	uint64_t done = ftl_time_program(f, s->gblk, now);
 	if (host)
 		ftl_wbuf_done(f, done);
+	f->own_media[fr->owner] += f->cfg.page_size;
 	s->unit = 0;
 	s->page++;
 	f->blk[s->gblk].wp = s->page; /* pages below wp are on NAND; the rest is buffered */
@@ -426,7 +428,7 @@ void ftl_frontier_pad(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *done)
 	if (s->gblk == NONE || !s->unit)
 		return;
 	ftl_count_prog(f, PROG_PAD, f->upp - s->unit);
-	uint64_t t = frontier_program(f, fr, now, fid != f->gc_fr);
+	uint64_t t = frontier_program(f, fr, now, fid != f->gc_fr && fid < f->cfg.host_streams);
 	if (done)
 		*done = max64(*done, t);
 }
@@ -440,8 +442,9 @@ int ftl_alloc_init(struct ftl *f)
 	/* zeroed: the snapshot stores these arrays whole, unused tails included */
 	f->closed = calloc(n ? n : 1, sizeof(uint32_t));
 	f->fifo = f->cfg.gc_policy == FTL_GC_FIFO ? calloc((size_t)2 * n, sizeof(*f->fifo)) : NULL;
-	f->nfr = f->cfg.host_streams + (f->cfg.gc_stream == FTL_GC_SEPARATE);
+	f->nfr = ftl_config_frontiers(&f->cfg);
 	f->gc_fr = f->cfg.gc_stream == FTL_GC_SEPARATE ? f->cfg.host_streams : 0;
+	f->gc_dst = f->gc_fr;
 	f->fr = calloc(f->nfr, sizeof(*f->fr));
 	if (!f->pool || !f->bucket || !f->closed || !f->fr ||
 	    (f->cfg.gc_policy == FTL_GC_FIFO && !f->fifo))
@@ -450,6 +453,13 @@ int ftl_alloc_init(struct ftl *f)
 		f->bucket[i] = NONE;
 	f->min_bucket = f->upg;
 	for (uint32_t i = 0; i < f->nfr; i++) {
+		/* host frontier i is stream (handle) i's; a GC frontier is the controller's, or with
+		 * persistently isolated handles handle i - host_streams's */
+		uint32_t h = f->cfg.host_streams;
+		f->fr[i].owner = (uint16_t)(i < h || (f->cfg.fdp && f->cfg.fdp_ruh_type ==
+		                                                        FTL_RUHT_PERSISTENTLY)
+		                                    ? i % h
+		                                    : h);
 		f->fr[i].gu = NONE;
 		f->fr[i].slot = calloc(f->g.frontier_slots, sizeof(struct slot));
 		if (!f->fr[i].slot)
@@ -464,5 +474,58 @@ int ftl_alloc_init(struct ftl *f)
 	}
 	for (uint32_t g = 0; g < n; g++)
 		f->gu[g].pool = f->cfg.gc_unit == FTL_GC_SUPERBLOCK ? 0 : plane_of(f, g);
+	return FTL_OK;
+}
+
+/*
+ * FDP's Reclaim Unit Handle Update: handle ruh's open RU is closed as it is, so that its next
+ * write opens a new one. The open page is padded first (a drive programs what it buffered). A
+ * GC unit nothing was written to goes back to the free pool; one with pages left unwritten is
+ * closed all the same (GC reclaims the unwritten space with the erase) and logged as not fully
+ * written. In block mode the handle's open block on every plane is closed.
+ */
+int ftl_fdp_ruh_update(struct ftl *f, unsigned ruh, uint64_t now, uint64_t *done)
+{
+	if (ruh >= f->cfg.host_streams)
+		return FTL_E_INVAL;
+	if (f->st.read_only)
+		return FTL_E_WORN;
+	struct frontier *fr = &f->fr[ruh];
+	uint64_t d = now;
+	ftl_frontier_pad(f, ruh, now, &d);
+	bool sb = f->cfg.gc_unit == FTL_GC_SUPERBLOCK;
+	for (uint32_t i = 0; i < f->g.frontier_slots; i++) {
+		struct slot *s = &fr->slot[i];
+		if (s->gblk == NONE)
+			continue;
+		uint32_t g = sb ? fr->gu : s->gblk;
+		bool written = false, full = true;
+		for (uint32_t k = 0; k < (sb ? f->g.frontier_slots : 1); k++) {
+			const struct slot *m = sb ? &fr->slot[k] : s;
+			if (m->gblk == NONE)
+				continue;
+			written |= m->page > 0;
+			full &= m->page == f->ppb;
+		}
+		if (!written) {
+			f->nopen--;
+			ftl_pool_put(f, g);
+		} else {
+			frontier_close_gu(f, g);
+			if (!full)
+				ftl_fdp_event(f, FTL_FDP_EV_RU_NOT_FULLY_WRITTEN, ruh, g, now, 0);
+		}
+		if (sb) {
+			fr->gu = NONE;
+			for (uint32_t k = 0; k < f->g.frontier_slots; k++)
+				fr->slot[k].gblk = NONE;
+		} else {
+			s->gblk = NONE;
+		}
+	}
+	fr->cur = 0;
+	f->clock = max64(f->clock, d);
+	if (done)
+		*done = d;
 	return FTL_OK;
 }

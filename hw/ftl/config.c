@@ -33,6 +33,7 @@ static const char *const gc_unit_names[] = {"block", "superblock", NULL};
 static const char *const gc_stream_names[] = {"separate", "shared", "shared-burst", NULL};
 static const char *const gc_policy_names[] = {"greedy", "fifo", "cost-benefit", "d-choice", NULL};
 static const char *const gc_bg_trigger_names[] = {"idle", "command", NULL};
+static const char *const ruh_type_names[] = {"initially", "persistently", NULL};
 
 #define O(f) offsetof(struct ftl_config, f)
 static const struct key keys[] = {
@@ -71,7 +72,9 @@ static const struct key keys[] = {
 	{"wl_static", K_BOOL, O(wl_static), 0, 0, NULL, "static wear leveling on|off"},
 	{"wl_threshold", K_U32, O(wl_threshold), 0, 1e7, NULL, "max-min erase count triggering static WL (0 = auto)"},
 	{"write_buffer_pages", K_U32, O(write_buffer_pages), 0, 1u << 20, NULL, "write buffer in NAND pages (0 = 2 per LUN)"},
-	{"host_streams", K_U32, O(host_streams), 1, 64, NULL, "host write frontiers (placement hints)"},
+	{"host_streams", K_U32, O(host_streams), 1, FTL_STREAMS_MAX, NULL, "host write frontiers (placement hints); with fdp=on, the reclaim unit handles"},
+	{"fdp", K_BOOL, O(fdp), 0, 0, NULL, "NVMe Flexible Data Placement: host streams are reclaim unit handles, a reclaim unit is a GC unit, per-handle statistics and events (needs gc_stream=separate)"},
+	{"fdp_ruh_type", K_ENUM, O(fdp_ruh_type), 0, 0, ruh_type_names, "FDP reclaim unit handles: initially isolated (GC mixes the handles' data) or persistently isolated (a GC frontier per handle)"},
 	{"spare_threshold_pct", K_DBL, O(spare_threshold_pct), 0, 100, NULL, "end of life when available spare < this %"},
 	{"seed", K_U64, O(seed), 0, 1.8e19, NULL, "seed of the per-block endurance draw"},
 };
@@ -301,6 +304,15 @@ static int check_bounds(const struct ftl_config *c, const struct key *k, char *e
 	return FTL_OK;
 }
 
+/* Write frontiers: the host streams, then the GC frontiers (none with gc_stream=shared or
+ * shared-burst; one, or with persistently isolated FDP handles one per handle). */
+uint32_t ftl_config_frontiers(const struct ftl_config *c)
+{
+	if (c->gc_stream != FTL_GC_SEPARATE)
+		return c->host_streams;
+	return c->host_streams + (c->fdp && c->fdp_ruh_type == FTL_RUHT_PERSISTENTLY ? c->host_streams : 1);
+}
+
 /*
  * The GC thresholds, and the check that the spare can hold the GC units that never hold
  * reclaimable data (the reserve and the open write frontiers) with room to spare.
@@ -308,7 +320,7 @@ static int check_bounds(const struct ftl_config *c, const struct key *k, char *e
 static int derive_gc(const struct ftl_config *c, struct ftl_geometry *g, char *err, size_t len)
 {
 	/* GC units that never hold reclaimable data: the reserve, and open frontier blocks */
-	uint32_t nfront = c->host_streams + (c->gc_stream == FTL_GC_SEPARATE);
+	uint32_t nfront = ftl_config_frontiers(c);
 	g->reserve_gc_units = c->gc_reserve * (g->planes / g->blocks_per_gc_unit);
 	g->fg_free_gc_units = (uint32_t)ceil(c->gc_fg_free_pct / 100.0 * g->gc_units);
 	if (g->fg_free_gc_units < g->reserve_gc_units)
@@ -357,6 +369,13 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 		return fg_err_rc(err, len, FTL_E_INVAL,
 		                 "page_size=%u: must be a multiple of unit_size=%u", c->page_size,
 		                 c->unit_size);
+	/* FDP keeps each handle's GC copies apart (persistently isolated) or pools them on one GC
+	 * frontier (initially isolated): both need GC copies off the host frontiers */
+	if (c->fdp && c->gc_stream != FTL_GC_SEPARATE)
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "gc_stream=%s: fdp=on needs gc_stream=separate (GC copies on "
+		                 "frontiers of their own, not on a handle's)",
+		                 gc_stream_names[c->gc_stream]);
 	uint64_t planes = (uint64_t)c->channels * c->luns_per_channel * c->planes_per_lun;
 	uint64_t blocks = planes * c->blocks_per_plane;
 	if (planes > 65536)

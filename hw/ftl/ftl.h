@@ -23,6 +23,7 @@
 
 #define FTL_SECTOR 512u
 #define FTL_NAME_MAX 64
+#define FTL_STREAMS_MAX 64 /* host write frontiers (FDP reclaim unit handles) at most */
 
 enum ftl_status {
 	FTL_OK = 0,
@@ -47,6 +48,11 @@ enum ftl_gc_policy { FTL_GC_GREEDY, FTL_GC_FIFO, FTL_GC_COST_BENEFIT, FTL_GC_DCH
  * after every host command while the pool is below the threshold, busy or not (command: FEMU
  * bbssd's rule, docs/ftl.md). */
 enum ftl_gc_bg_trigger { FTL_GC_BG_IDLE, FTL_GC_BG_COMMAND };
+/* NVMe Flexible Data Placement (docs/fdp.md): the host_streams frontiers become reclaim unit
+ * handles. Initially isolated: GC copies of every handle go to one GC frontier (mixed);
+ * persistently isolated: each handle has a GC frontier of its own, so its data never shares a
+ * reclaim unit with another handle's. */
+enum ftl_fdp_ruh_type { FTL_RUHT_INITIALLY, FTL_RUHT_PERSISTENTLY };
 
 /*
  * Configuration. Fill with ftl_config_default(), change with ftl_config_set() (the same
@@ -80,6 +86,8 @@ struct ftl_config {
 	uint32_t wl_threshold;   /* max-min erase count that triggers static WL; 0 = auto */
 	uint32_t write_buffer_pages; /* controller write buffer, in NAND pages; 0 = auto */
 	uint32_t host_streams;   /* host write frontiers (placement hints) */
+	bool fdp;                /* FDP: host_streams are reclaim unit handles (docs/fdp.md) */
+	enum ftl_fdp_ruh_type fdp_ruh_type;
 	double spare_threshold_pct; /* end of life when available spare falls below this */
 	uint64_t seed;           /* seeds the endurance distribution */
 };
@@ -253,6 +261,69 @@ bool ftl_is_mapped(const struct ftl *ftl, uint64_t off, uint64_t len);
  * unmapped or past the end. For hosts that want their invalidations to finish GC units off
  * (docs/placement.md). */
 double ftl_unit_valid(const struct ftl *ftl, uint64_t off);
+/* Who opened the GC unit (FDP: the reclaim unit) holding the mapping unit at byte off: the host
+ * stream (FDP handle) whose write did, or host_streams for a unit of the shared GC frontier
+ * (GC copies of initially isolated handles, or of every stream with fdp=off). -1 when off is
+ * unmapped or past the end. *ru (may be NULL) receives the GC unit's index. */
+int ftl_unit_owner(const struct ftl *ftl, uint64_t off, uint32_t *ru);
+
+/*
+ * NVMe Flexible Data Placement (fdp=on; docs/fdp.md). The host streams are the reclaim unit
+ * handles (RUH) 0..host_streams-1 and a write's stream is its placement handle; a reclaim unit
+ * (RU) is a GC unit (a superblock, or a block with gc_unit=block, where a handle has one open
+ * per plane); one reclaim group. Counted whatever fdp says (per host stream), reported by
+ * ftl_fdp_stats():
+ *   host_bytes   host bytes written through the handle (FDP statistics log: HBMW, summed)
+ *   media_bytes  NAND bytes programmed into RUs the handle's data opened: its host writes and,
+ *                with persistently isolated handles, the GC and WL copies of its data
+ *                (MBMW, summed with ctrl_media_bytes); whole pages, so a page still being
+ *                filled counts once it is programmed
+ *   erased_bytes NAND bytes erased from those RUs (MBE, summed with ctrl_erased_bytes)
+ * ctrl_*: the RUs of the shared GC frontier (initially isolated handles, or fdp=off), where
+ * GC mixes every handle's data.
+ * Events (the FDP events log page; the newest FTL_FDP_EVENTS kept):
+ *   FTL_FDP_EV_RU_NOT_FULLY_WRITTEN  ftl_fdp_ruh_update() closed an RU before it was full
+ *   FTL_FDP_EV_INVALID_PID           a write named a handle >= host_streams; it went to 0
+ *   FTL_FDP_EV_MEDIA_REALLOCATED     an erase retired blocks of an RU: nlbam is the capacity
+ *                                    lost, in logical blocks of FTL_SECTOR bytes
+ */
+#define FTL_FDP_EVENTS 64
+enum ftl_fdp_event_type {
+	FTL_FDP_EV_RU_NOT_FULLY_WRITTEN = 0x00,
+	FTL_FDP_EV_INVALID_PID = 0x03,
+	FTL_FDP_EV_MEDIA_REALLOCATED = 0x80,
+};
+struct ftl_fdp_event {
+	uint8_t type;
+	uint8_t rsvd;     /* 0 (no padding: snapshots store the ring byte for byte) */
+	uint16_t ruh;     /* the handle, or UINT16_MAX when none (an RU of the GC frontier) */
+	uint32_t ru;      /* the RU (GC unit index), UINT32_MAX when none */
+	uint64_t time_ns; /* virtual time */
+	uint64_t nlbam;   /* logical blocks moved or lost (type-specific, else 0) */
+};
+const char *ftl_fdp_event_name(uint8_t type);
+struct ftl_fdp_ruh {
+	uint64_t host_bytes, media_bytes, erased_bytes;
+	uint64_t ru_avail_bytes; /* RUAMW: what its open RU (or the next, if none) still takes */
+	uint32_t ru;             /* its open RU (plane 0's in block mode), UINT32_MAX when none */
+};
+struct ftl_fdp_stats {
+	uint32_t nruh;
+	bool persistently;        /* handle type */
+	uint64_t ru_bytes;        /* nominal RU size (RUNS): a GC unit's NAND bytes */
+	uint64_t hbmw, mbmw, mbe; /* the statistics log page's sums */
+	uint64_t ctrl_media_bytes, ctrl_erased_bytes;
+	uint64_t events; /* logged since the drive was made (the ring keeps the last 64) */
+	struct ftl_fdp_ruh ruh[FTL_STREAMS_MAX];
+};
+void ftl_fdp_stats(const struct ftl *ftl, struct ftl_fdp_stats *st);
+/* The kept events, oldest first, at most max; returns how many. */
+size_t ftl_fdp_events(const struct ftl *ftl, struct ftl_fdp_event *ev, size_t max);
+/* Reclaim Unit Handle Update (I/O Management Send): handle ruh's next write starts a new RU.
+ * Its open page is padded and programmed (counted as padding) and its RU closed; an RU with
+ * unwritten pages left logs FTL_FDP_EV_RU_NOT_FULLY_WRITTEN. FTL_E_INVAL for a handle out of
+ * range, FTL_E_WORN after end of life. */
+int ftl_fdp_ruh_update(struct ftl *ftl, unsigned ruh, uint64_t now_ns, uint64_t *done_ns);
 
 /* Counters. All bytes are uint64_t; WAF = nand_write_bytes / host_write_bytes. */
 struct ftl_stats {

@@ -34,6 +34,8 @@ struct gu {
 	uint64_t close_seq;  /* when it was closed: age for FIFO and cost-benefit */
 	uint32_t pool;       /* free pool (plane in block mode, 0 in superblock mode) */
 	uint8_t state;
+	uint16_t owner;      /* who opened it: host stream (FDP handle) h, or host_streams for
+	                      * the shared GC frontier (fits the padding: sizeof unchanged) */
 };
 
 struct blk {
@@ -54,6 +56,7 @@ struct frontier {
 	uint32_t cur;     /* slot receiving the next unit */
 	uint8_t cause;    /* PROG_HOST or PROG_GC */
 	uint8_t used;     /* has ever been opened */
+	uint16_t owner;   /* the owner of the GC units it opens (struct gu) */
 	struct slot *slot;
 };
 
@@ -104,8 +107,9 @@ struct ftl {
 	struct heap *pool;
 	uint32_t npools, nfree, nopen, nretired_gu;
 
-	struct frontier *fr;   /* host_streams host frontiers, then the GC frontier */
+	struct frontier *fr;   /* host_streams host frontiers, then the GC frontier(s) */
 	uint32_t nfr, gc_fr;
+	uint32_t gc_dst;       /* where the victim in hand moves to (ftl_relocate) */
 	bool in_gc;
 	uint32_t gc_futile; /* FIFO victims in a row with nothing to reclaim */
 	uint32_t bg_min_reclaim; /* background GC skips victims reclaiming fewer units */
@@ -143,6 +147,13 @@ struct ftl {
 
 	/* stats */
 	struct ftl_stats st;
+	/* per owner (host stream / FDP handle h < host_streams, then the shared GC frontier):
+	 * host bytes written, NAND bytes programmed (whole pages, padding included), bytes erased */
+	uint64_t own_host[FTL_STREAMS_MAX + 1], own_media[FTL_STREAMS_MAX + 1],
+	        own_erased[FTL_STREAMS_MAX + 1];
+	struct ftl_fdp_event ev[FTL_FDP_EVENTS]; /* ring, oldest at ev_head */
+	uint32_t ev_head, ev_n;
+	uint64_t ev_total;
 	uint64_t win_host[9], win_nand[9], win_erase[9];
 	uint32_t win_n;
 	uint64_t win_step, win_next;
@@ -151,6 +162,7 @@ struct ftl {
 
 /* config.c */
 int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char *err, size_t len);
+uint32_t ftl_config_frontiers(const struct ftl_config *c);
 
 /* map.c */
 void ftl_invalidate(struct ftl *f, uint32_t ppn);
@@ -196,6 +208,8 @@ void ftl_wbuf_done(struct ftl *f, uint64_t done);
 
 /* stats.c */
 void ftl_stats_tick(struct ftl *f);
+void ftl_fdp_event(struct ftl *f, uint8_t type, uint32_t ruh, uint32_t ru, uint64_t now,
+                   uint64_t nlbam);
 void ftl_count_prog(struct ftl *f, uint8_t cause, uint64_t units);
 
 /* small helpers */

@@ -12,7 +12,8 @@
  *                 replacement). O(d).
  * GC of a unit with no reclaimable space cannot make progress: that, and only that, is "full".
  *
- * GC copies go to the GC frontier (gc_stream=separate) or to host frontier 0 (shared, the
+ * GC copies go to the GC frontier (gc_stream=separate; with persistently isolated FDP handles,
+ * the victim's handle's GC frontier) or to host frontier 0 (shared, the
  * layout the classic analytic models assume, and shared-burst, FEMU's; alloc.c says how the two
  * differ). Reads cost tR per page holding valid data and a
  * channel transfer per unit; programs and the erase occupy their LUNs, delaying host I/O.
@@ -178,6 +179,12 @@ static int relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 int ftl_relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 {
 	ftl_closed_del(f, g);
+	/* persistently isolated FDP handles: the copies stay with their handle's data */
+	uint32_t o = f->gu[g].owner;
+	f->gc_dst = f->cfg.fdp && f->cfg.fdp_ruh_type == FTL_RUHT_PERSISTENTLY &&
+	                            o < f->cfg.host_streams
+	                    ? f->gc_fr + o
+	                    : f->gc_fr;
 	int rc = relocate(f, g, cause, now);
 	if (rc) {
 		/* out of space mid-way (the reserve prevents it; stay consistent anyway) */

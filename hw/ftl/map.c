@@ -126,7 +126,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 	for (uint32_t i = 0; i < n; i++) {
 		if (f->upp > 1 && i + 1 < n) {
 			/* units that fit the GC frontier's open page before its last: one reservation */
-			uint32_t k, ppn = ftl_frontier_take_run(f, f->gc_fr, t, n - i, &k, &err, cause,
+			uint32_t k, ppn = ftl_frontier_take_run(f, f->gc_dst, t, n - i, &k, &err, cause,
 			                                        NULL);
 			if (k) {
 				struct inval iv = {NONE, 0};
@@ -147,7 +147,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 				break;
 		}
 		uint32_t old = ppn_old[i], lpn = f->p2l[old] - 1;
-		uint32_t ppn = ftl_frontier_take(f, f->gc_fr, t, &err, cause, NULL);
+		uint32_t ppn = ftl_frontier_take(f, f->gc_dst, t, &err, cause, NULL);
 		if (ppn == NONE)
 			break;
 		ftl_invalidate(f, old);
@@ -227,7 +227,15 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	background_gc(f, now);
 	if (f->link_fp) /* the data crosses the host link before the controller can place it */
 		done = now = ftl_time_link(f, len, now);
-	uint32_t fid = f->cfg.host_streams == 1 ? 0 : stream % f->cfg.host_streams;
+	uint32_t fid;
+	if (f->cfg.fdp && stream >= f->cfg.host_streams) {
+		/* no such handle: the write goes to handle 0, as a drive does, and the log says so */
+		ftl_fdp_event(f, FTL_FDP_EV_INVALID_PID, stream > UINT16_MAX ? UINT16_MAX : stream,
+		              UINT32_MAX, now, 0);
+		fid = 0;
+	} else {
+		fid = f->cfg.host_streams == 1 ? 0 : stream % f->cfg.host_streams;
+	}
 	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
 	const bool head_part = unit_rem(f, off) != 0, tail_part = unit_rem(f, off + len) != 0;
 	f->st.host_write_cmds++;
@@ -256,6 +264,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 			 * written; count exactly what was) */
 			ftl_count_prog(f, PROG_HOST, run_units);
 			f->st.host_write_bytes += lpn == first ? 0 : (lpn * us - off);
+			f->own_host[fid] += lpn == first ? 0 : (lpn * us - off);
 			ftl_stats_tick(f);
 			return err;
 		}
@@ -266,6 +275,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 			/* units before this one are written; count exactly what was */
 			ftl_count_prog(f, PROG_HOST, run_units);
 			f->st.host_write_bytes += lpn == first ? 0 : (lpn * us - off);
+			f->own_host[fid] += lpn == first ? 0 : (lpn * us - off);
 			ftl_stats_tick(f);
 			return err;
 		}
@@ -274,6 +284,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	}
 	ftl_count_prog(f, PROG_HOST, run_units);
 	f->st.host_write_bytes += len;
+	f->own_host[fid] += len;
 	done += f->t_cmd_ns;
 	f->clock = max64(f->clock, done);
 	command_gc(f, now);
@@ -657,4 +668,16 @@ double ftl_unit_valid(const struct ftl *f, uint64_t off)
 	if (u->state != GU_CLOSED || !u->cap)
 		return 1; /* still being written (or being reclaimed): no GC victim yet */
 	return (double)u->valid / u->cap;
+}
+
+int ftl_unit_owner(const struct ftl *f, uint64_t off, uint32_t *ru)
+{
+	if (off >= f->g.user_bytes)
+		return -1;
+	uint32_t e = f->l2p[off / f->cfg.unit_size];
+	if (!e)
+		return -1;
+	if (ru)
+		*ru = (e - 1) / f->upg;
+	return f->gu[(e - 1) / f->upg].owner;
 }

@@ -25,7 +25,8 @@
 #include "parse.h"
 
 #define MAGIC "FGFTLSNP"
-#define VERSION 3u /* 2: per-plane timing, suspend and host link state; 3: the host tag */
+#define VERSION 4u /* 2: per-plane timing, suspend and host link state; 3: the host tag;
+                    * 4: per-stream (FDP handle) counters and FDP events */
 #define OLDEST 2u  /* the oldest version still read (a v2 file has no tag) */
 
 struct hdr {
@@ -111,6 +112,13 @@ static void body(const struct ftl *f, struct wr *w, const char *cfgtext)
 	put_sec(w, f->ch_busy, (uint64_t)f->ch * sizeof(uint64_t));
 	put_sec(w, f->wbuf, (uint64_t)f->nwbuf * sizeof(uint64_t));
 	put_sec(w, f->tag, sizeof(f->tag));
+	put_sec(w, f->own_host, sizeof(f->own_host));
+	put_sec(w, f->own_media, sizeof(f->own_media));
+	put_sec(w, f->own_erased, sizeof(f->own_erased));
+	put_sec(w, f->ev, sizeof(f->ev));
+	put_sec(w, &f->ev_head, sizeof(f->ev_head));
+	put_sec(w, &f->ev_n, sizeof(f->ev_n));
+	put_sec(w, &f->ev_total, sizeof(f->ev_total));
 }
 
 static void fill_hdr(struct hdr *h)
@@ -332,6 +340,24 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 	get_sec(&r, f->wbuf, (uint64_t)f->nwbuf * sizeof(uint64_t), "write buffer");
 	if (h.version >= 3)
 		get_sec(&r, f->tag, sizeof(f->tag), "tag");
+	if (h.version >= 4) {
+		get_sec(&r, f->own_host, sizeof(f->own_host), "stream counters");
+		get_sec(&r, f->own_media, sizeof(f->own_media), "stream counters");
+		get_sec(&r, f->own_erased, sizeof(f->own_erased), "stream counters");
+		get_sec(&r, f->ev, sizeof(f->ev), "fdp events");
+		get_sec(&r, &f->ev_head, sizeof(f->ev_head), "fdp events");
+		get_sec(&r, &f->ev_n, sizeof(f->ev_n), "fdp events");
+		get_sec(&r, &f->ev_total, sizeof(f->ev_total), "fdp events");
+		if (!r.bad && (f->ev_head >= FTL_FDP_EVENTS || f->ev_n > FTL_FDP_EVENTS)) {
+			r.bad = 2;
+			r.what = "fdp events";
+		}
+	} else {
+		/* older drives did not record who opened a GC unit: the shared GC frontier's, and
+		 * the per-stream counters start at this load (docs/fdp.md) */
+		for (uint32_t g = 0; g < f->g.gc_units; g++)
+			f->gu[g].owner = (uint16_t)f->cfg.host_streams;
+	}
 	if (!r.bad && memchr(f->tag, 0, sizeof(f->tag)) == NULL) {
 		r.bad = 2;
 		r.what = "tag";
@@ -351,7 +377,8 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 				goto inconsistent;
 	}
 	for (uint32_t g = 0; g < f->g.gc_units; g++)
-		if (f->gu[g].state > GU_RETIRED || f->gu[g].pool >= f->npools)
+		if (f->gu[g].state > GU_RETIRED || f->gu[g].pool >= f->npools ||
+		    f->gu[g].owner > f->cfg.host_streams)
 			goto inconsistent;
 	for (uint32_t i = 0; i < f->npools; i++)
 		for (uint32_t k = 0; k < f->pool[i].n; k++)

@@ -240,6 +240,130 @@ void ftl_lifetime_scaled(const struct ftl *f, double bytes_per_day, double pe_sc
 	lt->erase_cumulative_days = lt->elapsed_days + to_go / (cum * bytes_per_day);
 }
 
+/* ---- FDP (ftl.h, docs/fdp.md) ---- */
+
+void ftl_fdp_event(struct ftl *f, uint8_t type, uint32_t ruh, uint32_t ru, uint64_t now,
+                   uint64_t nlbam)
+{
+	struct ftl_fdp_event *e;
+	if (f->ev_n < FTL_FDP_EVENTS) {
+		e = &f->ev[(f->ev_head + f->ev_n++) % FTL_FDP_EVENTS];
+	} else { /* full: the oldest goes */
+		e = &f->ev[f->ev_head];
+		f->ev_head = (f->ev_head + 1) % FTL_FDP_EVENTS;
+	}
+	*e = (struct ftl_fdp_event){.type = type, .ruh = (uint16_t)ruh, .ru = ru, .time_ns = now,
+	                            .nlbam = nlbam};
+	f->ev_total++;
+}
+
+const char *ftl_fdp_event_name(uint8_t type)
+{
+	switch (type) {
+	case FTL_FDP_EV_RU_NOT_FULLY_WRITTEN: return "ru-not-fully-written";
+	case FTL_FDP_EV_INVALID_PID: return "invalid-placement-id";
+	case FTL_FDP_EV_MEDIA_REALLOCATED: return "media-reallocated";
+	}
+	return "unknown";
+}
+
+size_t ftl_fdp_events(const struct ftl *f, struct ftl_fdp_event *ev, size_t max)
+{
+	size_t n = f->ev_n < max ? f->ev_n : max;
+	for (size_t i = 0; i < n; i++)
+		ev[i] = f->ev[(f->ev_head + f->ev_n - n + i) % FTL_FDP_EVENTS];
+	return n;
+}
+
+/* Units a frontier's open RU still takes (its current GC unit in superblock mode, the open
+ * blocks of its slots in block mode); a whole RU when none is open. */
+static uint64_t ru_avail_units(const struct ftl *f, const struct frontier *fr, uint32_t *ru)
+{
+	uint64_t n = 0;
+	bool open = false;
+	*ru = UINT32_MAX;
+	for (uint32_t i = 0; i < f->g.frontier_slots; i++) {
+		const struct slot *s = &fr->slot[i];
+		if (s->gblk == NONE)
+			continue;
+		if (!open)
+			*ru = f->cfg.gc_unit == FTL_GC_SUPERBLOCK ? fr->gu : s->gblk;
+		open = true;
+		n += (uint64_t)(f->ppb - s->page) * f->upp - s->unit;
+	}
+	return open ? n : f->upg;
+}
+
+void ftl_fdp_stats(const struct ftl *f, struct ftl_fdp_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	uint32_t h = f->cfg.host_streams;
+	st->nruh = h;
+	st->persistently = f->cfg.fdp_ruh_type == FTL_RUHT_PERSISTENTLY;
+	st->ru_bytes = (uint64_t)f->ppb * f->bpg * f->cfg.page_size;
+	for (uint32_t i = 0; i < h; i++) {
+		struct ftl_fdp_ruh *r = &st->ruh[i];
+		r->host_bytes = f->own_host[i];
+		r->media_bytes = f->own_media[i];
+		r->erased_bytes = f->own_erased[i];
+		r->ru_avail_bytes = ru_avail_units(f, &f->fr[i], &r->ru) * f->cfg.unit_size;
+		st->hbmw += r->host_bytes;
+		st->mbmw += r->media_bytes;
+		st->mbe += r->erased_bytes;
+	}
+	st->ctrl_media_bytes = f->own_media[h];
+	st->ctrl_erased_bytes = f->own_erased[h];
+	st->mbmw += st->ctrl_media_bytes;
+	st->mbe += st->ctrl_erased_bytes;
+	st->events = f->ev_total;
+}
+
+static void fdp_json(const struct ftl *f, struct json_out *j)
+{
+	struct ftl_fdp_stats st;
+	struct ftl_fdp_event ev[FTL_FDP_EVENTS];
+	ftl_fdp_stats(f, &st);
+	jout_object(j, "fdp", JOUT_BLOCK);
+	jout_str(j, "ruh_type", st.persistently ? "persistently-isolated" : "initially-isolated");
+	jout_u64(j, "reclaim_groups", 1);
+	jout_u64(j, "reclaim_unit_handles", st.nruh);
+	jout_u64(j, "reclaim_unit_bytes", st.ru_bytes);
+	jout_u64(j, "hbmw_bytes", st.hbmw);
+	jout_u64(j, "mbmw_bytes", st.mbmw);
+	jout_u64(j, "mbe_bytes", st.mbe);
+	jout_u64(j, "gc_frontier_media_bytes", st.ctrl_media_bytes);
+	jout_u64(j, "gc_frontier_erased_bytes", st.ctrl_erased_bytes);
+	jout_array(j, "handles", JOUT_BLOCK);
+	for (uint32_t i = 0; i < st.nruh; i++) {
+		const struct ftl_fdp_ruh *r = &st.ruh[i];
+		jout_object(j, NULL, JOUT_INLINE);
+		jout_u64(j, "ruh", i);
+		jout_u64(j, "host_bytes", r->host_bytes);
+		jout_u64(j, "media_bytes", r->media_bytes);
+		jout_u64(j, "erased_bytes", r->erased_bytes);
+		jout_u64(j, "ru_available_bytes", r->ru_avail_bytes);
+		jout_end(j);
+	}
+	jout_end(j);
+	jout_u64(j, "events_total", st.events);
+	size_t n = ftl_fdp_events(f, ev, FTL_FDP_EVENTS);
+	jout_array(j, "events", JOUT_BLOCK);
+	for (size_t i = 0; i < n; i++) {
+		jout_object(j, NULL, JOUT_INLINE);
+		jout_str(j, "type", ftl_fdp_event_name(ev[i].type));
+		jout_u64(j, "code", ev[i].type);
+		if (ev[i].ruh != UINT16_MAX)
+			jout_u64(j, "ruh", ev[i].ruh);
+		if (ev[i].ru != UINT32_MAX)
+			jout_u64(j, "ru", ev[i].ru);
+		jout_u64(j, "time_ns", ev[i].time_ns);
+		jout_u64(j, "nlbam", ev[i].nlbam);
+		jout_end(j);
+	}
+	jout_end(j);
+	jout_end(j);
+}
+
 void ftl_json_members(const struct ftl *f, double bytes_per_day, struct json_out *j)
 {
 	struct ftl_stats st;
@@ -312,6 +436,8 @@ void ftl_json_members(const struct ftl *f, double bytes_per_day, struct json_out
 						 (st.percentage_used >= 100 ? 4u : 0u) | (st.read_only ? 8u : 0u));
 	jout_end(j);
 	jout_bool(j, "read_only", st.read_only);
+	if (f->cfg.fdp)
+		fdp_json(f, j);
 	jout_u64(j, "metadata_bytes", ftl_metadata_bytes(f));
 	jout_u64(j, "virtual_time_ns", st.clock_ns);
 }

@@ -61,7 +61,7 @@ static double gauss(uint64_t rng[4])
 /* Units that hold no reclaimable space at steady state: GC reserve + open frontier blocks. */
 uint64_t ftl_held_units(const struct ftl *f)
 {
-	uint64_t nfront = f->cfg.host_streams + (f->cfg.gc_stream == FTL_GC_SEPARATE);
+	uint64_t nfront = f->nfr;
 	return (uint64_t)f->g.fg_free_gc_units * f->upg + nfront * f->g.frontier_slots * f->upb;
 }
 
@@ -103,7 +103,7 @@ bool ftl_worn_out(const struct ftl *f)
 void ftl_erase_gu(struct ftl *f, uint32_t g, uint64_t now)
 {
 	struct gu *u = &f->gu[g];
-	uint32_t emax = 0;
+	uint32_t emax = 0, cap0 = u->cap;
 	for (uint32_t i = 0; i < f->bpg; i++) {
 		uint32_t b = g * f->bpg + i;
 		struct blk *k = &f->blk[b];
@@ -115,6 +115,7 @@ void ftl_erase_gu(struct ftl *f, uint32_t g, uint64_t now)
 		k->wp = 0;
 		f->erase_sum++;
 		f->st.erases++;
+		f->own_erased[u->owner] += (uint64_t)f->ppb * f->cfg.page_size;
 		if (k->erase >= k->endurance) {
 			k->bad = 1;
 			f->live_blocks--;
@@ -132,6 +133,10 @@ void ftl_erase_gu(struct ftl *f, uint32_t g, uint64_t now)
 	}
 	f->nopen--;
 	u->erase = emax;
+	if (f->cfg.fdp && u->cap < cap0) /* the RU lost capacity: FDP's media reallocated */
+		ftl_fdp_event(f, FTL_FDP_EV_MEDIA_REALLOCATED,
+		              u->owner < f->cfg.host_streams ? u->owner : UINT16_MAX, g, now,
+		              (uint64_t)(cap0 - u->cap) * f->cfg.unit_size / FTL_SECTOR);
 	if (!u->cap) {
 		u->state = GU_RETIRED;
 		f->nretired_gu++;
