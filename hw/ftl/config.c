@@ -321,7 +321,11 @@ static int derive_gc(const struct ftl_config *c, struct ftl_geometry *g, char *e
 {
 	/* GC units that never hold reclaimable data: the reserve, and open frontier blocks */
 	uint32_t nfront = ftl_config_frontiers(c);
-	g->reserve_gc_units = c->gc_reserve * (g->planes / g->blocks_per_gc_unit);
+	/* per slot of every GC frontier: one victim's copies may open a block on each slot of
+	 * its frontier before its erase frees one, and persistently isolated handles have a GC
+	 * frontier each, any of which the next victim may need */
+	uint32_t ngc = c->fdp && c->fdp_ruh_type == FTL_RUHT_PERSISTENTLY ? c->host_streams : 1;
+	g->reserve_gc_units = c->gc_reserve * (g->planes / g->blocks_per_gc_unit) * ngc;
 	g->fg_free_gc_units = (uint32_t)ceil(c->gc_fg_free_pct / 100.0 * g->gc_units);
 	if (g->fg_free_gc_units < g->reserve_gc_units)
 		g->fg_free_gc_units = g->reserve_gc_units;
