@@ -355,6 +355,23 @@ PY
 "$FG" kv --trace "$SRC/traces/multiturn-small.jsonl" --dram 1G --device none --ssd 8G --policy all >"$T/all.csv" 2>"$T/err" || fail "kv --policy all: $(cat "$T/err")"
 [ "$(wc -l <"$T/all.csv")" -ge 6 ] && pass "kv --policy all prints a CSV row per policy" || fail "kv --policy all CSV: $(cat "$T/all.csv")"
 
+# ---- FDP (docs/fdp.md): kv's placement hints as reclaim unit handles, the fdp object in --json ----
+"$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M --device tiny --policy gandalf \
+	--streams kind+session:4 --set fdp=on --set fdp_ruh_type=persistently --loop 4 --json >"$T/fdp.json" 2>"$T/err" &&
+	python3 - "$T/fdp.json" <<'PY' && pass "kv --set fdp=on: HBMW = the SSD tier's writes, per handle, MBMW >= HBMW, 8 handles" || fail "kv fdp: $(cat "$T/err")"
+import json, sys
+d = json.load(open(sys.argv[1])); f = d["fdp"]
+assert f["reclaim_unit_handles"] == 8 and f["ruh_type"] == "persistently-isolated"
+assert f["hbmw_bytes"] == d["ssd_write_bytes"] == sum(h["host_bytes"] for h in f["handles"])
+assert f["mbmw_bytes"] >= f["hbmw_bytes"] and f["gc_frontier_media_bytes"] == 0
+assert all(h["host_bytes"] > 0 for h in f["handles"])
+PY
+"$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M --device tiny --policy lru --json >"$T/nofdp.json" 2>&1 &&
+	! grep -q '"fdp"' "$T/nofdp.json" && pass "kv without fdp: no fdp object" || fail "kv without fdp printed fdp"
+if "$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M --device tiny --policy lru \
+	--set fdp=on --set gc_stream=shared --json >/dev/null 2>"$T/err"; then fail "fdp=on with gc_stream=shared accepted"
+else grep -q "gc_stream=shared: fdp=on needs gc_stream=separate" "$T/err" && pass "fdp=on refuses gc_stream=shared, naming the key" || fail "fdp/gc_stream error: $(cat "$T/err")"; fi
+
 # ---- FEMU bbssd reproduced: the femu-bbssd preset's GC rules (gc_bg_trigger=command, victims
 # under 1/8 invalid skipped by background GC) on FEMU's 512 MiB geometry, zero latencies, a
 # sequential fill then 4 user capacities of random 4 KiB writes, against the WAF FEMU itself

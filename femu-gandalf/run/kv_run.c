@@ -269,6 +269,10 @@ static void kv_figures(struct kv_result *res, struct kvsim *s, struct ftl *f)
 	if (f) {
 		res->have_ftl = true;
 		ftl_get_stats(f, &res->fs);
+		if ((res->fdp = ftl_get_config(f)->fdp)) {
+			ftl_fdp_stats(f, &res->fdp_st);
+			res->fdp_nev = ftl_fdp_events(f, res->fdp_ev, FTL_FDP_EVENTS);
+		}
 		ftl_lifetime(f, res->bpd, &res->lt);
 		res->drive_writes =
 		        (double)res->fs.host_write_bytes / (double)ftl_get_geometry(f)->user_bytes;
@@ -542,6 +546,8 @@ static void json_drive(const struct kv_result *r, struct json_out *j)
 	}
 	jout_end(j);
 	jout_u64(j, "ftl_errors", r->st.ftl_errors);
+	if (r->fdp) /* (only then: the output without FDP is as it was) */
+		ftl_fdp_json(&r->fdp_st, r->fdp_ev, r->fdp_nev, j);
 	run_eol_json(&r->eol, j); /* (null without a drive: it cannot die) */
 	if (r->drive_writes_target) {
 		jout_num(j, "drive_writes_target", "%.6g", r->drive_writes_target);

@@ -392,6 +392,10 @@ struct kv_result {
 	bool have_ftl;             /* a drive: fs and lt are filled */
 	bool sink_failed;          /* the run stopped because opts.sink failed (its owner says why) */
 	struct ftl_stats fs;       /* the drive at the end */
+	bool fdp;                  /* the drive has fdp=on: fdp_st and fdp_ev are filled */
+	struct ftl_fdp_stats fdp_st;
+	struct ftl_fdp_event fdp_ev[FTL_FDP_EVENTS];
+	size_t fdp_nev;
 	struct ftl_lifetime lt;    /* at bpd */
 	double duration;           /* trace seconds, first to last request over every pass */
 	double bpd;                /* SSD host bytes per day of trace time */

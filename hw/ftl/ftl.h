@@ -317,6 +317,11 @@ struct ftl_fdp_stats {
 	struct ftl_fdp_ruh ruh[FTL_STREAMS_MAX];
 };
 void ftl_fdp_stats(const struct ftl *ftl, struct ftl_fdp_stats *st);
+/* The "fdp" member (docs/output.md) of the JSON object open in j: st and n events. ftl_json()
+ * writes it when fdp=on. */
+struct json_out;
+void ftl_fdp_json(const struct ftl_fdp_stats *st, const struct ftl_fdp_event *ev, size_t n,
+                  struct json_out *j);
 /* The kept events, oldest first, at most max; returns how many. */
 size_t ftl_fdp_events(const struct ftl *ftl, struct ftl_fdp_event *ev, size_t max);
 /* Reclaim Unit Handle Update (I/O Management Send): handle ruh's next write starts a new RU.

@@ -318,11 +318,10 @@ void ftl_fdp_stats(const struct ftl *f, struct ftl_fdp_stats *st)
 	st->events = f->ev_total;
 }
 
-static void fdp_json(const struct ftl *f, struct json_out *j)
+void ftl_fdp_json(const struct ftl_fdp_stats *sp, const struct ftl_fdp_event *ev, size_t n,
+                  struct json_out *j)
 {
-	struct ftl_fdp_stats st;
-	struct ftl_fdp_event ev[FTL_FDP_EVENTS];
-	ftl_fdp_stats(f, &st);
+	const struct ftl_fdp_stats st = *sp;
 	jout_object(j, "fdp", JOUT_BLOCK);
 	jout_str(j, "ruh_type", st.persistently ? "persistently-isolated" : "initially-isolated");
 	jout_u64(j, "reclaim_groups", 1);
@@ -346,7 +345,6 @@ static void fdp_json(const struct ftl *f, struct json_out *j)
 	}
 	jout_end(j);
 	jout_u64(j, "events_total", st.events);
-	size_t n = ftl_fdp_events(f, ev, FTL_FDP_EVENTS);
 	jout_array(j, "events", JOUT_BLOCK);
 	for (size_t i = 0; i < n; i++) {
 		jout_object(j, NULL, JOUT_INLINE);
@@ -362,6 +360,14 @@ static void fdp_json(const struct ftl *f, struct json_out *j)
 	}
 	jout_end(j);
 	jout_end(j);
+}
+
+static void fdp_json(const struct ftl *f, struct json_out *j)
+{
+	struct ftl_fdp_stats st;
+	struct ftl_fdp_event ev[FTL_FDP_EVENTS];
+	ftl_fdp_stats(f, &st);
+	ftl_fdp_json(&st, ev, ftl_fdp_events(f, ev, FTL_FDP_EVENTS), j);
 }
 
 void ftl_json_members(const struct ftl *f, double bytes_per_day, struct json_out *j)
