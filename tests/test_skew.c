@@ -508,60 +508,68 @@ static void header(void)
 	       "---------|\n");
 }
 
-/* FIFO: Eq. 14 within 1% in both stream modes (FIFO's victim order ignores the segregation). */
-static void test_fifo_skew(void **state)
+/* Run fn on every (skew, Sf) point this build runs, after the table's header. */
+static void each_point(void (*fn)(const struct skew *k, double sf))
 {
-	(void)state;
 	header();
-	for (size_t s = 0; s < sizeof(sfs) / sizeof(sfs[0]); s++) {
-		for (size_t w = 0; w < sizeof(skews) / sizeof(skews[0]); w++) {
-			const struct skew *k = &skews[w];
-			if (!point_runs(sfs[s], w))
-				continue;
-			for (int m = M_SHARED; m <= M_SEPARATE; m++) {
-				struct point f = run_ftl(k, sfs[s], REF_FIFO, (enum mode)m, false, FTL_RUHT_INITIALLY);
-				struct point r =
-				        run_ref(k, sfs[s], REF_FIFO, m == M_SEPARATE, false, 0, false);
-				double model = model_lrw(k, 1 / (1 - f.eff_sf));
-				row("fifo", mode_name[m], k->name, sfs[s], f.waf, r.waf, model);
-				assert_near(f.eff_sf, r.eff_sf, 1e-9);
-				assert_true(fabs(f.waf - model) / model <= 0.01);
-				assert_true(fabs(f.waf - r.waf) / r.waf <= 0.01);
-			}
-		}
+	for (size_t s = 0; s < sizeof(sfs) / sizeof(sfs[0]); s++)
+		for (size_t w = 0; w < sizeof(skews) / sizeof(skews[0]); w++)
+			if (point_runs(sfs[s], w))
+				fn(&skews[w], sfs[s]);
+}
+
+/* FIFO: Eq. 14 within 1% in both stream modes (FIFO's victim order ignores the segregation). */
+static void fifo_point(const struct skew *k, double sf)
+{
+	for (int m = M_SHARED; m <= M_SEPARATE; m++) {
+		struct point f = run_ftl(k, sf, REF_FIFO, (enum mode)m, false, FTL_RUHT_INITIALLY);
+		struct point r = run_ref(k, sf, REF_FIFO, m == M_SEPARATE, false, 0, false);
+		double model = model_lrw(k, 1 / (1 - f.eff_sf));
+		row("fifo", mode_name[m], k->name, sf, f.waf, r.waf, model);
+		assert_near(f.eff_sf, r.eff_sf, 1e-9);
+		assert_true(fabs(f.waf - model) / model <= 0.01);
+		assert_true(fabs(f.waf - r.waf) / r.waf <= 0.01);
 	}
 }
 
+static void test_fifo_skew(void **state)
+{
+	(void)state;
+	each_point(fifo_point);
+}
+
+/* One gain line: how much higher the first configuration's WAF is than the second's. */
+static void gain_row(const char *what, const char *wl, double sf, double gain_ftl, double gain_ref)
+{
+	printf("| greedy | %-12s | %-7s | %.2f | %+6.2f%% | %+6.2f%% |       - |         |          |\n",
+	       what, wl, sf, 100 * gain_ftl, 100 * gain_ref);
+}
+
 /* Greedy: each mode against its reference, and separate's gain as the reference shows it. */
+static void greedy_point(const struct skew *k, double sf)
+{
+	struct point fs = run_ftl(k, sf, REF_GREEDY, M_SHARED, false, FTL_RUHT_INITIALLY);
+	struct point fp = run_ftl(k, sf, REF_GREEDY, M_SEPARATE, false, FTL_RUHT_INITIALLY);
+	struct point fb = run_ftl(k, sf, REF_GREEDY, M_BURST, false, FTL_RUHT_INITIALLY);
+	struct point rs = run_ref(k, sf, REF_GREEDY, false, false, 0, false);
+	struct point rp = run_ref(k, sf, REF_GREEDY, true, false, 0, false);
+	row("greedy", "shared", k->name, sf, fs.waf, rs.waf,
+	    model_greedy_mixed(k, 1 / (1 - fs.eff_sf), NP));
+	row("greedy", "separate", k->name, sf, fp.waf, rp.waf, NAN);
+	row("greedy", "shared-burst", k->name, sf, fb.waf, rs.waf, NAN);
+	double gain_ftl = fs.waf / fp.waf - 1, gain_ref = rs.waf / rp.waf - 1;
+	gain_row("sep. gain", k->name, sf, gain_ftl, gain_ref);
+	assert_true(fabs(fs.waf - rs.waf) / rs.waf <= 0.02);
+	assert_true(fabs(fp.waf - rp.waf) / rp.waf <= 0.02);
+	assert_true(fabs(gain_ftl - gain_ref) <= 0.015);
+	assert_true(gain_ftl > 0.005);
+	assert_near(fb.waf, fp.waf, fabs(fb.waf - fs.waf));
+}
+
 static void test_greedy_skew(void **state)
 {
 	(void)state;
-	header();
-	for (size_t s = 0; s < sizeof(sfs) / sizeof(sfs[0]); s++) {
-		for (size_t w = 0; w < sizeof(skews) / sizeof(skews[0]); w++) {
-			const struct skew *k = &skews[w];
-			if (!point_runs(sfs[s], w))
-				continue;
-			struct point fs = run_ftl(k, sfs[s], REF_GREEDY, M_SHARED, false, FTL_RUHT_INITIALLY);
-			struct point fp = run_ftl(k, sfs[s], REF_GREEDY, M_SEPARATE, false, FTL_RUHT_INITIALLY);
-			struct point fb = run_ftl(k, sfs[s], REF_GREEDY, M_BURST, false, FTL_RUHT_INITIALLY);
-			struct point rs = run_ref(k, sfs[s], REF_GREEDY, false, false, 0, false);
-			struct point rp = run_ref(k, sfs[s], REF_GREEDY, true, false, 0, false);
-			row("greedy", "shared", k->name, sfs[s], fs.waf, rs.waf,
-			    model_greedy_mixed(k, 1 / (1 - fs.eff_sf), NP));
-			row("greedy", "separate", k->name, sfs[s], fp.waf, rp.waf, NAN);
-			row("greedy", "shared-burst", k->name, sfs[s], fb.waf, rs.waf, NAN);
-			double gain_ftl = fs.waf / fp.waf - 1, gain_ref = rs.waf / rp.waf - 1;
-			printf("| greedy | sep. gain    | %-7s | %.2f | %+6.2f%% | %+6.2f%% |      "
-			       " - |         |          |\n",
-			       k->name, sfs[s], 100 * gain_ftl, 100 * gain_ref);
-			assert_true(fabs(fs.waf - rs.waf) / rs.waf <= 0.02);
-			assert_true(fabs(fp.waf - rp.waf) / rp.waf <= 0.02);
-			assert_true(fabs(gain_ftl - gain_ref) <= 0.015);
-			assert_true(gain_ftl > 0.005);
-			assert_near(fb.waf, fp.waf, fabs(fb.waf - fs.waf));
-		}
-	}
+	each_point(greedy_point);
 }
 
 /*
@@ -571,32 +579,26 @@ static void test_greedy_skew(void **state)
  * victim's copies on its owner's. Both within 2% of their reference (the greedy tolerance above),
  * and the gain over one handle (the separate case above) within 1.5 points of the reference's.
  */
+static void fdp_point(const struct skew *k, double sf)
+{
+	struct point one = run_ref(k, sf, REF_GREEDY, true, false, 0, false);
+	struct point fone = run_ftl(k, sf, REF_GREEDY, M_SEPARATE, false, FTL_RUHT_INITIALLY);
+	for (int pi = 0; pi <= 1; pi++) {
+		struct point f = run_ftl(k, sf, REF_GREEDY, M_SEPARATE, true,
+		                         pi ? FTL_RUHT_PERSISTENTLY : FTL_RUHT_INITIALLY);
+		struct point r = run_ref(k, sf, REF_GREEDY, true, false, k->nz, pi);
+		row("greedy", pi ? "fdp persist." : "fdp initial.", k->name, sf, f.waf, r.waf, NAN);
+		double gain_ftl = fone.waf / f.waf - 1, gain_ref = one.waf / r.waf - 1;
+		gain_row("fdp gain", k->name, sf, gain_ftl, gain_ref);
+		assert_true(fabs(f.waf - r.waf) / r.waf <= 0.02);
+		assert_true(fabs(gain_ftl - gain_ref) <= 0.015);
+	}
+}
+
 static void test_fdp_skew(void **state)
 {
 	(void)state;
-	header();
-	for (size_t s = 0; s < sizeof(sfs) / sizeof(sfs[0]); s++) {
-		for (size_t w = 0; w < sizeof(skews) / sizeof(skews[0]); w++) {
-			const struct skew *k = &skews[w];
-			if (!point_runs(sfs[s], w))
-				continue;
-			struct point one = run_ref(k, sfs[s], REF_GREEDY, true, false, 0, false);
-			struct point fone = run_ftl(k, sfs[s], REF_GREEDY, M_SEPARATE, false, FTL_RUHT_INITIALLY);
-			for (int pi = 0; pi <= 1; pi++) {
-				struct point f = run_ftl(k, sfs[s], REF_GREEDY, M_SEPARATE, true,
-				                         pi ? FTL_RUHT_PERSISTENTLY : FTL_RUHT_INITIALLY);
-				struct point r = run_ref(k, sfs[s], REF_GREEDY, true, false, k->nz, pi);
-				row("greedy", pi ? "fdp persist." : "fdp initial.", k->name, sfs[s], f.waf,
-				    r.waf, NAN);
-				double gain_ftl = fone.waf / f.waf - 1, gain_ref = one.waf / r.waf - 1;
-				printf("| greedy | fdp gain     | %-7s | %.2f | %+6.2f%% | %+6.2f%% |      "
-				       " - |         |          |\n",
-				       k->name, sfs[s], 100 * gain_ftl, 100 * gain_ref);
-				assert_true(fabs(f.waf - r.waf) / r.waf <= 0.02);
-				assert_true(fabs(gain_ftl - gain_ref) <= 0.015);
-			}
-		}
-	}
+	each_point(fdp_point);
 }
 
 /*
