@@ -296,6 +296,10 @@ static void test_qemu_glue(void **state)
 	p.sets = "foo";
 	assert_null(fg_nvme_open(&p, 1 << 20, err, sizeof(err)));
 	assert_non_null(strstr(err, "ftl-set=foo: expected key=value"));
+	/* FDP: refused until the device passes placement handles */
+	p.sets = "fdp=on";
+	assert_null(fg_nvme_open(&p, 1 << 20, err, sizeof(err)));
+	assert_non_null(strstr(err, "ftl-set=fdp=on: this NVMe device does not pass FDP"));
 	unsetenv("FEMU_GANDALF_PRESETS");
 }
 

@@ -217,6 +217,8 @@ if [ -z "${FEMU_GANDALF_PRESETS:-}" ]; then
 fi
 expect_fail "set=pages_per_block=0" "pages_per_block=0" preset=tiny set=pages_per_block=0
 expect_fail "set=nokey=1" "set=nokey=1" preset=tiny set=nokey=1
+expect_fail "set=fdp=on (NBD carries no placement hint)" "fdp=on: NBD has no placement hints" \
+	preset=tiny set=fdp=on
 expect_fail "missing preset" "preset= is required" data=ram
 expect_fail "data=disk" "data=disk" preset=tiny data=disk
 expect_fail "latency=maybe" "latency=maybe" preset=tiny latency=maybe

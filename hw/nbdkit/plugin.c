@@ -482,6 +482,16 @@ static int fg_config_complete(void)
 		return -1;
 	}
 	g.ftl = fg_drive_ftl(g.drive);
+	if (ftl_get_config(g.ftl)->fdp) {
+		/* NBD's write carries no placement hint: every write would land on handle 0 */
+		nbdkit_error("fdp=on: NBD has no placement hints, so FDP cannot work through nbdkit "
+		             "(every write would go to handle 0); drop set=fdp=on, or run the drive "
+		             "inside QEMU's NVMe device (docs/fdp.md)");
+		fg_drive_free(g.drive);
+		g.drive = NULL;
+		g.ftl = NULL;
+		return -1;
+	}
 	g.base = fg_drive_base(g.drive);
 	g.size = ftl_get_geometry(g.ftl)->user_bytes;
 	g.unit = ftl_get_config(g.ftl)->unit_size;
