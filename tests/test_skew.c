@@ -446,7 +446,7 @@ static struct point run_ref(const struct skew *k, double sf, int policy, bool tw
 		assert_true(handles <= REF_MAXH && two_wp);
 		r.nh = (uint32_t)handles;
 		r.pi = pi;
-		r.reserve = pi ? r.nh : 1; /* the FTL's gc_reserve per GC frontier */
+		r.reserve = pi ? r.nh : 1; /* the FTL's: gc_reserve 1, plus 1 per other GC frontier */
 	}
 	gen_init(&g, k, user);
 #define W(p) ref_write_h(&r, (uint32_t)(p), handles ? zone_of(&g, (p)) : 0)

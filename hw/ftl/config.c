@@ -321,11 +321,13 @@ static int derive_gc(const struct ftl_config *c, struct ftl_geometry *g, char *e
 {
 	/* GC units that never hold reclaimable data: the reserve, and open frontier blocks */
 	uint32_t nfront = ftl_config_frontiers(c);
-	/* per slot of every GC frontier: one victim's copies may open a block on each slot of
-	 * its frontier before its erase frees one, and persistently isolated handles have a GC
-	 * frontier each, any of which the next victim may need */
+	/* per frontier slot: one victim's copies may open a block on each slot of the GC
+	 * frontier before its erase frees one. Persistently isolated handles have a GC frontier
+	 * each, and any of them may need its slots' blocks next: one more unit per slot for each
+	 * GC frontier beyond the first (once open, a frontier absorbs several victims before it
+	 * needs another) */
 	uint32_t ngc = c->fdp && c->fdp_ruh_type == FTL_RUHT_PERSISTENTLY ? c->host_streams : 1;
-	g->reserve_gc_units = c->gc_reserve * (g->planes / g->blocks_per_gc_unit) * ngc;
+	g->reserve_gc_units = (c->gc_reserve + ngc - 1) * (g->planes / g->blocks_per_gc_unit);
 	g->fg_free_gc_units = (uint32_t)ceil(c->gc_fg_free_pct / 100.0 * g->gc_units);
 	if (g->fg_free_gc_units < g->reserve_gc_units)
 		g->fg_free_gc_units = g->reserve_gc_units;
