@@ -197,6 +197,29 @@ static void get_sec(struct rd *r, void *dst, uint64_t n, const char *what)
 	r->left -= sizeof(len) + n;
 }
 
+/* Version 4's per-stream counters and FDP events (an older file: none, see below). */
+static void get_streams(struct rd *r, struct ftl *f, uint32_t version)
+{
+	if (version < 4) {
+		/* older drives did not record who opened a GC unit: the shared GC frontier's, and
+		 * the per-stream counters start at this load (docs/fdp.md) */
+		for (uint32_t g = 0; g < f->g.gc_units; g++)
+			f->gu[g].owner = (uint16_t)f->cfg.host_streams;
+		return;
+	}
+	get_sec(r, f->own_host, sizeof(f->own_host), "stream counters");
+	get_sec(r, f->own_media, sizeof(f->own_media), "stream counters");
+	get_sec(r, f->own_erased, sizeof(f->own_erased), "stream counters");
+	get_sec(r, f->ev, sizeof(f->ev), "fdp events");
+	get_sec(r, &f->ev_head, sizeof(f->ev_head), "fdp events");
+	get_sec(r, &f->ev_n, sizeof(f->ev_n), "fdp events");
+	get_sec(r, &f->ev_total, sizeof(f->ev_total), "fdp events");
+	if (!r->bad && (f->ev_head >= FTL_FDP_EVENTS || f->ev_n > FTL_FDP_EVENTS)) {
+		r->bad = 2;
+		r->what = "fdp events";
+	}
+}
+
 static int load_fail(char *err, size_t errlen, const char *path, const char *why)
 {
 	snprintf(err, errlen, "%s: %s", path, why);
@@ -340,24 +363,7 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 	get_sec(&r, f->wbuf, (uint64_t)f->nwbuf * sizeof(uint64_t), "write buffer");
 	if (h.version >= 3)
 		get_sec(&r, f->tag, sizeof(f->tag), "tag");
-	if (h.version >= 4) {
-		get_sec(&r, f->own_host, sizeof(f->own_host), "stream counters");
-		get_sec(&r, f->own_media, sizeof(f->own_media), "stream counters");
-		get_sec(&r, f->own_erased, sizeof(f->own_erased), "stream counters");
-		get_sec(&r, f->ev, sizeof(f->ev), "fdp events");
-		get_sec(&r, &f->ev_head, sizeof(f->ev_head), "fdp events");
-		get_sec(&r, &f->ev_n, sizeof(f->ev_n), "fdp events");
-		get_sec(&r, &f->ev_total, sizeof(f->ev_total), "fdp events");
-		if (!r.bad && (f->ev_head >= FTL_FDP_EVENTS || f->ev_n > FTL_FDP_EVENTS)) {
-			r.bad = 2;
-			r.what = "fdp events";
-		}
-	} else {
-		/* older drives did not record who opened a GC unit: the shared GC frontier's, and
-		 * the per-stream counters start at this load (docs/fdp.md) */
-		for (uint32_t g = 0; g < f->g.gc_units; g++)
-			f->gu[g].owner = (uint16_t)f->cfg.host_streams;
-	}
+	get_streams(&r, f, h.version);
 	if (!r.bad && memchr(f->tag, 0, sizeof(f->tag)) == NULL) {
 		r.bad = 2;
 		r.what = "tag";
