@@ -456,10 +456,7 @@ int ftl_alloc_init(struct ftl *f)
 		/* host frontier i is stream (handle) i's; a GC frontier is the controller's, or with
 		 * persistently isolated handles handle i - host_streams's */
 		uint32_t h = f->cfg.host_streams;
-		f->fr[i].owner = (uint16_t)(i < h || (f->cfg.fdp && f->cfg.fdp_ruh_type ==
-		                                                        FTL_RUHT_PERSISTENTLY)
-		                                    ? i % h
-		                                    : h);
+		f->fr[i].owner = (uint16_t)(i < h || ftl_config_pi(&f->cfg) ? i % h : h);
 		f->fr[i].gu = NONE;
 		f->fr[i].slot = calloc(f->g.frontier_slots, sizeof(struct slot));
 		if (!f->fr[i].slot)
@@ -475,6 +472,27 @@ int ftl_alloc_init(struct ftl *f)
 	for (uint32_t g = 0; g < n; g++)
 		f->gu[g].pool = f->cfg.gc_unit == FTL_GC_SUPERBLOCK ? 0 : plane_of(f, g);
 	return FTL_OK;
+}
+
+/* Close RU g of handle ruh, whose open blocks are the n slots s (ftl_fdp_ruh_update). */
+static void ruh_close(struct ftl *f, unsigned ruh, uint32_t g, const struct slot *s, uint32_t n,
+                      uint64_t now)
+{
+	bool written = false, full = true;
+	for (uint32_t k = 0; k < n; k++) {
+		if (s[k].gblk == NONE)
+			continue;
+		written |= s[k].page > 0;
+		full &= s[k].page == f->ppb;
+	}
+	if (!written) {
+		f->nopen--;
+		ftl_pool_put(f, g);
+		return;
+	}
+	frontier_close_gu(f, g);
+	if (!full)
+		ftl_fdp_event(f, FTL_FDP_EV_RU_NOT_FULLY_WRITTEN, ruh, g, now, 0);
 }
 
 /*
@@ -493,35 +511,19 @@ int ftl_fdp_ruh_update(struct ftl *f, unsigned ruh, uint64_t now, uint64_t *done
 	struct frontier *fr = &f->fr[ruh];
 	uint64_t d = now;
 	ftl_frontier_pad(f, ruh, now, &d);
-	bool sb = f->cfg.gc_unit == FTL_GC_SUPERBLOCK;
-	for (uint32_t i = 0; i < f->g.frontier_slots; i++) {
-		struct slot *s = &fr->slot[i];
-		if (s->gblk == NONE)
-			continue;
-		uint32_t g = sb ? fr->gu : s->gblk;
-		bool written = false, full = true;
-		for (uint32_t k = 0; k < (sb ? f->g.frontier_slots : 1); k++) {
-			const struct slot *m = sb ? &fr->slot[k] : s;
-			if (m->gblk == NONE)
-				continue;
-			written |= m->page > 0;
-			full &= m->page == f->ppb;
-		}
-		if (!written) {
-			f->nopen--;
-			ftl_pool_put(f, g);
-		} else {
-			frontier_close_gu(f, g);
-			if (!full)
-				ftl_fdp_event(f, FTL_FDP_EV_RU_NOT_FULLY_WRITTEN, ruh, g, now, 0);
-		}
-		if (sb) {
+	if (f->cfg.gc_unit == FTL_GC_SUPERBLOCK) {
+		if (fr->gu != NONE) {
+			ruh_close(f, ruh, fr->gu, fr->slot, f->g.frontier_slots, now);
 			fr->gu = NONE;
 			for (uint32_t k = 0; k < f->g.frontier_slots; k++)
 				fr->slot[k].gblk = NONE;
-		} else {
-			s->gblk = NONE;
 		}
+	} else {
+		for (uint32_t i = 0; i < f->g.frontier_slots; i++)
+			if (fr->slot[i].gblk != NONE) {
+				ruh_close(f, ruh, fr->slot[i].gblk, &fr->slot[i], 1, now);
+				fr->slot[i].gblk = NONE;
+			}
 	}
 	fr->cur = 0;
 	f->clock = max64(f->clock, d);

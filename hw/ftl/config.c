@@ -310,7 +310,7 @@ uint32_t ftl_config_frontiers(const struct ftl_config *c)
 {
 	if (c->gc_stream != FTL_GC_SEPARATE)
 		return c->host_streams;
-	return c->host_streams + (c->fdp && c->fdp_ruh_type == FTL_RUHT_PERSISTENTLY ? c->host_streams : 1);
+	return c->host_streams + (ftl_config_pi(c) ? c->host_streams : 1);
 }
 
 /*
@@ -326,7 +326,7 @@ static int derive_gc(const struct ftl_config *c, struct ftl_geometry *g, char *e
 	 * each, and any of them may need its slots' blocks next: one more unit per slot for each
 	 * GC frontier beyond the first (once open, a frontier absorbs several victims before it
 	 * needs another) */
-	uint32_t ngc = c->fdp && c->fdp_ruh_type == FTL_RUHT_PERSISTENTLY ? c->host_streams : 1;
+	uint32_t ngc = ftl_config_pi(c) ? c->host_streams : 1;
 	g->reserve_gc_units = (c->gc_reserve + ngc - 1) * (g->planes / g->blocks_per_gc_unit);
 	g->fg_free_gc_units = (uint32_t)ceil(c->gc_fg_free_pct / 100.0 * g->gc_units);
 	if (g->fg_free_gc_units < g->reserve_gc_units)

@@ -163,6 +163,11 @@ struct ftl {
 /* config.c */
 int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char *err, size_t len);
 uint32_t ftl_config_frontiers(const struct ftl_config *c);
+/* FDP with persistently isolated handles: a GC frontier per handle (docs/fdp.md) */
+static inline bool ftl_config_pi(const struct ftl_config *c)
+{
+	return c->fdp && c->fdp_ruh_type == FTL_RUHT_PERSISTENTLY;
+}
 
 /* map.c */
 void ftl_invalidate(struct ftl *f, uint32_t ppn);

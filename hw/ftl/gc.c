@@ -181,10 +181,7 @@ int ftl_relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 	ftl_closed_del(f, g);
 	/* persistently isolated FDP handles: the copies stay with their handle's data */
 	uint32_t o = f->gu[g].owner;
-	f->gc_dst = f->cfg.fdp && f->cfg.fdp_ruh_type == FTL_RUHT_PERSISTENTLY &&
-	                            o < f->cfg.host_streams
-	                    ? f->gc_fr + o
-	                    : f->gc_fr;
+	f->gc_dst = ftl_config_pi(&f->cfg) && o < f->cfg.host_streams ? f->gc_fr + o : f->gc_fr;
 	int rc = relocate(f, g, cause, now);
 	if (rc) {
 		/* out of space mid-way (the reserve prevents it; stay consistent anyway) */
