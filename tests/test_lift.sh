@@ -63,7 +63,7 @@ roundtrip() {
 	rm -f "$tr.cmp"
 }
 
-for layout in lmcache-rawblock kvbm; do
+for layout in lmcache-rawblock kvbm vllm-disk; do
 	roundtrip "agentic-small $layout" traces/agentic-small.jsonl test-hybrid-256 $layout 0 "NONE"
 	roundtrip "multiturn-small $layout" traces/multiturn-small.jsonl test-hybrid-256 $layout 0 "NONE"
 	roundtrip "synth agentic $layout" "$T/agentic.jsonl" test-hybrid-256 $layout 0 "NONE"
@@ -119,6 +119,9 @@ expect 1 "more than two slot sizes.*wrong --layout" "a rawblock capture lifted a
 [ -e "$T/x.jsonl" ] && fail "a failed lift leaves no output behind" || pass "a failed lift leaves no output behind"
 expect 1 "no object writes.*wrong --layout" "a kvbm capture lifted as rawblock" -- \
 	lift "$T/kvbm.csv" --model test-hybrid-256 --out "$T/x.jsonl"
+# kvbm's block 0 is vLLM's null block, which vLLM never writes
+expect 1 "byte 0 lies in slot 0, vLLM's null block.*wrong --layout" "a kvbm capture lifted as vllm-disk" -- \
+	lift "$T/kvbm.csv" --layout vllm-disk --model test-hybrid-256 --out "$T/x.jsonl"
 # the capture's first half lost: its objects are read but were never written in it
 { head -1 "$T/raw.csv"; tail -n +20000 "$T/raw.csv"; } >"$T/half.csv"
 expect 0 "reads of never-written slots" "a capture that starts late: a warning with a count" -- \
@@ -167,7 +170,7 @@ expect 2 "--dram 0: only a write-through policy" "--dram 0 with gandalf" -- \
 	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --dram 0 --device none --ssd 1G
 expect 2 "--target is the drive: drop --device tiny" "--target with --device" -- \
 	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --target "$T/store.img" --device tiny
-expect 2 "--layout nope: must be lmcache-rawblock or kvbm" "--layout nope" -- \
+expect 2 "--layout nope: must be lmcache-rawblock, kvbm or vllm-disk" "--layout nope" -- \
 	kv --trace traces/agentic-small.jsonl --target "$T/store.img" --layout nope
 expect 2 "--record needs --target" "--record without --target" -- \
 	kv --trace traces/agentic-small.jsonl --record "$T/r.csv"

@@ -2,7 +2,7 @@
  * test_store.c - the KV store on a file (femu-gandalf/store): where each layout puts every
  * object (hand-computed offsets from the record), that reads return what was written (a
  * corrupted or stale slot is an error naming the object and the byte), slot reuse order
- * (LMCache newest first, KVBM oldest first), checkpoints in alternating copies, and the capture
+ * (LMCache newest first, KVBM oldest first, vLLM every never-used slot first), checkpoints in alternating copies, and the capture
  * mode's probes, fences and walk order.
  */
 #include <setjmp.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "kv_policy.h"
 #include "kvsim.h"
 #include "store.h"
 
@@ -275,6 +276,42 @@ static void test_kvbm_layout(void **state)
 	assert_int_equal(ss.checkpoints, 0);
 }
 
+/* vllm-disk: slot 0 (BlockPool's null block) is a hole, block b of the tier at (b + 1) x 16 KiB
+ * (sector 32 per slot); room for 4. An object that leaves the SSD while never-used slots remain
+ * (chunk 1, evicted by hand as a policy can) does not get its slot reused: vLLM's free queue
+ * holds every never-used block ahead of a freed one, so chunk 3 takes slot 3 where kvbm reuses
+ * slot 1. Once they are gone, freed slots go oldest first; an eviction writes nothing. */
+static void test_vllm_disk_layout(void **state)
+{
+	(void)state;
+	const char *want[2] = {/* kvbm: freed first */
+	                       "0,W,0,16384\n1000000000,W,32,16384\n2000000000,W,0,16384\n",
+	                       /* vllm-disk */
+	                       "0,W,32,16384\n1000000000,W,64,16384\n2000000000,W,96,16384\n"
+	                       "3000000000,W,128,16384\n4000000000,W,32,16384\n"
+	                       "5000000000,W,64,16384\n"};
+	for (int v = 0; v < 2; v++) {
+		struct run r;
+		struct store_stats ss;
+		open_run(&r, v ? STORE_VLLM_DISK : STORE_KVBM, false, false, false, 4 * CHUNK,
+		         "write-through");
+		assert_int_equal(req(&r, 0, 16, 1, 1), 0);
+		assert_int_equal(req(&r, 1, 16, 1, 2), 0);
+		kv_evict_ssd(r.s, kv_lookup(r.s, 1)); /* a policy's eviction, with room left */
+		assert_int_equal(req(&r, 2, 16, 1, 3), 0);
+		if (v) {
+			assert_int_equal(req(&r, 3, 16, 1, 4), 0); /* the last never-used slot */
+			assert_int_equal(req(&r, 4, 16, 1, 5), 0); /* chunk 1's freed slot */
+			assert_int_equal(req(&r, 5, 16, 1, 6), 0); /* full: evicts 2 (LRU), its slot */
+		}
+		close_run(&r, &ss);
+		assert_string_equal(record(), want[v]);
+		assert_int_equal(ss.trims, 0);
+		assert_int_equal(ss.base, v ? CHUNK : 0);
+		assert_int_equal(ss.evictions, v ? 2 : 1);
+	}
+}
+
 /* Without trim an eviction writes nothing (LMCache frees the slot in memory), and the slot is
  * reused. */
 static void test_rawblock_no_trim(void **state)
@@ -333,6 +370,10 @@ static void test_errors(void **state)
 	o.layout = STORE_KVBM;
 	assert_null(store_open(&o, &c, err, sizeof(err)));
 	assert_non_null(strstr(err, "the kvbm layout has no metadata region"));
+	o.layout = STORE_VLLM_DISK;
+	assert_null(store_open(&o, &c, err, sizeof(err)));
+	assert_non_null(strstr(err, "the vllm-disk layout has no metadata region"));
+	o.layout = STORE_KVBM;
 	o.meta_bytes = 0;
 	c.ssd_bytes = 2 << 20;
 	assert_null(store_open(&o, &c, err, sizeof(err)));
@@ -370,6 +411,7 @@ int main(void)
 	        cmocka_unit_test(test_corruption_detected),
 	        cmocka_unit_test(test_stale_copy_detected),
 	        cmocka_unit_test(test_kvbm_layout),
+	        cmocka_unit_test(test_vllm_disk_layout),
 	        cmocka_unit_test(test_rawblock_no_trim),
 	        cmocka_unit_test(test_checkpoints),
 	        cmocka_unit_test(test_errors),

@@ -313,7 +313,7 @@ static void kv_store_entries(GOptionContext *ctx, struct kv_cli *c)
 	         "O_DIRECT; docs/store.md)",
 	         "PATH"},
 	        {"layout", 0, 0, G_OPTION_ARG_STRING, &c->layout,
-	         "--target: lmcache-rawblock (default) | kvbm", "L"},
+	         "--target: lmcache-rawblock (default) | kvbm | vllm-disk", "L"},
 	        {"meta", 0, 0, G_OPTION_ARG_STRING, &c->meta,
 	         "--target, lmcache-rawblock: metadata region bytes (default 128M)", "SIZE"},
 	        {"record", 0, 0, G_OPTION_ARG_FILENAME, &c->record,
@@ -385,7 +385,8 @@ static int kv_store_flags(struct kv_cli *c, const struct kv_run_opts *ro, unsign
 	memset(so, 0, sizeof(*so));
 	so->target = c->target;
 	if (store_layout_parse(c->layout, &so->layout)) {
-		fprintf(stderr, "femu-gandalf: --layout %s: must be lmcache-rawblock or kvbm\n",
+		fprintf(stderr,
+		        "femu-gandalf: --layout %s: must be lmcache-rawblock, kvbm or vllm-disk\n",
 		        c->layout);
 		return -1;
 	}

@@ -128,7 +128,7 @@ static GOptionContext *lift_context(struct lift_cli *c)
 {
 	GOptionEntry opts[] = {
 	        {"layout", 0, 0, G_OPTION_ARG_STRING, &c->layout,
-	         "the store's layout: lmcache-rawblock (default) | kvbm", "L"},
+	         "the store's layout: lmcache-rawblock (default) | kvbm | vllm-disk", "L"},
 	        {"meta", 0, 0, G_OPTION_ARG_STRING, &c->meta,
 	         "lmcache-rawblock: the metadata region's bytes (default: inferred)", "BYTES"},
 	        {"slot", 0, 0, G_OPTION_ARG_STRING, &c->slots,
@@ -178,7 +178,7 @@ static int lift_flags(const struct lift_cli *c, struct lift_opts *lo, struct tra
 	            : !strcmp(c->split, "seq") ? LIFT_SPLIT_SEQ
 	                                       : LIFT_SPLIT_DEMUX;
 	if (store_layout_parse(c->layout, &lo->layout))
-		BAD("--layout %s: must be lmcache-rawblock or kvbm", c->layout);
+		BAD("--layout %s: must be lmcache-rawblock, kvbm or vllm-disk", c->layout);
 	if (c->meta && (lo->layout != STORE_LMCACHE_RAWBLOCK || !fg_parse_size(c->meta, &m) || !m))
 		BAD("--meta %s: a size > 0, with --layout lmcache-rawblock", c->meta);
 	if (c->slots && parse_slots(c->slots, lo->slot))

@@ -6,7 +6,8 @@
  * (ssd_port.c), like every other I/O of the tier.
  *
  *   slots:  fixed-size slots per size class (LMCache raw-block style): a free list per class and
- *           a bump pointer. The policy picks SSD victims until the object fits and a slot is free.
+ *           a bump pointer (freed slots first, or with slot_fresh_first never-used ones first).
+ *           The policy picks SSD victims until the object fits and a slot is free.
  *   log:    a circular append log (CacheLib's BlockCache, Kangaroo's KLog, Flashield): objects go
  *           at a write head that wraps around the range, and the head evicts every object it runs
  *           into (FIFO log cleaning). A hole left by an earlier eviction is reused only when the
@@ -28,15 +29,16 @@
 static bool slot_alloc(struct kvsim *s, struct kv_obj *x)
 {
 	int k = x->kind;
-	if (s->nfree[k]) {
+	uint64_t sz = slot_size(x);
+	bool fresh = s->bump + sz <= s->cfg.ssd_bytes;
+	if (s->nfree[k] && !(fresh && s->cfg.slot_fresh_first)) {
 		/* LIFO: the newest free slot (LMCache); FIFO: the oldest (KVBM) */
 		x->lba = s->cfg.slot_fifo ? s->freeslot[k][s->ffirst[k]++]
 		                          : s->freeslot[k][s->ffirst[k] + s->nfree[k] - 1];
 		s->nfree[k]--;
 		return true;
 	}
-	uint64_t sz = slot_size(x);
-	if (s->bump + sz > s->cfg.ssd_bytes)
+	if (!fresh)
 		return false;
 	x->lba = s->bump;
 	s->bump += sz;

@@ -87,10 +87,12 @@ struct kv_config {
 	double readmit;
 	/* slot geometry (docs/store.md): an object's slot is round_up(slot_header + size,
 	 * slot_align[kind]) bytes (0: 4 KiB), and freed slots are reused oldest first with
-	 * slot_fifo (KVBM's free list) instead of newest first (LMCache's). Defaults: 0, 4 KiB,
-	 * LIFO - the simulator's own 4 KiB slots. */
+	 * slot_fifo (KVBM's free list) instead of newest first (LMCache's); slot_fresh_first takes
+	 * every never-used slot before a freed one (vLLM's BlockPool, whose free queue starts with
+	 * all blocks in id order). Defaults: 0, 4 KiB, LIFO, freed first - the simulator's own 4 KiB
+	 * slots. */
 	uint64_t slot_header, slot_align[2];
-	bool slot_fifo;
+	bool slot_fifo, slot_fresh_first;
 };
 /*
  * The SSD tier's I/O as events, for a store that makes it real (femu-gandalf/store): every write,

@@ -70,7 +70,7 @@ struct lift {
 	uint64_t *pool;
 	uint64_t npool, poolcap;
 	GTree *slots; /* slot offset -> struct slotent */
-	uint64_t hdr; /* rawblock: 4 KiB header; kvbm: 0 */
+	uint64_t hdr; /* rawblock: 4 KiB header; kvbm, vllm-disk: 0 */
 	bool demux;   /* interleaved requests: attribute each I/O to one of several open ones */
 	/* demux: every put's slot, sorted, with its object and event index */
 	struct wslot {
@@ -232,13 +232,34 @@ static int find_classes(struct lift *L, uint64_t sizes[2], uint64_t ns, char *er
 	return 0;
 }
 
+/* vllm-disk: every put starts on the chunk slot's grid, and none in slot 0 (BlockPool's null
+ * block, never written). */
+static int check_vllm_grid(struct lift *L, char *err, size_t errlen)
+{
+	uint64_t slot = L->r->slot[0];
+	for (uint64_t i = 0; i < L->nio; i++) {
+		uint64_t off = L->io[i].lba * SECTOR;
+		if (!L->is_put[i] || (off % slot == 0 && off >= slot))
+			continue;
+		return fg_err(err, errlen,
+		              "a %" PRIu64 "-byte write at byte %" PRIu64 " %s: not a vllm-disk "
+		              "capture with %" PRIu64 "-byte slots (wrong --layout or --slot?)",
+		              L->io[i].bytes, off,
+		              off < slot ? "lies in slot 0, vLLM's null block, which it never writes"
+		                         : "is off the slot grid",
+		              slot);
+	}
+	return 0;
+}
+
 static int find_layout(struct lift *L, char *err, size_t errlen)
 {
 	uint64_t minput, sizes[2] = {0}, ns;
 	if (find_puts(L, &minput, sizes, &ns, err, errlen) ||
-	    (L->o->layout == STORE_LMCACHE_RAWBLOCK && find_meta(L, minput, err, errlen)))
+	    (L->o->layout == STORE_LMCACHE_RAWBLOCK && find_meta(L, minput, err, errlen)) ||
+	    find_classes(L, sizes, ns, err, errlen))
 		return -1;
-	return find_classes(L, sizes, ns, err, errlen);
+	return L->o->layout == STORE_VLLM_DISK ? check_vllm_grid(L, err, errlen) : 0;
 }
 
 /* ---- 2. objects ---- */

@@ -4,7 +4,7 @@
  *
  * The simulator allocates slots (kvsim.c, slot allocator) with the geometry this file gives it:
  * round_up(header + object, alignment) per kind, freed slots reused newest first (LMCache) or
- * oldest first (KVBM). So a slot's address in the tier is the simulator's lba, and the device
+ * oldest first (KVBM; vLLM after every never-used slot). So a slot's address in the tier is the simulator's lba, and the device
  * offset is the data region's base plus it. What this file adds is the I/O itself: the events of
  * one request are buffered and submitted when it ends, stamped with its trace time, so the
  * record (and aiotarget's pacing) carry the trace's clock.
@@ -61,6 +61,8 @@ int store_layout_parse(const char *name, enum store_layout *l)
 		*l = STORE_LMCACHE_RAWBLOCK;
 	else if (!strcmp(name, "kvbm"))
 		*l = STORE_KVBM;
+	else if (!strcmp(name, "vllm-disk"))
+		*l = STORE_VLLM_DISK;
 	else
 		return -1;
 	return 0;
@@ -68,7 +70,7 @@ int store_layout_parse(const char *name, enum store_layout *l)
 
 const char *store_layout_name(enum store_layout l)
 {
-	return l == STORE_KVBM ? "kvbm" : "lmcache-rawblock";
+	return l == STORE_KVBM ? "kvbm" : l == STORE_VLLM_DISK ? "vllm-disk" : "lmcache-rawblock";
 }
 
 /* ---- payloads ---- */
@@ -378,7 +380,7 @@ static int fit_layout(struct store *st, struct kv_config *cfg, char *err, size_t
 {
 	const struct store_opts *o = &st->o;
 	if (cfg->alloc != KV_ALLOC_SLOTS)
-		return fg_err(err, errlen, "--target needs --alloc slots: both layouts are slot stores");
+		return fg_err(err, errlen, "--target needs --alloc slots: every layout is a slot store");
 	if (o->layout == STORE_LMCACHE_RAWBLOCK) {
 		st->meta = o->meta_bytes ? o->meta_bytes : STORE_META_DEF;
 		if (st->meta % (2 * STORE_ALIGN))
@@ -393,14 +395,25 @@ static int fit_layout(struct store *st, struct kv_config *cfg, char *err, size_t
 		cfg->slot_fifo = false;
 		return 0;
 	}
+	const char *name = store_layout_name(o->layout);
 	if (o->meta_bytes)
-		return fg_err(err, errlen, "--meta: the kvbm layout has no metadata region");
+		return fg_err(err, errlen, "--meta: the %s layout has no metadata region", name);
 	if (!o->chunk_bytes)
-		return fg_err(err, errlen, "internal: kvbm needs the chunk size");
+		return fg_err(err, errlen, "internal: %s needs the chunk size", name);
+	/* kvbm: block_stride = align_up(block bytes, alignment), 4 KiB for O_DIRECT. vllm-disk:
+	 * the slot is the block's bytes, which vLLM asserts to be a multiple of 4 KiB; its open
+	 * PR #52678 pads them to it instead, as here, so that any model runs */
 	uint64_t stride = (o->chunk_bytes + STORE_ALIGN - 1) / STORE_ALIGN * STORE_ALIGN;
 	cfg->slot_header = 0;
 	cfg->slot_align[0] = cfg->slot_align[1] = stride;
 	cfg->slot_fifo = true;
+	if (o->layout == STORE_VLLM_DISK) {
+		/* BlockPool reserves block 0 as its null block (the free queue's first popleft), so
+		 * the file's first slot is a hole and the tier starts one slot in; its free queue
+		 * starts with every block in id order and takes freed ones back at the tail */
+		st->base = stride;
+		cfg->slot_fresh_first = true;
+	}
 	return 0;
 }
 

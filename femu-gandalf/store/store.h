@@ -9,6 +9,12 @@
  *   - kvbm: Dynamo KVBM's disk tier (lib/llm/src/block_manager/layout.rs, FullyContiguous): one
  *     preallocated region, block b at b x align_up(bytes per block); freed blocks reused oldest
  *     first. A linear state (KVBM has none) takes a run of whole blocks.
+ *   - vllm-disk: vLLM's disk offload (SimpleCPUOffloadConnector, kv_offload_backend="disk";
+ *     vllm/v1/simple_kv_offload/disk_backend.py): one file per rank, slot i of
+ *     round_up(bytes per block, 4 KiB) at i x slot; slot 0 is BlockPool's null block and never
+ *     written; every never-used slot is taken, in id order, before a freed one, and freed slots
+ *     are reused oldest first. A put is one write of the slot, a get one read, an eviction
+ *     writes nothing. A linear state takes a run of whole slots, as in kvbm.
  * Payloads are deterministic per object and version: every read is verified, and a mismatch is
  * an error naming the object and the offset. The capture mode (--capture) adds what lift needs
  * to rebuild requests from the block trace (docs/lift.md): reads of the unused cached chunks and
@@ -27,7 +33,7 @@
 
 #include "kvsim.h"
 
-enum store_layout { STORE_LMCACHE_RAWBLOCK = 0, STORE_KVBM = 1 };
+enum store_layout { STORE_LMCACHE_RAWBLOCK = 0, STORE_KVBM = 1, STORE_VLLM_DISK = 2 };
 
 #define STORE_HEADER_BYTES 4096ull       /* rawblock: the slot header (LMCache's default) */
 #define STORE_META_DEF (128ull << 20)    /* rawblock: the metadata region (LMCache's plugin) */
@@ -87,7 +93,7 @@ void store_free(struct store *st);
 
 /* The payload of (key, version) from byte offset off of the object's data, for bytes bytes (a
  * multiple of 512): 512-byte sectors stamped with (magic, key, version, offset) and filled with
- * xorshift output. The same for both layouts, and what a read is checked against. */
+ * xorshift output. The same for every layout, and what a read is checked against. */
 void store_payload(void *buf, uint64_t key, uint64_t version, uint64_t off, uint64_t bytes);
 
 #endif
