@@ -266,9 +266,9 @@ static void test_qemu_glue(void **state)
 	struct fg_nvme *n = fg_nvme_open(&p, 1 << 20, err, sizeof(err));
 	if (!n)
 		fail_msg("%s", err);
-	assert_int_equal(fg_nvme_io(n, 'W', 0, 1 << 20, 5000, &delay), FTL_OK);
+	assert_int_equal(fg_nvme_io(n, 'W', 0, 1 << 20, 0, 5000, &delay), FTL_OK);
 	assert_int_equal(delay, 0); /* latency off */
-	assert_int_equal(fg_nvme_io(n, 'D', 0, 4096, 6000, &delay), FTL_OK);
+	assert_int_equal(fg_nvme_io(n, 'D', 0, 4096, 0, 6000, &delay), FTL_OK);
 	assert_int_equal(fg_nvme_health(n, &st), 0);
 	assert_int_equal(st.host_write_bytes, 1 << 20);
 	assert_false(fg_nvme_checkpoint_due(n, 0, true)); /* ftl-checkpoint-flush is off */
@@ -296,10 +296,62 @@ static void test_qemu_glue(void **state)
 	p.sets = "foo";
 	assert_null(fg_nvme_open(&p, 1 << 20, err, sizeof(err)));
 	assert_non_null(strstr(err, "ftl-set=foo: expected key=value"));
-	/* FDP: refused until the device passes placement handles */
-	p.sets = "fdp=on";
+	unsetenv("FEMU_GANDALF_PRESETS");
+}
+
+/* QEMU's glue with FDP: the subsystem's fdp.nruh makes the drive (fdp=on, one stream per
+ * handle), a write's handle reaches its stream, the statistics are the FTL's, and the events
+ * come out once each, oldest first. */
+static void test_qemu_glue_fdp(void **state)
+{
+	(void)state;
+	struct fg_nvme_params p = {.preset = "tiny", .sets = "fdp=on"};
+	struct ftl_fdp_stats fs;
+	struct ftl_fdp_event ev[8];
+	uint64_t delay;
+	char err[2048] = "";
+
+	setenv("FEMU_GANDALF_PRESETS", FG_PRESET_DIR, 1);
+	/* FDP without the subsystem's, or a stream count that is not its handle count */
 	assert_null(fg_nvme_open(&p, 1 << 20, err, sizeof(err)));
-	assert_non_null(strstr(err, "ftl-set=fdp=on: this NVMe device does not pass FDP"));
+	assert_non_null(strstr(err, "ftl-set=fdp=on: FDP is declared on the subsystem"));
+	p.fdp_nruh = 2;
+	p.sets = "host_streams=4";
+	assert_null(fg_nvme_open(&p, 1 << 20, err, sizeof(err)));
+	assert_non_null(strstr(err, "fdp=on and 4 host streams, the nvme-subsys fdp.nruh=2"));
+
+	p.sets = NULL;
+	struct fg_nvme *n = fg_nvme_open(&p, 1 << 20, err, sizeof(err));
+	if (!n)
+		fail_msg("%s", err);
+	assert_int_equal(fg_nvme_io(n, 'W', 0, 256 << 10, 0, 1000, &delay), FTL_OK);
+	assert_int_equal(fg_nvme_io(n, 'W', 256 << 10, 128 << 10, 1, 2000, &delay), FTL_OK);
+	assert_int_equal(fg_nvme_fdp_events(n, ev, 8), 0);
+	/* placement handle 5 of 2: an invalid placement ID, written through handle 0 */
+	assert_int_equal(fg_nvme_io(n, 'W', 384 << 10, 64 << 10, 5, 3000, &delay), FTL_OK);
+	fg_nvme_fdp_stats(n, &fs);
+	assert_int_equal(fs.nruh, 2);
+	assert_int_equal(fs.ruh[0].host_bytes, 320 << 10);
+	assert_int_equal(fs.ruh[1].host_bytes, 128 << 10);
+	assert_int_equal(fs.hbmw, 448 << 10);
+	assert_int_equal(fg_nvme_fdp_events(n, ev, 8), 1);
+	assert_int_equal(ev[0].type, FTL_FDP_EV_INVALID_PID);
+	assert_int_equal(fg_nvme_fdp_events(n, ev, 8), 0); /* once */
+	/* handle 1's RU is partly written: an update closes it with an event; no handle 2 */
+	assert_int_equal(fg_nvme_ruh_update(n, 1, 4000), FTL_OK);
+	assert_int_equal(fg_nvme_ruh_update(n, 2, 4000), FTL_E_INVAL);
+	assert_int_equal(fg_nvme_fdp_events(n, ev, 8), 1);
+	assert_int_equal(ev[0].type, FTL_FDP_EV_RU_NOT_FULLY_WRITTEN);
+	assert_int_equal(ev[0].ruh, 1);
+	/* three more, read one at a time: oldest first, none twice */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(fg_nvme_io(n, 'W', 0, 4096, 9, 5000 + i, &delay), FTL_OK);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(fg_nvme_fdp_events(n, ev, 1), 1);
+		assert_int_equal(ev[0].time_ns, 5000 + i);
+	}
+	assert_int_equal(fg_nvme_fdp_events(n, ev, 8), 0);
+	assert_int_equal(fg_nvme_close(n, err, sizeof(err)), 0);
 	unsetenv("FEMU_GANDALF_PRESETS");
 }
 
@@ -307,6 +359,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup_teardown(test_config_errors, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_qemu_glue_fdp, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_save_load, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_bound_data, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_stats, setup, teardown),

@@ -21,7 +21,7 @@
 struct ssd_flags {
 	char *preset, *workload, *bs, *gc, *save, *load, *steady_rule, *rw;
 	char **sets;
-	gboolean precondition, steady, json, check;
+	gboolean precondition, steady, json, check, zone_streams;
 	double writes, round, dwpd, accel, rate, runtime, ramp;
 	gint max_rounds, iodepth;
 	char *seed;
@@ -60,6 +60,7 @@ static GOptionContext *ssd_option_context(struct ssd_flags *fl)
 		{"dwpd", 0, 0, G_OPTION_ARG_DOUBLE, &fl->dwpd, "host write rate for lifetimes, drive writes/day, >= 0 (default: preset's rating)", "X"},
 		{"accelerate", 0, 0, G_OPTION_ARG_DOUBLE, &fl->accel, "accelerated aging: P/E / F, run to end of life, scale by F (1 <= F <= the drive's pe_cycles)", "F"},
 		{"seed", 0, 0, G_OPTION_ARG_STRING, &fl->seed, "workload seed (default 1)", "S"},
+		{"zone-streams", 0, 0, G_OPTION_ARG_NONE, &fl->zone_streams, "with --workload zoned: zone i's writes (and the precondition's) go to host stream i, an FDP handle with fdp=on (as fio's per-range placement IDs)", NULL},
 		{"load-snapshot", 0, 0, G_OPTION_ARG_FILENAME, &fl->load, "start from a saved FTL state (instead of --preset)", "PATH"},
 		{"save-snapshot", 0, 0, G_OPTION_ARG_FILENAME, &fl->save, "save the FTL state at the end", "PATH"},
 		{"rw", 0, 0, G_OPTION_ARG_STRING, &fl->rw, "then measure I/O as fio does: read | write | randread | randwrite | randrw[:READ%] (bs = --bs, offsets = --workload)", "MODE"},
@@ -140,6 +141,7 @@ static int ssd_opts_from_flags(const struct ssd_flags *fl, struct ssd_run_opts *
 	if (fl->seed && !fg_parse_seed(fl->seed, &o->seed))
 		return -1;
 	o->precondition = fl->precondition;
+	o->zone_streams = fl->zone_streams;
 	o->steady = fl->steady;
 	o->round = fl->round;
 	o->max_rounds = fl->max_rounds;

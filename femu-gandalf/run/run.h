@@ -184,6 +184,8 @@ struct ssd_run_opts {
 	const char *bs_mix;           /* NULL, or "jesd219": JESD219's enterprise transfer sizes
 	                                 (bs is then ignored); workload.h */
 	uint64_t seed;                /* workload seed */
+	bool zone_streams;            /* zoned workload: zone i's writes (the precondition's too)
+	                                 go to host stream i (FDP: handle i) */
 	bool precondition;            /* first 2x user capacity of 128 KiB sequential writes */
 	bool steady;                  /* rounds until run_steady_add() says steady */
 	enum run_steady_rule steady_rule; /* which rule ends the rounds (default SNIA) */

@@ -42,6 +42,7 @@ struct runner {
 	struct ftl *f;
 	uint64_t user; /* user capacity, bytes */
 	struct workload wl;
+	uint64_t unit;     /* bytes per block of wl */
 	struct bs_mix mix; /* with o->bs_mix: the sizes; wl then runs over 512-byte sectors */
 	uint64_t mix_rng;
 	uint64_t now;                     /* virtual ns: the last completion */
@@ -194,6 +195,8 @@ static int write_phase(struct runner *r, uint64_t bytes, uint64_t seq_bs, bool s
 			}
 			w[n] = (struct ftl_wreq){.off = off, .len = len,
 			                         .now_ns = n ? FTL_NOW_PREV : r->now};
+			if (r->o->zone_streams) /* by where it lands, as fio's placement scheme */
+				w[n].stream = workload_zone(&r->wl, off / r->unit);
 			n++;
 			ahead += len;
 		}
@@ -229,6 +232,28 @@ static int accel_fits(const struct ssd_run_opts *o, uint32_t pe_cycles, char *er
 }
 
 /* The drive: loaded from a snapshot, or created from cfg with the P/E limit scaled for aging. */
+/* --zone-streams: a zoned workload, and a host stream for each zone. */
+static int zone_streams_fit(struct runner *r, char *err, size_t errlen)
+{
+	unsigned streams = ftl_get_config(r->f)->host_streams;
+	if (!r->o->zone_streams)
+		return RUN_OK;
+	if (r->wl.kind != WL_ZONED) {
+		snprintf(err, errlen, "--zone-streams: needs %s zoned:R1/F1:R2/F2...",
+		         run_opt(RUN_OPT_WORKLOAD));
+		return RUN_E_INPUT;
+	}
+	if (r->wl.nz > streams) {
+		snprintf(err, errlen,
+		         "--zone-streams: %s %s has %u zones, the drive %u host stream%s "
+		         "(--set host_streams=%u, with fdp=on for FDP handles)",
+		         run_opt(RUN_OPT_WORKLOAD), r->o->workload, r->wl.nz, streams,
+		         streams == 1 ? "" : "s", r->wl.nz);
+		return RUN_E_INPUT;
+	}
+	return RUN_OK;
+}
+
 static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_t errlen)
 {
 	const struct ssd_run_opts *o = r->o;
@@ -271,18 +296,20 @@ static int open_drive(struct runner *r, struct ssd_report *rep, char *err, size_
 			         (unsigned long long)r->user);
 			return RUN_E_INPUT;
 		}
+		r->unit = FTL_SECTOR;
 		if (workload_init(&r->wl, o->workload, r->user / FTL_SECTOR, o->seed, err, errlen))
 			return RUN_E_INPUT;
-		return RUN_OK;
+		return zone_streams_fit(r, err, errlen);
 	}
 	if (o->bs > r->user) {
 		snprintf(err, errlen, "%s %llu is larger than the device (%llu bytes)",
 		         run_opt(RUN_OPT_BS), (unsigned long long)o->bs, (unsigned long long)r->user);
 		return RUN_E_INPUT;
 	}
+	r->unit = o->bs;
 	if (workload_init(&r->wl, o->workload, r->user / o->bs, o->seed, err, errlen))
 		return RUN_E_INPUT;
-	return RUN_OK;
+	return zone_streams_fit(r, err, errlen);
 }
 
 /* Steady-state rounds, at most cap user capacities in all; each round's WAF into rep->steady. */

@@ -166,6 +166,14 @@ double bs_mix_mean(const struct bs_mix *m)
 	return mean;
 }
 
+uint32_t workload_zone(const struct workload *w, uint64_t block)
+{
+	uint32_t z = 0;
+	while (w->kind == WL_ZONED && z + 1 < w->nz && block >= w->zstart[z + 1])
+		z++;
+	return z;
+}
+
 uint64_t workload_next(struct workload *w)
 {
 	switch (w->kind) {

@@ -31,6 +31,8 @@ int workload_init(struct workload *w, const char *spec, uint64_t nblocks, uint64
                   size_t errlen);
 /* The next block index (in I/O-size blocks). */
 uint64_t workload_next(struct workload *w);
+/* The zone (0 .. nz - 1) block lies in; 0 for a workload without zones. */
+uint32_t workload_zone(const struct workload *w, uint64_t block);
 uint64_t fg_rand64(uint64_t *state);
 
 /*

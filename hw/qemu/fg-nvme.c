@@ -30,6 +30,7 @@ struct fg_nvme {
 	struct fg_drive *drive;
 	struct ftl *ftl;
 	uint64_t base;
+	uint64_t fdp_seen; /* FDP events logged by the FTL that fg_nvme_fdp_events() returned */
 	bool latency;
 };
 
@@ -64,7 +65,19 @@ struct fg_nvme *fg_nvme_open(const struct fg_nvme_params *p, uint64_t capacity, 
 	struct ftl_search_spec spec = {.env = "FEMU_GANDALF_PRESETS", .data_dir = FG_PRESET_DIR};
 	struct ftl_search_path dirs;
 	struct fg_nvme *d = calloc(1, sizeof(*d));
-	char **sets = split_sets(p->sets ? p->sets : "");
+	/* the subsystem's FDP as two sets ahead of the user's (checked against them below) */
+	const char *user = p->sets ? p->sets : "";
+	size_t llen = strlen(user) + 64;
+	char *list = malloc(llen);
+	char **sets = NULL;
+	if (list) {
+		if (p->fdp_nruh)
+			snprintf(list, llen, "fdp=on:host_streams=%u:%s", p->fdp_nruh, user);
+		else
+			snprintf(list, llen, "%s", user);
+		sets = split_sets(list);
+		free(list);
+	}
 
 	if (!d || !sets) {
 		snprintf(err, errlen, "ftl-preset: out of memory");
@@ -92,21 +105,31 @@ struct fg_nvme *fg_nvme_open(const struct fg_nvme_params *p, uint64_t capacity, 
 		return NULL;
 	}
 	d->ftl = fg_drive_ftl(d->drive);
-	uint64_t user = ftl_get_geometry(d->ftl)->user_bytes;
-	if (ftl_get_config(d->ftl)->fdp) {
-		/* every write would land on handle 0 and the guest would see no FDP log pages */
-		snprintf(err, errlen,
-		         "ftl-set=fdp=on: this NVMe device does not pass FDP placement handles to the "
-		         "FTL yet (docs/fdp.md); FDP runs in process (kv, ssd) for now");
+	const struct ftl_config *fc = ftl_get_config(d->ftl);
+	uint64_t ubytes = ftl_get_geometry(d->ftl)->user_bytes;
+	if (fc->fdp != !!p->fdp_nruh || (p->fdp_nruh && fc->host_streams != p->fdp_nruh)) {
+		/* FDP is the subsystem's to declare: the guest sees it there (its log pages, its
+		 * placement handles), and each handle must be one of the FTL's streams */
+		if (!p->fdp_nruh)
+			snprintf(err, errlen,
+			         "ftl-set=fdp=on%s: FDP is declared on the subsystem: put the controller on "
+			         "an nvme-subsys with fdp=on (docs/vm.md)",
+			         p->snapshot ? " (or an FDP snapshot)" : "");
+		else
+			snprintf(err, errlen,
+			         "ftl-set: the drive has %s and %u host streams, the nvme-subsys fdp.nruh=%u "
+			         "reclaim unit handles: one stream per handle (leave fdp and host_streams "
+			         "out of ftl-set)",
+			         fc->fdp ? "fdp=on" : "fdp=off", fc->host_streams, p->fdp_nruh);
 		fg_drive_free(d->drive);
 		free(d);
 		return NULL;
 	}
-	if (user < capacity) {
+	if (ubytes < capacity) {
 		snprintf(err, errlen,
 		         "ftl-preset=%s: the drive holds %llu bytes, the namespace %llu: size the "
 		         "image to the drive (or a larger preset)",
-		         p->preset ? p->preset : p->snapshot, (unsigned long long)user,
+		         p->preset ? p->preset : p->snapshot, (unsigned long long)ubytes,
 		         (unsigned long long)capacity);
 		fg_drive_free(d->drive);
 		free(d);
@@ -114,11 +137,16 @@ struct fg_nvme *fg_nvme_open(const struct fg_nvme_params *p, uint64_t capacity, 
 	}
 	d->base = fg_drive_base(d->drive);
 	d->latency = p->latency;
+	if (fc->fdp) { /* events logged before (a loaded snapshot's) are not the guest's news */
+		struct ftl_fdp_stats st;
+		ftl_fdp_stats(d->ftl, &st);
+		d->fdp_seen = st.events;
+	}
 	return d;
 }
 
-int fg_nvme_io(struct fg_nvme *d, char op, uint64_t off, uint64_t len, uint64_t vnow_ns,
-               uint64_t *delay_ns)
+int fg_nvme_io(struct fg_nvme *d, char op, uint64_t off, uint64_t len, unsigned stream,
+               uint64_t vnow_ns, uint64_t *delay_ns)
 {
 	uint64_t now = d->base + vnow_ns, done = now;
 	int rc = FTL_OK;
@@ -128,7 +156,7 @@ int fg_nvme_io(struct fg_nvme *d, char op, uint64_t off, uint64_t len, uint64_t 
 		rc = ftl_read(d->ftl, off, len, now, &done);
 		break;
 	case 'W':
-		rc = ftl_write(d->ftl, off, len, 0, now, &done);
+		rc = ftl_write(d->ftl, off, len, stream, now, &done);
 		break;
 	case 'Z':
 		rc = ftl_write_zeroes(d->ftl, off, len, true, now, &done);
@@ -142,6 +170,31 @@ int fg_nvme_io(struct fg_nvme *d, char op, uint64_t off, uint64_t len, uint64_t 
 	}
 	*delay_ns = d->latency && done > now ? done - now : 0;
 	return rc;
+}
+
+void fg_nvme_fdp_stats(struct fg_nvme *d, struct ftl_fdp_stats *st)
+{
+	ftl_fdp_stats(d->ftl, st);
+}
+
+size_t fg_nvme_fdp_events(struct fg_nvme *d, struct ftl_fdp_event *ev, size_t max)
+{
+	struct ftl_fdp_event ring[FTL_FDP_EVENTS];
+	struct ftl_fdp_stats st;
+	ftl_fdp_stats(d->ftl, &st);
+	size_t kept = ftl_fdp_events(d->ftl, ring, FTL_FDP_EVENTS);
+	uint64_t fresh = st.events - d->fdp_seen;
+	size_t avail = fresh < kept ? (size_t)fresh : kept; /* the ring's newest avail are new */
+	size_t n = avail < max ? avail : max;
+	memcpy(ev, ring + kept - avail, n * sizeof(*ev));
+	d->fdp_seen += (fresh - avail) + n; /* those the ring lost, and those returned */
+	return n;
+}
+
+int fg_nvme_ruh_update(struct fg_nvme *d, unsigned ruh, uint64_t vnow_ns)
+{
+	uint64_t done;
+	return ftl_fdp_ruh_update(d->ftl, ruh, d->base + vnow_ns, &done);
 }
 
 uint8_t fg_nvme_health(struct fg_nvme *d, struct ftl_stats *st)

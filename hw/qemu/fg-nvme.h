@@ -19,6 +19,9 @@ struct fg_nvme_params {
 	const char *data;   /* the drive's backing file (its mtime binds the checkpoints), or NULL */
 	uint32_t checkpoint; /* seconds between checkpoints (with snapshot); 0: at exit only */
 	bool checkpoint_flush, latency;
+	/* the subsystem's FDP (nvme-subsys fdp=on): its fdp.nruh, 0 without FDP. The drive is made
+	 * with fdp=on and one host stream per reclaim unit handle (docs/vm.md) */
+	uint32_t fdp_nruh;
 };
 
 struct fg_nvme;
@@ -34,11 +37,23 @@ struct fg_nvme *fg_nvme_open(const struct fg_nvme_params *p, uint64_t capacity, 
                              size_t errlen);
 
 /* One command through the FTL at QEMU's virtual time vnow_ns. op: 'R' read, 'W' write,
- * 'Z' write zeroes (deallocating), 'D' deallocate, 'F' flush. *delay_ns: how long after vnow the
- * model completes it (0 without latency). FTL_OK, or FTL_E_WORN for a write to a read-only
- * (end of life) drive; the command then fails and nothing is written. */
-int fg_nvme_io(struct fg_nvme *d, char op, uint64_t off, uint64_t len, uint64_t vnow_ns,
-               uint64_t *delay_ns);
+ * 'Z' write zeroes (deallocating), 'D' deallocate, 'F' flush; stream: a write's reclaim unit
+ * handle with FDP (one >= fdp_nruh is logged as an invalid placement ID and goes to 0), else 0.
+ * *delay_ns: how long after vnow the model completes it (0 without latency). FTL_OK, or
+ * FTL_E_WORN for a write to a read-only (end of life) drive; the command then fails and nothing
+ * is written. */
+int fg_nvme_io(struct fg_nvme *d, char op, uint64_t off, uint64_t len, unsigned stream,
+               uint64_t vnow_ns, uint64_t *delay_ns);
+
+/* FDP. The FTL's statistics (hbmw, mbmw, mbe: the statistics log page; ruh[i].ru_avail_bytes:
+ * the RUH status's RUAMW), all 0 without FDP. fg_nvme_fdp_events() copies the events the FTL
+ * logged since the last call (oldest first, at most max; a gap beyond the FTL's ring of
+ * FTL_FDP_EVENTS is lost, as a real drive's log overflows) and returns how many.
+ * fg_nvme_ruh_update() is I/O Management Send's Reclaim Unit Handle Update for one handle:
+ * FTL_OK, FTL_E_INVAL (no such handle), FTL_E_WORN. */
+void fg_nvme_fdp_stats(struct fg_nvme *d, struct ftl_fdp_stats *st);
+size_t fg_nvme_fdp_events(struct fg_nvme *d, struct ftl_fdp_event *ev, size_t max);
+int fg_nvme_ruh_update(struct fg_nvme *d, unsigned ruh, uint64_t vnow_ns);
 
 /* The SMART critical-warning bits the drive's state sets (spare 0x1, reliability 0x4,
  * read-only 0x8), and the log pages' figures. O(drive metadata): call it per log page or per
