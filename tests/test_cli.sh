@@ -192,6 +192,18 @@ PY
 # gc_stream: shared (mixed per victim) and shared-burst (FEMU-like) both run
 expect 0 '"waf"' "gc_stream=shared-burst" -- ssd --preset tiny --set gc_stream=shared-burst --set host_streams=1 --writes 2 --json --check
 expect 0 '"waf"' "gc_stream=shared" -- ssd --preset tiny --set gc_stream=shared --writes 2 --json --check
+# --zone-streams: zone i's writes on stream i. tiny holds 13,107 4 KiB blocks; zoned:95/5:5/95's
+# first zone is blocks 0..654 (2,682,880 bytes), and the precondition's 128 KiB writes that start
+# there (21 a pass, two passes) are 5,505,024 bytes on handle 0, the other 101,867,520 on handle 1
+for h in "0, \"host_bytes\": 5505024," "1, \"host_bytes\": 101867520,"; do
+	expect 0 "\"ruh\": $h" "--zone-streams: the precondition by zone (ruh $h)" -- \
+		ssd --preset tiny --set fdp=on --set host_streams=2 --workload zoned:95/5:5/95 --zone-streams \
+		--precondition --writes 0 --json
+done
+expect 2 "--zone-streams: needs --workload zoned" "--zone-streams without zones" -- \
+	ssd --preset tiny --zone-streams --writes 0
+expect 2 "has 2 zones, the drive 1 host stream (--set host_streams=2" "--zone-streams, too few streams" -- \
+	ssd --preset tiny --workload zoned:95/5:5/95 --zone-streams --writes 0
 
 # ---- traces ----
 expect 0 '"format": "aiperf"' "trace info on a synth sample" -- trace info "$SRC/traces/multiturn-small.jsonl" --json
