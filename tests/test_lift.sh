@@ -170,6 +170,13 @@ expect 2 "--dram 0: only a write-through policy" "--dram 0 with gandalf" -- \
 	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --dram 0 --device none --ssd 1G
 expect 2 "--target is the drive: drop --device tiny" "--target with --device" -- \
 	kv --trace traces/agentic-small.jsonl --model test-hybrid-256 --target "$T/store.img" --device tiny
+# FDP placement IDs need an NVMe generic device (io_uring passthrough); the VM test runs it
+expect 2 "FDP placement IDs (--streams) go through io_uring NVMe passthrough: give the namespace's generic device" \
+	"--streams on a file target" -- kv --trace traces/agentic-small.jsonl --model test-hybrid-256 \
+	--policy write-through --dram 0 --target "$T/store.img" --streams kind
+printf 'time_ns,op,lba,bytes,pid\n0,W,0,4096,1\n' >"$T/pid.csv"
+expect 1 "placement ID 1: only an NVMe generic device (/dev/ngXnY) takes one" "a placed write on a file" -- \
+	blkreplay "$T/pid.csv" --target "$T/store.img" --force
 expect 2 "--layout nope: must be lmcache-rawblock, kvbm or vllm-disk" "--layout nope" -- \
 	kv --trace traces/agentic-small.jsonl --target "$T/store.img" --layout nope
 expect 2 "--record needs --target" "--record without --target" -- \

@@ -32,7 +32,10 @@
 #     the invalid placement ID and the RU `nvme fdp update` closed; and the WAF with two IDs is
 #     below the WAF with one (all data on ID 0) by the in-process amount (`ssd --zone-streams`):
 #     each guest WAF within 0.03 of the in-process one, the gain within 25% of it (fio's random
-#     offsets are not ours: measured 0.006-0.011 apart, gain 3% apart).
+#     offsets are not ours: measured 0.006-0.011 apart, gain 3% apart); and the KV store
+#     through passthrough (`kv --target /dev/ng0n1 --streams kind`): chunks and states on
+#     placement IDs 1 and 2, checkpoints on none, the FTL's per-handle host bytes exactly those,
+#     the store's record lifted exactly with its IDs per kind.
 #
 # Usage: test_qemu_ftl.sh [SOURCE_ROOT]. Exit 77 (skipped) when our QEMU is not built
 # (scripts/build-qemu) or nbdkit is missing. FG_TEST_ACCEL=auto lets boot-vm use KVM.
@@ -369,6 +372,35 @@ print("; ".join(msgs))
 sys.exit(0 if ok else 1)
 PY
 ); then pass "FDP through the VM: $out"; else fail "FDP through the VM: $out"; fi
+
+# the KV store through passthrough: kv --target /dev/ng0n1 --streams kind on three handles puts
+# chunks on placement ID 1 and states on 2 (the device's non-zero IDs, first written first),
+# the checkpoints on none (handle 0); the FTL's per-handle host bytes are exactly those, and the
+# store's own record (which carries the IDs) lifts exactly
+mkdir -p "$T/kvpt"
+cp "$ROOT/traces/agentic-small.jsonl" "$T/kvpt/"
+boot kvpt "${QDEV[@]}" --preset tiny --set blocks_per_plane=512 --fdp 3 --share "$T/kvpt" \
+	--stats "$T/kvpt/host.json" -- sh -c 'femu-gandalf kv --trace agentic-small.jsonl \
+	--model test-hybrid-256 --policy write-through --dram 0 --target /dev/ng0n1 --meta 2M \
+	--streams kind --capture --record cap.csv --json >kv.json && nvme flush /dev/nvme0n1'
+[ $rc -eq 0 ] || { fail "kv through passthrough: exit $rc"; show kvpt; }
+"$FG" lift "$T/kvpt/cap.csv" --model test-hybrid-256 --out "$T/kvpt/lifted.jsonl" \
+	--against "$T/kvpt/agentic-small.jsonl" --json >"$T/kvpt/lift.json" 2>"$T/kvpt/lift.err" ||
+	fail "lift of the passthrough capture: $(cat "$T/kvpt/lift.err")"
+check "kv through NVMe passthrough with placement IDs" '
+k, h, l = J[0]["store"], J[1]["fdp"], J[2]
+p, hb = k["placement"], {x["ruh"]: x["host_bytes"] for x in h["handles"]}
+chunks = 3072 * (4096 + 16384)  # a put is its 4 KiB header and its payload, one ID for both
+states = 92 * (4096 + 262144)
+pl = {x["pid"]: (x["chunks"], x["states"]) for x in l["placement"]}
+a = l["against"]
+msg = ("classes -> IDs %s; handle bytes %s (chunks %d, states %d, checkpoints %d); lift: %s, "
+       "%d of %d requests exact" % (p["class_pid"], hb, chunks, states, k["meta_write_bytes"], pl,
+                                    a["exact"], a["original"]))
+ok = (p["class_pid"] == [1, 2] and p["unplaced_puts"] == 0 and hb == {0: k["meta_write_bytes"],
+      1: chunks, 2: states} and pl == {1: (3072, 0), 2: (0, 92)} and a["exact"] == a["original"]
+      and a["chain_wrong"] == 0 and a["session_wrong"] == 0)' \
+	"$T/kvpt/kv.json" "$T/kvpt/host.json" "$T/kvpt/lift.json"
 
 leak=$(find "$T" -maxdepth 1 -name 'fg-vm.*' | wc -l)
 [ "$leak" -eq 0 ] && pass "no boot-vm private directory left behind" || fail "$leak boot-vm private directories left"

@@ -413,6 +413,7 @@ static int kv_store_flags(struct kv_cli *c, const struct kv_run_opts *ro, unsign
 	}
 	so->concurrency = (unsigned)c->concurrency;
 	so->force = c->force;
+	so->placement = strcmp(c->streams, "none") != 0; /* FDP placement IDs by class */
 	so->record = c->record;
 	so->capture = c->capture;
 	so->no_fences = c->no_fences;
@@ -716,6 +717,17 @@ static void store_json(const void *arg, struct json_out *j)
 	jout_u64(j, "object_read_bytes", s->object_read_bytes);
 	jout_u64(j, "meta_write_bytes", s->meta_write_bytes);
 	jout_u64(j, "reordered", s->reordered);
+	if (s->nclasses) { /* FDP placement (docs/store.md) */
+		jout_object(j, "placement", JOUT_BLOCK);
+		jout_u64(j, "device_pids", s->npids);
+		jout_u64(j, "placed_puts", s->placed_puts);
+		jout_u64(j, "unplaced_puts", s->unplaced_puts);
+		jout_array(j, "class_pid", JOUT_INLINE);
+		for (unsigned k = 0; k < s->nclasses; k++)
+			jout_i64(j, NULL, s->class_pid[k]);
+		jout_end(j);
+		jout_end(j);
+	}
 	jout_u64(j, "windows_interleaved", s->windows_interleaved);
 	jout_u64(j, "ios", s->ios);
 	jout_u64(j, "write_bytes", s->write_bytes);
@@ -741,6 +753,14 @@ static void store_text(const struct kv_cli *c, const struct store_stats *s)
 	       fg_human((double)s->write_bytes, b1), fg_human((double)s->meta_write_bytes, b2),
 	       fg_human((double)s->read_bytes, b3), (unsigned long long)s->ios, s->seconds,
 	       s->lat_mean_us);
+	if (!s->nclasses)
+		return;
+	printf("placement  : --streams %s over the device's %u non-zero placement IDs: class ->",
+	       c->streams, s->npids);
+	for (unsigned k = 0; k < s->nclasses; k++)
+		s->class_pid[k] < 0 ? printf(" %u:none", k) : printf(" %u:%d", k, s->class_pid[k]);
+	printf("; %llu puts placed, %llu without an ID (no ID left)\n",
+	       (unsigned long long)s->placed_puts, (unsigned long long)s->unplaced_puts);
 }
 
 /* Point j of pol: its "k=v,..." into pt, and ro->drive from --device (into fc). 0, or -1 after

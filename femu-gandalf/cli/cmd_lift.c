@@ -52,6 +52,13 @@ static void print_text(FILE *o, const char *out, const struct lift_result *r)
 	           " states -> %s; %" PRIu64 " requests end in a partial block (tokens estimated)\n",
 	        r->requests, r->sessions, r->chunks, r->states, out ? out : "stdout",
 	        r->tokens_estimated);
+	if (r->placed_writes) {
+		fprintf(o, "lift: %" PRIu64 " puts with an FDP placement ID:", r->placed_writes);
+		for (unsigned k = 0; k < r->nplacement; k++)
+			fprintf(o, "%s ID %u: %" PRIu64 " chunks, %" PRIu64 " states", k ? ";" : "",
+			        r->placement[k].pid, r->placement[k].chunks, r->placement[k].states);
+		fprintf(o, "\n");
+	}
 	uint64_t w = r->unwritten_reads + r->chain_breaks + r->read_after_write + r->orphan_headers +
 	             r->other_ios;
 	if (w)
@@ -90,6 +97,16 @@ static int print_json(const struct lift_result *r, const struct lift_compare *c,
 	jout_u64(&j, "discards", r->discards);
 	jout_u64(&j, "flushes", r->flushes);
 	jout_u64(&j, "tokens_estimated", r->tokens_estimated);
+	jout_u64(&j, "placed_writes", r->placed_writes);
+	jout_array(&j, "placement", JOUT_BLOCK);
+	for (unsigned k = 0; k < r->nplacement; k++) {
+		jout_object(&j, NULL, JOUT_INLINE);
+		jout_u64(&j, "pid", r->placement[k].pid);
+		jout_u64(&j, "chunks", r->placement[k].chunks);
+		jout_u64(&j, "states", r->placement[k].states);
+		jout_end(&j);
+	}
+	jout_end(&j);
 	jout_object(&j, "warnings", JOUT_INLINE);
 	jout_u64(&j, "unwritten_reads", r->unwritten_reads);
 	jout_u64(&j, "chain_breaks", r->chain_breaks);

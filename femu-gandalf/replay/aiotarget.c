@@ -26,6 +26,11 @@
  * block device fails with EBUSY for swap, md, LVM, device-mapper and mounted filesystems), and
  * when libblkid finds a filesystem, RAID/LVM member or partition-table signature on it.
  *
+ * An NVMe generic device (/dev/ngXnY) is driven through io_uring NVMe passthrough instead
+ * (nvmept.c): the one way to give a write its FDP placement ID (blk_io.placed, .pid). It is
+ * guarded through its namespace's block device (/dev/nvmeXnY: mounts, signatures), and
+ * everything above the queue (ordering, verification, pacing, statistics) is the same.
+ *
  * Timing: with speed > 0, I/O k is not submitted before start + (t_k - t_0) / speed of wall time;
  * while waiting, completions keep being reaped. Written data is stamped per 512-byte sector with
  * its lba and I/O number and filled with xorshift output (aio_target_pattern()): verifiable, and
@@ -54,6 +59,7 @@
 #include "aiotarget.h"
 #include "atomicfile.h"
 #include "err.h"
+#include "nvmept.h"
 #include "vec.h"
 
 #define SECTOR 512u
@@ -86,7 +92,10 @@ struct aio_target {
 	uint64_t total_hint;
 
 	unsigned depth, inflight, nfree;
-	io_context_t ctx;
+	io_context_t ctx;        /* libaio, or (an NVMe generic device) pt */
+	struct nvmept *pt;
+	struct nvmept_done *done;
+	uint64_t placed;         /* writes sent with a placement ID */
 	struct slot *slots;
 	unsigned *freel;
 	struct io_event *ev;
@@ -253,16 +262,16 @@ static int report_fail(const struct aio_target *t, char *err, size_t len)
 	return fg_err(err, len, "%s", t->fail);
 }
 
-static void complete(struct aio_target *t, const struct io_event *e, uint64_t now)
+/* Slot s is done: res its bytes, or -errno; why (not NULL) a failure of its own. */
+static void complete(struct aio_target *t, struct slot *s, long res, const char *why,
+                     uint64_t now)
 {
-	struct slot *s = (struct slot *)(void *)e->obj;
-	long res = (long)e->res;
 	s->busy = false;
 	t->inflight--;
 	t->freel[t->nfree++] = (unsigned)(s - t->slots);
 	t->t_last = now;
-	if (res < 0) {
-		set_fail(t, s->seq, s->op, s->lba, s->bytes, "%s", strerror((int)-res));
+	if (why || res < 0) {
+		set_fail(t, s->seq, s->op, s->lba, s->bytes, "%s", why ? why : strerror((int)-res));
 		return;
 	}
 	if ((uint64_t)res != s->bytes) {
@@ -292,6 +301,24 @@ static int reap(struct aio_target *t, long min, struct timespec *to)
 	if (!t->inflight)
 		return 0;
 	int n;
+	if (t->pt) {
+		uint64_t rel = to ? (uint64_t)to->tv_sec * NSEC + (uint64_t)to->tv_nsec : UINT64_MAX;
+		n = nvmept_reap(t->pt, (unsigned)min, rel, t->done, t->inflight);
+		if (n < 0) {
+			set_fail(t, 0, 0, 0, 0, "io_uring: %s", strerror(-n));
+			return -1;
+		}
+		uint64_t now = mono_ns();
+		for (int i = 0; i < n; i++) {
+			struct slot *s = &t->slots[t->done[i].tag];
+			char why[160];
+			int res = t->done[i].res;
+			complete(t, s, res ? -1 : (long)s->bytes,
+			         res ? nvmept_strerror(res, why, sizeof(why)) : NULL, now);
+		}
+		progress(t);
+		return 0;
+	}
 	do
 		n = io_getevents(t->ctx, min, t->inflight, t->ev, to);
 	while (n == -EINTR);
@@ -301,7 +328,7 @@ static int reap(struct aio_target *t, long min, struct timespec *to)
 	}
 	uint64_t now = mono_ns();
 	for (int i = 0; i < n; i++)
-		complete(t, &t->ev[i], now);
+		complete(t, (struct slot *)(void *)t->ev[i].obj, (long)t->ev[i].res, NULL, now);
 	progress(t);
 	return 0;
 }
@@ -362,7 +389,20 @@ static int sync_op(struct aio_target *t, const struct blk_io *io, uint64_t seq)
 	if (drain_inflight(t))
 		return -1;
 	uint64_t t_sub = mono_ns();
-	if (io->op == 'F') {
+	if (t->pt) { /* an NVMe Flush, or a Dataset Management deallocate */
+		int r = nvmept_sync(t->pt, io->op, io->lba * SECTOR, io->bytes);
+		char why[160];
+		if (r) {
+			set_fail(t, seq, io->op, io->lba, io->bytes, "%s: %s",
+			         io->op == 'F' ? "NVMe flush" : "NVMe deallocate",
+			         nvmept_strerror(r, why, sizeof(why)));
+			return -1;
+		}
+		if (io->op == 'F')
+			t->flushes++;
+		else
+			t->dbytes += io->bytes;
+	} else if (io->op == 'F') {
 		if (fdatasync(t->fd)) {
 			set_fail(t, seq, io->op, io->lba, io->bytes, "fdatasync: %s", strerror(errno));
 			return -1;
@@ -438,6 +478,23 @@ static int async_op(struct aio_target *t, const struct blk_io *io, uint64_t seq,
 	} else {
 		io_prep_pread(&s->cb, t->fd, s->buf, io->bytes, (long long)(io->lba * SECTOR));
 	}
+	if (t->pt) {
+		s->t_sub = mono_ns();
+		int r = nvmept_submit(t->pt, io->op, s->buf, io->lba * SECTOR, io->bytes,
+		                      io->op == 'W' && io->placed, io->pid, (uint64_t)(s - t->slots));
+		if (r) {
+			t->freel[t->nfree++] = (unsigned)(s - t->slots);
+			set_fail(t, seq, io->op, io->lba, io->bytes, "NVMe passthrough: %s%s",
+			         strerror(-r),
+			         r == -EINVAL ? " (not whole logical blocks, or over 65,536 of them)"
+			                      : "");
+			return -1;
+		}
+		t->placed += io->op == 'W' && io->placed;
+		s->busy = true;
+		t->inflight++;
+		return poll_events(t);
+	}
 	struct iocb *cbs[1] = {&s->cb};
 	for (;;) {
 		s->t_sub = mono_ns();
@@ -488,6 +545,11 @@ int aio_target_submit_ctx(struct aio_target *t, const struct blk_io *io, const s
 	default:
 		return fg_err(err, len, "%s: unknown op (expected R, W, D or F)", d);
 	}
+	if (io->placed && !t->pt)
+		return fg_err(err, len,
+		              "%s: placement ID %u: only an NVMe generic device (/dev/ngXnY) takes "
+		              "one (io_uring passthrough); %s is not one",
+		              d, io->pid, t->path);
 	if (io->op != 'F') {
 		if (!io->bytes)
 			return fg_err(err, len, "%s: zero length", d);
@@ -546,6 +608,16 @@ int aio_target_drain(struct aio_target *t, char *err, size_t len)
 	return r ? report_fail(t, err, len) : 0;
 }
 
+int aio_target_placement_ids(struct aio_target *t, uint16_t *pid, unsigned max, char *err,
+                             size_t errlen)
+{
+	int n = t->pt ? nvmept_placement_ids(t->pt, pid, max) : 0;
+	if (n < 0)
+		return fg_err(err, errlen, "%s: reclaim unit handle status: %s", t->path,
+		              strerror(-n));
+	return n;
+}
+
 void aio_target_stats(const struct aio_target *t, struct aio_target_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -554,6 +626,8 @@ void aio_target_stats(const struct aio_target *t, struct aio_target_stats *st)
 	st->write_bytes = t->wbytes;
 	st->discard_bytes = t->dbytes;
 	st->flushes = t->flushes;
+	st->passthrough = t->pt != NULL;
+	st->placed_writes = t->placed;
 	if (t->started) {
 		uint64_t end = t->inflight ? mono_ns() : t->t_last;
 		st->seconds = (double)(end - t->t0_wall) / 1e9;
@@ -828,9 +902,33 @@ static int open_checked(const char *path, const struct aio_target_opts *o, struc
 	if (stat(path, &st0))
 		return fg_err(err, len, "%s: %s", path, strerror(errno));
 	blk = S_ISBLK(st0.st_mode);
+	char nsblk[64];
+	if (nvmept_is(path, &st0, nsblk, sizeof(nsblk))) {
+		/* an NVMe generic device: guarded through its namespace's block device */
+		struct stat sb;
+		if (stat(nsblk, &sb))
+			return fg_err(err, len, "%s: its namespace's block device %s: %s", path, nsblk,
+			              strerror(errno));
+		if (!S_ISBLK(sb.st_mode))
+			return fg_err(err, len, "%s: %s, its namespace, is not a block device", path,
+			              nsblk);
+		if (!o->force &&
+		    (check_mounts(nsblk, sb.st_rdev, err, len) || check_signature(nsblk, err, len)))
+			return -1;
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return fg_err(err, len, "%s: %s", path, strerror(errno));
+		if (fstat(fd, st) || st->st_rdev != st0.st_rdev) {
+			close(fd);
+			return fg_err(err, len, "%s: changed while being opened", path);
+		}
+		return fd;
+	}
 	if (!blk && !S_ISREG(st0.st_mode))
-		return fg_err(err, len, "%s is %s; expected a block device or a regular file", path,
-		              fg_file_kind(st0.st_mode));
+		return fg_err(err, len,
+		              "%s is %s; expected a block device, a regular file or an NVMe generic "
+		              "device (/dev/ngXnY)",
+		              path, fg_file_kind(st0.st_mode));
 	if (blk && !o->force && check_mounts(path, st0.st_rdev, err, len))
 		return -1;
 	if (!o->force && check_signature(path, err, len))
@@ -889,8 +987,8 @@ static int target_geometry(int fd, const char *path, const struct stat *st, unsi
 }
 
 /* The target's state around an open fd: depth slots, the free list, the libaio context. */
-static struct aio_target *target_alloc(const char *path, int fd, unsigned depth, char *err,
-                                       size_t len)
+static struct aio_target *target_alloc(const char *path, int fd, unsigned depth, bool aio,
+                                       char *err, size_t len)
 {
 	struct aio_target *t = calloc(1, sizeof(*t));
 	char *p = strdup(path);
@@ -903,7 +1001,7 @@ static struct aio_target *target_alloc(const char *path, int fd, unsigned depth,
 		fg_err(err, len, "%s: out of memory", path);
 		goto fail;
 	}
-	r = io_setup((int)depth, &t->ctx);
+	r = aio ? io_setup((int)depth, &t->ctx) : 0;
 	if (r < 0) {
 		fg_err(err, len, "%s: io_setup(%u): %s%s", path, depth, strerror(-r),
 		       r == -EAGAIN ? " (iodepth above the free part of /proc/sys/fs/aio-max-nr)"
@@ -957,8 +1055,22 @@ struct aio_target *aio_target_open(const char *path, const struct aio_target_opt
 	fd = open_checked(path, o, &st, err, len);
 	if (fd < 0)
 		return NULL;
-	if (target_geometry(fd, path, &st, &lbs, &size, err, len) ||
-	    !(t = target_alloc(path, fd, depth, err, len))) {
+	char nsblk[64];
+	if (nvmept_is(path, &st, nsblk, sizeof(nsblk))) {
+		struct nvmept *pt = nvmept_open(fd, path, nsblk, depth, &lbs, &size, err, len);
+		struct nvmept_done *done = calloc(depth, sizeof(*done));
+		if (!pt || !done || !(t = target_alloc(path, fd, depth, false, err, len))) {
+			if (pt && !done)
+				fg_err(err, len, "%s: out of memory", path);
+			nvmept_close(pt);
+			free(done);
+			close(fd);
+			return NULL;
+		}
+		t->pt = pt;
+		t->done = done;
+	} else if (target_geometry(fd, path, &st, &lbs, &size, err, len) ||
+	           !(t = target_alloc(path, fd, depth, true, err, len))) {
 		close(fd);
 		return NULL;
 	}
@@ -976,7 +1088,10 @@ void aio_target_close(struct aio_target *t)
 	if (!t)
 		return;
 	drain_inflight(t);
-	if (t->inflight) {
+	if (t->pt) { /* (exiting the ring waits for what is still in flight) */
+		nvmept_close(t->pt);
+		free(t->done);
+	} else if (t->inflight) {
 		/* io_getevents failed: cancel what it can, io_destroy waits for the rest */
 		for (unsigned i = 0; i < t->depth; i++) {
 			struct io_event e;
@@ -985,7 +1100,8 @@ void aio_target_close(struct aio_target *t)
 		}
 	}
 	progress_clear(t);
-	io_destroy(t->ctx);
+	if (!t->pt)
+		io_destroy(t->ctx);
 	for (unsigned i = 0; i < t->depth; i++)
 		free(t->slots[i].buf);
 	free(t->slots);

@@ -84,10 +84,16 @@ struct aio_target_stats {
 	double iops, mbps;       /* mbps: (read + write bytes) / 1e6 / seconds */
 	double lat_mean_us;      /* submit -> completion, all ops */
 	double lat_p99_us;       /* from a log-linear histogram: within 2% */
+	bool passthrough;        /* an NVMe generic device, through io_uring passthrough */
+	uint64_t placed_writes;  /* writes sent with an FDP placement ID */
 };
 void aio_target_stats(const struct aio_target *t, struct aio_target_stats *st);
 
 unsigned aio_target_block_size(const struct aio_target *t); /* logical block size, bytes */
+/* An NVMe generic device's FDP placement IDs (aio_target_stats().passthrough), at most max:
+ * how many (0: no FDP, or not such a device), or -1 with err. */
+int aio_target_placement_ids(struct aio_target *t, uint16_t *pid, unsigned max, char *err,
+                             size_t errlen);
 uint64_t aio_target_size(const struct aio_target *t);       /* bytes */
 
 /* Drains (ignoring errors), clears the progress line, closes. NULL is allowed. */

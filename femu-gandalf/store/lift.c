@@ -389,6 +389,16 @@ static int object_event(struct lift *L, uint64_t *i, char *err, size_t errlen)
 	if (a->op == 'W') {
 		s->obj = obj_new(L, slot_off, (uint8_t)kind);
 		r->writes++;
+		if (a->placed) { /* which classes each placement ID carried */
+			unsigned k = 0;
+			r->placed_writes++;
+			while (k < r->nplacement && r->placement[k].pid != a->pid)
+				k++;
+			if (k == r->nplacement && k < 16)
+				r->placement[r->nplacement++] = (struct lift_placement){.pid = a->pid};
+			if (k < r->nplacement)
+				*(kind == OBJ_LINEAR ? &r->placement[k].states : &r->placement[k].chunks) += 1;
+		}
 		*i += L->hdr != 0; /* the payload write */
 	} else {
 		if (s->obj == NONE) {

@@ -53,6 +53,14 @@ struct lift_result {
 	uint64_t uncertain;        /* demux: I/Os given to a request among several candidates */
 	uint64_t uncertain_requests; /* demux: lifted requests with such an I/O */
 	char first_warning[512];
+	/* FDP placement IDs on the puts (a store's own record carries them: blk-csv's 5th field;
+	 * a block-layer capture cannot see them): per ID, the chunks and states put with it */
+	uint64_t placed_writes;
+	unsigned nplacement;
+	struct lift_placement {
+		uint16_t pid;
+		uint64_t chunks, states;
+	} placement[16]; /* the first 16 IDs seen */
 };
 
 /* Lift the block trace at path; the requests go to out as JSONL. 0, or -1 with err (the trace

@@ -50,6 +50,9 @@ struct store {
 	bool *wpend;
 	struct u64map wmap;
 	struct kv_io_sink sink;
+	const struct kv_config *cfg; /* placement: the classes (kv_stream) */
+	uint16_t pool[128];          /* placement: the device's non-zero placement IDs */
+	unsigned npool, next_pid;
 	struct store_stats st;
 	char err[1024];
 	bool failed;
@@ -147,18 +150,44 @@ static int check(void *arg, const void *buf, const struct blk_io *io, const stru
 
 /* ---- I/O ---- */
 
+/* pid: a write's placement ID, or -1 */
 static int submit(struct store *st, char op, uint64_t off, uint64_t bytes, uint64_t t_ns,
-                  const struct aio_ctx *c)
+                  const struct aio_ctx *c, int32_t pid)
 {
-	struct blk_io io = {.t_ns = t_ns, .lba = off / SECTOR, .bytes = bytes, .op = op};
-	if (st->rec && fprintf(st->rec, "%" PRIu64 ",%c,%" PRIu64 ",%" PRIu64 "\n", t_ns, op,
-	                       io.lba, bytes) < 0) {
+	struct blk_io io = {.t_ns = t_ns, .lba = off / SECTOR, .bytes = bytes, .op = op,
+	                    .placed = pid >= 0, .pid = pid >= 0 ? (uint16_t)pid : 0};
+	char pf[16] = "";
+	if (st->o.placement && pid >= 0)
+		snprintf(pf, sizeof(pf), ",%d", pid);
+	else if (st->o.placement)
+		strcpy(pf, ",");
+	if (st->rec && fprintf(st->rec, "%" PRIu64 ",%c,%" PRIu64 ",%" PRIu64 "%s\n", t_ns, op,
+	                       io.lba, bytes, pf) < 0) {
 		fg_err(st->err, sizeof(st->err), "%s: cannot write the record", st->o.record);
 		return -1;
 	}
 	if (aio_target_submit_ctx(st->t, &io, c, st->err, sizeof(st->err)))
 		return -1;
 	return 0;
+}
+
+/* A put's placement ID: its class's, given from the pool when the class is first written
+ * (LMCache: _get_or_assign_fdp_bucket_placement_id); -1 without placement or when none is
+ * left. */
+static int32_t put_pid(struct store *st, const struct kv_io *e)
+{
+	if (!st->o.placement)
+		return -1;
+	unsigned k = kv_stream(st->cfg, e->kind, e->session);
+	if (k >= st->st.nclasses)
+		k = st->st.nclasses - 1;
+	if (st->st.class_pid[k] < 0 && st->next_pid < st->npool)
+		st->st.class_pid[k] = st->pool[st->next_pid++];
+	if (st->st.class_pid[k] < 0)
+		st->st.unplaced_puts++;
+	else
+		st->st.placed_puts++;
+	return st->st.class_pid[k];
 }
 
 /* One object's I/O. */
@@ -174,17 +203,18 @@ static int object_io(struct store *st, const struct kv_io *e, uint64_t t_ns)
 	switch (e->op) {
 	case KV_IO_WRITE:
 		c.w[1] = ++*v;
+		int32_t pid = put_pid(st, e); /* the header and the payload alike */
 		st->st.puts++;
 		st->st.object_write_bytes += e->slot_bytes;
 		st->live++;
 		st->dirty = true;
 		if (hdr) { /* LMCache: the header, then the payload, as two writes */
 			c.w[2] |= CTX_HEADER;
-			if (submit(st, 'W', off, hdr, t_ns, &c))
+			if (submit(st, 'W', off, hdr, t_ns, &c, pid))
 				return -1;
 			c.w[2] &= ~(uint64_t)CTX_HEADER;
 		}
-		return submit(st, 'W', off + hdr, e->slot_bytes - hdr, t_ns, &c);
+		return submit(st, 'W', off + hdr, e->slot_bytes - hdr, t_ns, &c, pid);
 	case KV_IO_READ:
 	case KV_IO_PROBE:
 		if (!*v)
@@ -198,7 +228,7 @@ static int object_io(struct store *st, const struct kv_io *e, uint64_t t_ns)
 			st->st.gets++;
 		st->st.verified++;
 		st->st.object_read_bytes += e->slot_bytes - hdr;
-		return submit(st, 'R', off + hdr, e->slot_bytes - hdr, t_ns, &c);
+		return submit(st, 'R', off + hdr, e->slot_bytes - hdr, t_ns, &c, -1);
 	case KV_IO_TRIM:
 		st->live--;
 		st->st.evictions++;
@@ -206,7 +236,7 @@ static int object_io(struct store *st, const struct kv_io *e, uint64_t t_ns)
 		if (!st->o.trim)
 			return 0; /* LMCache frees the slot in memory only */
 		st->st.trims++;
-		return submit(st, 'D', off, e->slot_bytes, t_ns, &c);
+		return submit(st, 'D', off, e->slot_bytes, t_ns, &c, -1);
 	}
 	return fg_err(st->err, sizeof(st->err), "internal: I/O op %c", e->op);
 }
@@ -229,7 +259,7 @@ static int checkpoint(struct store *st, uint64_t t_ns, bool force)
 	st->st.meta_write_bytes += STORE_ALIGN + bytes;
 	/* one write: LMCache submits the payload and then the header in one call; here they are
 	 * one I/O, header block first */
-	return submit(st, 'W', off, STORE_ALIGN + bytes, t_ns, &c);
+	return submit(st, 'W', off, STORE_ALIGN + bytes, t_ns, &c, -1); /* (no ID: LMCache's default) */
 }
 
 static int sink_io(void *arg, const struct kv_io *e)
@@ -319,7 +349,7 @@ static int flush_window(struct store *st)
 					tmax = st->wt[j];
 				if (st->o.capture && !st->o.no_fences && end > st->wbeg[j]) {
 					st->st.fences++;
-					if (submit(st, 'F', 0, 0, tmax, NULL))
+					if (submit(st, 'F', 0, 0, tmax, NULL, -1))
 						return -1;
 				}
 				st->wcur[j] = end + 1;
@@ -417,6 +447,37 @@ static int fit_layout(struct store *st, struct kv_config *cfg, char *err, size_t
 	return 0;
 }
 
+/* Placement: the device's non-zero placement IDs (LMCache keeps 0 for the writes without
+ * one), and the classes. */
+static int open_placement(struct store *st, const struct kv_config *cfg, char *err, size_t errlen)
+{
+	struct aio_target_stats a;
+	uint16_t ids[128];
+	aio_target_stats(st->t, &a);
+	if (!a.passthrough)
+		return fg_err(err, errlen,
+		              "--target %s: FDP placement IDs (--streams) go through io_uring NVMe "
+		              "passthrough: give the namespace's generic device (/dev/ngXnY)",
+		              st->o.target);
+	int n = aio_target_placement_ids(st->t, ids, 128, err, errlen);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (ids[i])
+			st->pool[st->npool++] = ids[i];
+	if (!st->npool)
+		return fg_err(err, errlen,
+		              "--target %s: the namespace reports %s: --streams needs FDP with at least "
+		              "two placement IDs (0 stays for the writes without one)",
+		              st->o.target, n ? "placement ID 0 only" : "no FDP placement IDs");
+	st->cfg = cfg;
+	st->st.nclasses = kv_streams(cfg) < 64 ? kv_streams(cfg) : 64;
+	st->st.npids = st->npool;
+	for (unsigned k = 0; k < 64; k++)
+		st->st.class_pid[k] = -1;
+	return 0;
+}
+
 struct store *store_open(const struct store_opts *o, struct kv_config *cfg, char *err,
                          size_t errlen)
 {
@@ -455,6 +516,8 @@ struct store *store_open(const struct store_opts *o, struct kv_config *cfg, char
 	}
 	struct aio_target_data d = {.fill = fill, .check = check, .arg = st};
 	aio_target_set_data(st->t, &d);
+	if (o->placement && open_placement(st, cfg, err, errlen))
+		goto fail;
 	uint64_t size = aio_target_size(st->t);
 	if (size <= st->base) {
 		fg_err(err, errlen,
@@ -486,7 +549,7 @@ struct store *store_open(const struct store_opts *o, struct kv_config *cfg, char
 		}
 	}
 	if (st->rec)
-		fputs("time_ns,op,lba,bytes\n", st->rec);
+		fputs(o->placement ? "time_ns,op,lba,bytes,pid\n" : "time_ns,op,lba,bytes\n", st->rec);
 	st->sink = (struct kv_io_sink){.io = sink_io, .end = sink_end, .arg = st, .probe = o->capture};
 	st->st.base = st->base;
 	st->st.tier_bytes = st->tier;

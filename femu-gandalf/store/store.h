@@ -57,6 +57,11 @@ struct store_opts {
 	const char *record;   /* blk-csv of every I/O submitted, stamped with trace time (NULL) */
 	uint64_t total_hint;  /* expected I/Os, for the progress line */
 	unsigned concurrency; /* requests in flight at once, their I/O interleaved (0, 1: none) */
+	/* FDP placement (docs/store.md): a write's class is kv_stream(cfg, kind, session), kv's
+	 * --streams; each class takes the next of the device's non-zero placement IDs when first
+	 * written, as LMCache's cache-salt buckets do (PR #4016); classes beyond them, and the
+	 * checkpoints, carry none. Needs an NVMe generic device (/dev/ngXnY) with FDP. */
+	bool placement;
 };
 
 struct store_stats {
@@ -67,6 +72,11 @@ struct store_stats {
 	uint64_t reordered; /* capture: requests whose state write moved next to its chunk */
 	uint64_t windows_interleaved; /* --concurrency: windows whose requests' I/O interleaved */
 	uint64_t base, tier_bytes; /* where the data region starts and its size */
+	/* placement: object writes (puts) sent with a placement ID and without one (their class
+	 * found no ID left); class_pid[c] the ID of class c (-1: none yet or none left) */
+	uint64_t placed_puts, unplaced_puts;
+	unsigned nclasses, npids;
+	int32_t class_pid[64];
 	/* the device's side (aiotarget) */
 	uint64_t ios, read_bytes, write_bytes, discard_bytes, flushes;
 	double seconds, lat_mean_us, lat_p99_us;

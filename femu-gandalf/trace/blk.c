@@ -49,9 +49,9 @@ static bool parse_u64(const char *s, uint64_t *v)
 
 static int csv_line(struct trace *t, char *line, struct blk_io *io)
 {
-	char *f[5];
+	char *f[6];
 	int n = 0;
-	for (char *p = line; n < 5; n++) {
+	for (char *p = line; n < 6; n++) {
 		f[n] = p;
 		char *c = strchr(p, ',');
 		if (!c) {
@@ -61,9 +61,9 @@ static int csv_line(struct trace *t, char *line, struct blk_io *io)
 		*c = 0;
 		p = c + 1;
 	}
-	if (n != 4)
-		return trace_bad(t, "expected 4 fields time_ns,op,lba,bytes, got %d", n);
-	for (int i = 0; i < 4; i++) {
+	if (n != 4 && n != 5)
+		return trace_bad(t, "expected 4 fields time_ns,op,lba,bytes (and pid), got %d", n);
+	for (int i = 0; i < n; i++) {
 		while (*f[i] == ' ')
 			f[i]++;
 		char *e = f[i] + strlen(f[i]);
@@ -82,6 +82,18 @@ static int csv_line(struct trace *t, char *line, struct blk_io *io)
 		return trace_bad(t, "bytes '%s': not a non-negative integer", f[3]);
 	if (!io->bytes && io->op != 'F')
 		return trace_bad(t, "bytes 0: only a flush (F) may be empty");
+	io->placed = false;
+	io->pid = 0;
+	if (n == 5 && *f[4]) { /* a write's FDP placement ID; empty: none */
+		uint64_t pid;
+		if (!parse_u64(f[4], &pid) || pid > UINT16_MAX)
+			return trace_bad(t, "pid '%s': an FDP placement ID, 0 to 65535", f[4]);
+		if (io->op != 'W')
+			return trace_bad(t, "pid %s on a %c: only a write has a placement ID", f[4],
+			                 io->op);
+		io->placed = true;
+		io->pid = (uint16_t)pid;
+	}
 	if (io->lba > UINT64_MAX / 512 || io->bytes > UINT64_MAX - io->lba * 512)
 		return trace_bad(t, "lba %llu + bytes %llu overflows", (unsigned long long)io->lba,
 		                 (unsigned long long)io->bytes);

@@ -31,6 +31,8 @@ struct blk_io {
 	uint64_t lba; /* 512-byte sectors */
 	uint64_t bytes;
 	char op;
+	bool placed;  /* a write with an FDP placement ID (blk-csv's optional 5th field) */
+	uint16_t pid; /* that ID (DSPEC) */
 };
 
 /* One KV-cache request. blocks[] are prefix block ids (namespaced per file where needed). */
