@@ -202,7 +202,7 @@ for h in "0, \"host_bytes\": 5505024," "1, \"host_bytes\": 101867520,"; do
 done
 expect 2 "--zone-streams: needs --workload zoned" "--zone-streams without zones" -- \
 	ssd --preset tiny --zone-streams --writes 0
-expect 2 "has 2 zones, the drive 1 host stream (--set host_streams=2" "--zone-streams, too few streams" -- \
+expect 2 "has 2 zones, the drive 1 host stream (set host_streams=2" "--zone-streams, too few streams" -- \
 	ssd --preset tiny --workload zoned:95/5:5/95 --zone-streams --writes 0
 
 # ---- traces ----

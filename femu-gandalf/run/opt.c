@@ -32,6 +32,7 @@ static const char *const keys[RUN_OPT_N] = {
         [RUN_OPT_WORKLOAD] = "workload",
         [RUN_OPT_WRAP] = "wrap",
         [RUN_OPT_WRITES] = "writes",
+        [RUN_OPT_ZONE_STREAMS] = "zone-streams",
 };
 
 static const char *const *names = keys;

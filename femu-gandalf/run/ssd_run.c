@@ -239,15 +239,16 @@ static int zone_streams_fit(struct runner *r, char *err, size_t errlen)
 	if (!r->o->zone_streams)
 		return RUN_OK;
 	if (r->wl.kind != WL_ZONED) {
-		snprintf(err, errlen, "--zone-streams: needs %s zoned:R1/F1:R2/F2...",
-		         run_opt(RUN_OPT_WORKLOAD));
+		snprintf(err, errlen, "%s: needs %s zoned:R1/F1:R2/F2...",
+		         run_opt(RUN_OPT_ZONE_STREAMS), run_opt(RUN_OPT_WORKLOAD));
 		return RUN_E_INPUT;
 	}
 	if (r->wl.nz > streams) {
 		snprintf(err, errlen,
-		         "--zone-streams: %s %s has %u zones, the drive %u host stream%s "
-		         "(--set host_streams=%u, with fdp=on for FDP handles)",
-		         run_opt(RUN_OPT_WORKLOAD), r->o->workload, r->wl.nz, streams,
+		         "%s: %s %s has %u zones, the drive %u host stream%s "
+		         "(set host_streams=%u; with fdp=on they are FDP handles)",
+		         run_opt(RUN_OPT_ZONE_STREAMS), run_opt(RUN_OPT_WORKLOAD), r->o->workload,
+		         r->wl.nz, streams,
 		         streams == 1 ? "" : "s", r->wl.nz);
 		return RUN_E_INPUT;
 	}
