@@ -1313,6 +1313,7 @@ static const char *const cli_spelling[RUN_OPT_N] = {
         [RUN_OPT_SAVE_SNAPSHOT] = "--save-snapshot", [RUN_OPT_SSD] = "--ssd",
         [RUN_OPT_STEADY_RULE] = "--steady-rule", [RUN_OPT_UNTIL_STEADY] = "--until-steady",
         [RUN_OPT_WORKLOAD] = "--workload", [RUN_OPT_WRAP] = "--wrap", [RUN_OPT_WRITES] = "--writes",
+        [RUN_OPT_ZONE_STREAMS] = "--zone-streams",
 };
 
 /* every option has a key and a spelling; without one the messages say the key */
