@@ -438,6 +438,36 @@ static void test_random_superblock_separate(void **state)
 	random_ops(&c, 1000000);
 }
 
+/* GC units of two superblocks (16 blocks over the 8 planes, two on each), two host streams as
+ * FDP handles, both handle types: the invariants hold through GC, and an RU is two superblocks */
+static void test_random_multi_superblock(void **state)
+{
+	(void)state;
+	for (int pi = 0; pi < 2; pi++) {
+		struct ftl_config c = small();
+		c.gc_unit_superblocks = 2;
+		c.host_streams = 2;
+		c.fdp = true;
+		c.fdp_ruh_type = pi ? FTL_RUHT_PERSISTENTLY : FTL_RUHT_INITIALLY;
+		c.spare_factor = 0.35;
+		char err[256];
+		struct ftl *f = ftl_create(&c, err, sizeof(err));
+		if (!f)
+			fail_msg("%s", err);
+		struct ftl_fdp_stats st;
+		ftl_fdp_stats(f, &st);
+		assert_int_equal(st.ru_bytes, 2ull * 8 * 16 * 16384);
+		assert_int_equal(ftl_get_geometry(f)->gc_units, 8 * 64 / 16);
+		ftl_destroy(f);
+		random_ops(&c, 300000);
+	}
+	struct ftl_config c = small();
+	char err[256];
+	c.gc_unit_superblocks = 3; /* 64 blocks per plane: not whole units */
+	assert_null(ftl_create(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "gc_unit_superblocks=3: must divide blocks_per_plane=64"));
+}
+
 static void test_random_block_shared(void **state)
 {
 	(void)state;
@@ -587,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_gc_delays_host),
 		cmocka_unit_test(test_min_spare_never_full),
 		cmocka_unit_test(test_random_superblock_separate),
+		cmocka_unit_test(test_random_multi_superblock),
 		cmocka_unit_test(test_random_block_shared),
 		cmocka_unit_test(test_random_superblock_shared_burst),
 		cmocka_unit_test(test_random_policies),

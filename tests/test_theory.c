@@ -61,7 +61,9 @@ static void test_lambert_reference(void **state)
 }
 
 
-static void run_case(double sf, uint32_t np, enum ftl_gc_policy pol)
+/* k > 1: GC units of k superblocks (gc_unit_superblocks) of one block each on this one-plane
+ * drive, so the model's erase unit is k x np pages */
+static void run_case(double sf, uint32_t np, enum ftl_gc_policy pol, uint32_t k)
 {
 	struct ftl_config c;
 	char err[256];
@@ -78,6 +80,8 @@ static void run_case(double sf, uint32_t np, enum ftl_gc_policy pol)
 	c.wl_static = false;
 	c.gc_reserve = 1;
 	c.pe_cycles = 1000000;
+	c.gc_unit = FTL_GC_SUPERBLOCK;
+	c.gc_unit_superblocks = k;
 	struct ftl *f = ftl_create(&c, err, sizeof(err));
 	assert_non_null(f);
 	const struct ftl_geometry *g = ftl_get_geometry(f);
@@ -93,21 +97,23 @@ static void run_case(double sf, uint32_t np, enum ftl_gc_policy pol)
 	ftl_get_stats(f, &b);
 	double waf = (double)(b.nand_write_bytes - a.nand_write_bytes) / (b.host_write_bytes - a.host_write_bytes);
 	double eff = b.effective_spare_factor;
-	double model = pol == FTL_GC_FIFO ? model_fifo(eff) : model_greedy(eff, np);
-	printf("%-6s Sf %.2f Np %3u: effective Sf %.4f  WAF %.4f  model %.4f  (%+.2f%%)\n",
-	       pol == FTL_GC_FIFO ? "fifo" : "greedy", sf, np, eff, waf, model, 100 * (waf / model - 1));
+	double model = pol == FTL_GC_FIFO ? model_fifo(eff) : model_greedy(eff, np * k);
+	printf("%-6s Sf %.2f Np %3u x %u: effective Sf %.4f  WAF %.4f  model %.4f  (%+.2f%%)\n",
+	       pol == FTL_GC_FIFO ? "fifo" : "greedy", sf, np, k, eff, waf, model,
+	       100 * (waf / model - 1));
 	assert_true(fabs(eff - sf) / sf <= 0.10);
 	assert_true(fabs(waf - model) / model <= 0.02);
 	assert_int_equal(ftl_check(f, err, sizeof(err)), 0);
 	ftl_destroy(f);
 }
 
-#define CASE(name, sf, np, pol)                    \
+#define CASE_K(name, sf, np, pol, k)               \
 	static void name(void **state)             \
 	{                                          \
 		(void)state;                       \
-		run_case(sf, np, pol);             \
+		run_case(sf, np, pol, k);          \
 	}
+#define CASE(name, sf, np, pol) CASE_K(name, sf, np, pol, 1)
 CASE(greedy_10_64, 0.10, 64, FTL_GC_GREEDY)
 CASE(greedy_20_64, 0.20, 64, FTL_GC_GREEDY)
 CASE(greedy_28_64, 0.28, 64, FTL_GC_GREEDY)
@@ -120,6 +126,10 @@ CASE(fifo_28_64, 0.28, 64, FTL_GC_FIFO)
 CASE(fifo_10_128, 0.10, 128, FTL_GC_FIFO)
 CASE(fifo_20_128, 0.20, 128, FTL_GC_FIFO)
 CASE(fifo_28_128, 0.28, 128, FTL_GC_FIFO)
+/* GC units of several superblocks (an FDP reclaim unit larger than a superblock): greedy at the
+ * unit's k x np pages */
+CASE_K(greedy_10_64x2, 0.10, 64, FTL_GC_GREEDY, 2)
+CASE_K(greedy_20_32x4, 0.20, 32, FTL_GC_GREEDY, 4)
 
 int main(void)
 {
@@ -129,6 +139,7 @@ int main(void)
 		cmocka_unit_test(greedy_10_128), cmocka_unit_test(greedy_20_128), cmocka_unit_test(greedy_28_128),
 		cmocka_unit_test(fifo_10_64), cmocka_unit_test(fifo_20_64), cmocka_unit_test(fifo_28_64),
 		cmocka_unit_test(fifo_10_128), cmocka_unit_test(fifo_20_128), cmocka_unit_test(fifo_28_128),
+		cmocka_unit_test(greedy_10_64x2), cmocka_unit_test(greedy_20_32x4),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

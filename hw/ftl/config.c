@@ -61,6 +61,7 @@ static const struct key keys[] = {
 	{"host_mbps", K_DBL, O(host_mbps), 0, 1e8, NULL, "host link bandwidth (MB/s, 1 MB = 1e6 B; 0 = no link model)"},
 	{"t_cmd_us", K_DBL, O(t_cmd_us), 0, 1e6, NULL, "controller time added to every host read and write (us): command processing, FTL lookup, DMA"},
 	{"gc_unit", K_ENUM, O(gc_unit), 0, 0, gc_unit_names, "GC/erase unit: block|superblock"},
+	{"gc_unit_superblocks", K_U32, O(gc_unit_superblocks), 1, 65536, NULL, "superblocks per GC unit with gc_unit=superblock (an FDP reclaim unit of several superblocks, as a 16 GiB RU)"},
 	{"gc_stream", K_ENUM, O(gc_stream), 0, 0, gc_stream_names, "GC copies: separate frontier|shared with host (mixed per victim)|shared-burst (FEMU-like)"},
 	{"gc_policy", K_ENUM, O(gc_policy), 0, 0, gc_policy_names, "victim policy: greedy|fifo|cost-benefit|d-choice"},
 	{"gc_dchoice", K_U32, O(gc_dchoice), 1, 1024, NULL, "d for d-choice victim selection"},
@@ -105,6 +106,7 @@ void ftl_config_default(struct ftl_config *c)
 	c->multiplane = true;
 	c->suspend_max = 4;
 	c->gc_unit = FTL_GC_SUPERBLOCK;
+	c->gc_unit_superblocks = 1;
 	c->gc_stream = FTL_GC_SEPARATE;
 	c->gc_policy = FTL_GC_GREEDY;
 	c->gc_dchoice = 8;
@@ -327,7 +329,7 @@ static int derive_gc(const struct ftl_config *c, struct ftl_geometry *g, char *e
 	 * GC frontier beyond the first (once open, a frontier absorbs several victims before it
 	 * needs another) */
 	uint32_t ngc = ftl_config_pi(c) ? c->host_streams : 1;
-	g->reserve_gc_units = (c->gc_reserve + ngc - 1) * (g->planes / g->blocks_per_gc_unit);
+	g->reserve_gc_units = (c->gc_reserve + ngc - 1) * (g->frontier_slots / g->blocks_per_gc_unit);
 	g->fg_free_gc_units = (uint32_t)ceil(c->gc_fg_free_pct / 100.0 * g->gc_units);
 	if (g->fg_free_gc_units < g->reserve_gc_units)
 		g->fg_free_gc_units = g->reserve_gc_units;
@@ -409,13 +411,28 @@ int ftl_geometry_derive(const struct ftl_config *c, struct ftl_geometry *g, char
 	g->luns = c->channels * c->luns_per_channel;
 	g->blocks = (uint32_t)blocks;
 	g->units_per_block = (uint32_t)upb;
-	g->blocks_per_gc_unit = c->gc_unit == FTL_GC_SUPERBLOCK ? g->planes : 1;
+	bool sb = c->gc_unit == FTL_GC_SUPERBLOCK;
+	if (!sb && c->gc_unit_superblocks != 1)
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "gc_unit_superblocks=%u: needs gc_unit=superblock (a block GC unit is one "
+		                 "block)",
+		                 c->gc_unit_superblocks);
+	if (sb && c->blocks_per_plane % c->gc_unit_superblocks)
+		return fg_err_rc(err, len, FTL_E_INVAL,
+		                 "gc_unit_superblocks=%u: must divide blocks_per_plane=%u (every GC unit "
+		                 "whole)",
+		                 c->gc_unit_superblocks, c->blocks_per_plane);
+	/* a superblock GC unit is gc_unit_superblocks consecutive superblocks: blocks
+	 * [g x planes x K, (g + 1) x planes x K), K on each plane */
+	g->blocks_per_gc_unit = sb ? g->planes * c->gc_unit_superblocks : 1;
 	if ((uint64_t)upb * g->blocks_per_gc_unit >= UINT32_MAX)
 		return fg_err_rc(err, len, FTL_E_INVAL, "pages_per_block=%u: GC unit too large",
 		                 c->pages_per_block);
 	g->units_per_gc_unit = (uint32_t)upb * g->blocks_per_gc_unit;
 	g->gc_units = g->blocks / g->blocks_per_gc_unit;
-	g->frontier_slots = g->planes; /* one open block per plane */
+	/* open blocks per frontier: one per plane (block units), or every block of the open unit
+	 * (superblock units), which its pages stripe over */
+	g->frontier_slots = sb ? g->blocks_per_gc_unit : g->planes;
 	g->phys_units = phys;
 	g->phys_bytes = phys * c->unit_size;
 	double sf = c->spare_factor >= 0 ? c->spare_factor : c->op_percent / (100.0 + c->op_percent);

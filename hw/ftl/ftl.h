@@ -74,6 +74,7 @@ struct ftl_config {
 	double host_mbps;        /* host link bandwidth (PCIe); 0 = no link model */
 	double t_cmd_us;         /* controller time per host read or write command (not a resource) */
 	enum ftl_gc_unit gc_unit;
+	uint32_t gc_unit_superblocks; /* gc_unit=superblock: superblocks per GC unit (FDP: per RU) */
 	enum ftl_gc_stream gc_stream;
 	enum ftl_gc_policy gc_policy;
 	uint32_t gc_dchoice;     /* d for d-choice */
