@@ -378,6 +378,19 @@ assert f["hbmw_bytes"] == d["ssd_write_bytes"] == sum(h["host_bytes"] for h in f
 assert f["mbmw_bytes"] >= f["hbmw_bytes"] and f["gc_frontier_media_bytes"] == 0
 assert all(h["host_bytes"] > 0 for h in f["handles"])
 PY
+# blkreplay: a write's placement ID (blk-csv's pid) is its FTL stream. Handle 0 gets the ID 0
+# write (64 KiB), the write without an ID (8 KiB) and the one with ID 5, which tiny with two
+# handles does not have (4 KiB, an invalid-placement-id event): 77,824 bytes; handle 1 64 KiB.
+printf 'time_ns,op,lba,bytes,pid\n0,W,0,65536,1\n1,W,128,65536,0\n2,W,256,4096,5\n3,W,512,8192,\n' >"$T/pid.csv"
+"$FG" blkreplay "$T/pid.csv" --preset tiny --set fdp=on --set host_streams=2 --json >"$T/pid.json" 2>"$T/err" &&
+	python3 - "$T/pid.json" <<'PY' && pass "blkreplay: placement IDs as FDP handles (77,824 / 65,536 host bytes, one invalid-ID event)" || fail "blkreplay pid: $(cat "$T/err")"
+import json, sys
+f = json.load(open(sys.argv[1]))["fdp"]
+assert [h["host_bytes"] for h in f["handles"]] == [77824, 65536], f["handles"]
+assert f["hbmw_bytes"] == 143360, f
+ev = [(e["type"], e["ruh"]) for e in f["events"]]
+assert ev == [("invalid-placement-id", 5)], ev
+PY
 "$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M --device tiny --policy lru --json >"$T/nofdp.json" 2>&1 &&
 	! grep -q '"fdp"' "$T/nofdp.json" && pass "kv without fdp: no fdp object" || fail "kv without fdp printed fdp"
 if "$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M --device tiny --policy lru \

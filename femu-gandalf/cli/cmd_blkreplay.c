@@ -103,7 +103,8 @@ static int src_next(void *arg, struct blk_run_io *io, char *err, size_t errlen)
 			br_progress(s, true);
 		return 0;
 	}
-	*io = (struct blk_run_io){.t_ns = b.t_ns, .lba = b.lba, .bytes = b.bytes, .op = b.op};
+	*io = (struct blk_run_io){.t_ns = b.t_ns, .lba = b.lba, .bytes = b.bytes, .op = b.op,
+	                          .stream = b.op == 'W' && b.placed ? b.pid : 0};
 	if (!(++s->ios & 0xffff) && s->pg.on)
 		br_progress(s, false);
 	return 1;

@@ -103,7 +103,7 @@ static int issue(struct ftl *f, const struct blk_run_opts *o, struct blk_run_io 
 	}
 	switch (io.op) {
 	case 'W':
-		s = ftl_write(f, off, io.bytes, 0, now, NULL);
+		s = ftl_write(f, off, io.bytes, io.stream, now, NULL);
 		break;
 	case 'R':
 		s = ftl_read(f, off, io.bytes, now, NULL);

@@ -259,6 +259,7 @@ struct blk_run_io {
 	uint64_t lba; /* 512-byte sectors */
 	uint64_t bytes;
 	char op;
+	unsigned stream; /* a write's FTL stream: its FDP placement ID (blk-csv's pid), else 0 */
 };
 
 /*
