@@ -72,6 +72,13 @@ check_csv "$O/models/models.csv" 72 set model state_per_chunk dram_bytes ssd_byt
 # placement-hints --quick: 4 policies x 2 hints, on the whole trace and 2 folds
 check_csv "$O/placement-hints/placement-hints.csv" 24 set policy streams loops drive_writes miss_ratio \
 	ssd_write_bytes waf lifetime_tbw_days lifetime_erase_days
+# fdp-policies --quick: 2 policies x 3 placements, on the whole trace and 2 folds
+check_csv "$O/fdp-policies/fdp-policies.csv" 18 set policy placement loops drive_writes steady miss_ratio \
+	ssd_write_bytes waf lifetime_tbw_days lifetime_erase_days
+# fdp-drives --quick: FEMU's 4 rows; LMCache's shape, 4 orders and spares x with and without IDs
+check_csv "$O/fdp-drives/femu.csv" 4 devsz_mb spare_factor femu_waf femu_bbssd_waf diff_pct idle_gc_waf
+check_csv "$O/fdp-drives/lmcache.csv" 8 order spare physical_bytes placement handles trace_host_bytes trace_nand_bytes waf_trace \
+	waf_last_drive_write pm9d3a_waf gc_write_bytes erases
 # dwpd --quick: 2 models at the trace's own arrival rate, where a stream's DWPD is the replay's,
 # on the whole trace and 2 folds
 check_csv "$O/dwpd/dwpd.csv" 6 set model session_rate rate_source sessions span_h host_tb miss_ratio gb_per_session \
@@ -84,7 +91,7 @@ for r in csv.DictReader(open(sys.argv[1])):
     assert r['rate_source'] == 'trace' and abs(float(r['dwpd_replay']) - float(r['dwpd_stream'])) < 0.01, r
 " "$O/dwpd/dwpd.csv" && pass "dwpd: a stream at the trace's own rate writes what its replay does" || fail "dwpd: replay and stream differ"
 # every experiment that compares: the whole trace and 2 folds, and a fold table with verdicts
-for e in waf-check loop-ids capacity-ratio models placement-hints hbf-endurance dwpd; do
+for e in waf-check loop-ids capacity-ratio models placement-hints fdp-policies hbf-endurance dwpd; do
 	if python3 -c "
 import csv, sys
 sets = sorted(set(r['set'] for r in csv.DictReader(open(sys.argv[1]))))
@@ -97,6 +104,7 @@ assert sys.argv[3] == 'dwpd' or 'holds in every fold' in t or 'depends on the sa
 done
 for fig in dwpd/dwpd waf-check/waf-check-ent-tlc-1t loop-ids/loop-ids lifetime-miss/lifetime-miss lifetime-miss/writes-by-kind \
 	lifetime-miss/latency-cost capacity-ratio/capacity-ratio models/models placement-hints/placement-hints \
+	fdp-policies/fdp-policies fdp-drives/fdp-drives \
 	hbf-endurance/hbf-endurance lifetime-folds/lifetime-folds; do
 	if [ -s "$O/$fig.png" ] && [ "$(head -c 4 "$O/$fig.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
 		grep -q "<svg" "$O/$fig.svg"; then pass "figure $fig: PNG and SVG"
@@ -107,7 +115,7 @@ if grep -q 'TBW division (WAF 1 assumed)' "$O/lifetime-miss/lifetime-miss.svg" &
 	grep -q 'erase count (the emulated drive)' "$O/lifetime-miss/lifetime-miss.svg"; then
 	pass "lifetime-miss.svg: both panels"
 else fail "lifetime-miss.svg: a panel is missing"; fi
-for e in waf-check loop-ids lifetime-miss lifetime-folds capacity-ratio models placement-hints hbf-endurance dwpd; do
+for e in waf-check loop-ids lifetime-miss lifetime-folds capacity-ratio models placement-hints fdp-policies fdp-drives hbf-endurance dwpd; do
 	python3 -c "
 import json, sys, subprocess
 m = json.load(open(sys.argv[1]))

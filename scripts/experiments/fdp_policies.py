@@ -74,6 +74,11 @@ class Runs:
 
 
 def waf_table(R, plot):
+    lead = ["Over %d folds of the conversations, each scaled to 1/%d of the DRAM and of the drive: "
+            "the whole trace's value, the folds' range in brackets, and the verdict on which side "
+            "of 1 a ratio lies (`-`: a run not steady). The WAF ratio pairs each fold's runs and "
+            "is given for runs that are not steady too." % (len(R.folds), len(R.folds)), ""] \
+        if R.folds else []
     body = []
     with open(plot, "w") as f:
         f.write("policy " + " ".join(R.placements) + "\n")
@@ -89,7 +94,7 @@ def waf_table(R, plot):
                              "-" if pl == "none" else R.verdict(wr, lambda x: "%.3f" % x),
                              "-" if pl == "none" else R.verdict(life, fr.fmt_ratio),
                              "%d of %d" % (n, len(R.sets)) if n else "-"])
-    return fr.md_table(["policy", "placement", "WAF", "about 1 (WAF <= %.2f)?" % ABOUT_ONE,
+    return lead + fr.md_table(["policy", "placement", "WAF", "about 1 (WAF <= %.2f)?" % ABOUT_ONE,
                         "WAF / one handle's", "erase-count life / one handle's",
                         "runs not steady"], body)
 
@@ -109,8 +114,7 @@ def gandalf_table(R):
             "ratio (both runs steady, else `-`), the TBW-division ratio (the write savings alone, "
             "at WAF 1), and the first over the second (1: the lifetime follows the write "
             "savings; below 1: the drive takes back that share of them). Whole trace, the folds' "
-            "range in brackets (%d folds, each at 1/%d of the DRAM and of the drive)."
-            % (len(R.folds), len(R.folds)), ""] + \
+            "range in brackets.", ""] + \
         fr.md_table(["placement", "baseline", "Gandalf's erase-count life / baseline's",
                      "TBW-division life / baseline's", "erase-count ratio / TBW ratio"], body)
 

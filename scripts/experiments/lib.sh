@@ -239,6 +239,8 @@ exp_finish() {
 	[ -z "$(git status --porcelain --untracked-files=no -- . ':!results' 2>/dev/null)" ] || dirty=true
 	local tag walls=()
 	for tag in "${EXP_TAGS[@]}"; do walls+=("$WORK/$tag/wall.csv"); done
+	# (an experiment whose runs are not kv sweeps leaves their wall times in $WORK/wall.csv)
+	[ ! -s "$WORK/wall.csv" ] || walls+=("$WORK/wall.csv")
 	exp_py meta "$OUT/meta.json" "$EXP" "$commit" "$dirty" "$wall" "$JOBS" "$QUICK" "$0" "${#walls[@]}" \
 		"${walls[@]}" "${EXP_ARGS[@]}"
 	echo "$EXP: wrote $OUT/ in ${wall} s" >&2

@@ -18,8 +18,10 @@ What it does not state, and this generator guesses (fdp-drives' table says so):
   * how fast each worker writes: all nine at the same bandwidth, interleaved by bytes (the
     worker that has written the fewest bytes goes next);
   * which object a new one replaces, ORDER: "fifo" (the worker's slots in a ring: an LRU
-    store whose objects are seldom reused evicts the oldest) or "uniform" (a slot drawn at
-    random: eviction order unrelated to write order);
+    store whose objects are seldom reused evicts the oldest), "uniform" (a slot drawn at
+    random: eviction order unrelated to write order), or "mixed" (by the classes' names: the
+    low-reuse ones, chat/churn and random-prompt, in a ring; the reused ones, long-context,
+    RAG/shared-prefix and metadata, at random);
   * the placement IDs: 1-5, one per class in the order above (LMCache's FDP plumbing gives
     the classes the device's non-zero IDs; the fill carries none, i.e. ID 0).
 The fill itself is not in the trace: fdp-drives replays it with blkreplay --precondition.
@@ -35,6 +37,8 @@ import sys
 GIB, MIB = 1 << 30, 1 << 20
 CAPACITY = 960 * GIB
 # (class, placement ID, object bytes, region bytes) per worker, in LBA order
+# the classes whose objects are seldom reused: in "mixed", replaced oldest first
+LOW_REUSE = {"chat", "random-prompt"}
 WORKERS = ([("chat", 1, 4 * MIB, 90 * GIB)] * 2 + [("long-context", 2, 32 * MIB, 180 * GIB)] +
            [("rag", 3, 16 * MIB, 90 * GIB)] * 2 + [("random-prompt", 4, 2 * MIB, 90 * GIB)] * 3 +
            [("metadata", 5, 1 * MIB, 45 * GIB)])
@@ -43,9 +47,11 @@ WORKERS = ([("chat", 1, 4 * MIB, 90 * GIB)] * 2 + [("long-context", 2, 32 * MIB,
 def generate(order, out, drive_writes=4.0, seed=1, scale=1):
     rng = random.Random(seed)
     base, state = 0, []
-    for _, pid, obj, region in WORKERS:
+    for cls, pid, obj, region in WORKERS:
         region //= scale
-        state.append({"base": base, "pid": pid, "obj": obj, "slots": region // obj, "next": 0, "written": 0})
+        ring = order == "fifo" or (order == "mixed" and cls in LOW_REUSE)
+        state.append({"base": base, "pid": pid, "obj": obj, "slots": region // obj, "next": 0,
+                      "written": 0, "ring": ring})
         base += region
     assert base == 855 * GIB // scale
     total = int(drive_writes * CAPACITY / scale)
@@ -53,7 +59,7 @@ def generate(order, out, drive_writes=4.0, seed=1, scale=1):
     out.write("time_ns,op,lba,bytes,pid\n")
     while done < total:
         w = min(state, key=lambda s: s["written"])
-        if order == "fifo":
+        if w["ring"]:
             slot = w["next"]
             w["next"] = (slot + 1) % w["slots"]
         else:
@@ -68,7 +74,7 @@ def generate(order, out, drive_writes=4.0, seed=1, scale=1):
 
 def main():
     a = sys.argv[1:]
-    if len(a) < 2 or a[0] not in ("fifo", "uniform"):
+    if len(a) < 2 or a[0] not in ("fifo", "uniform", "mixed"):
         sys.exit(__doc__.split("\n")[0])
     x = float(a[a.index("--drive-writes") + 1]) if "--drive-writes" in a else 4.0
     seed = int(a[a.index("--seed") + 1]) if "--seed" in a else 1
