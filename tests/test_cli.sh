@@ -378,6 +378,34 @@ assert f["hbmw_bytes"] == d["ssd_write_bytes"] == sum(h["host_bytes"] for h in f
 assert f["mbmw_bytes"] >= f["hbmw_bytes"] and f["gc_frontier_media_bytes"] == 0
 assert all(h["host_bytes"] > 0 for h in f["handles"])
 PY
+# ---- wear attribution (docs/ftl.md): kv's drive charges every program and erased byte to the
+# object kinds, and the shares add up to the totals exactly, with TRIM (evictions) and without
+# (overwrites); tiny's blocks are 64 pages of 4 KiB
+for tr in on off; do
+	"$FG" kv --trace "$SRC/traces/agentic-small.jsonl" --model test-hybrid-256 --dram 8M --device tiny \
+		--policy gandalf --trim $tr --loop 6 --json >"$T/wear.json" 2>"$T/err" &&
+		python3 - "$T/wear.json" "$tr" <<'PY' && pass "kv --trim $tr: wear attribution adds up to the drive's totals" || fail "kv wear attribution (trim $tr): $(cat "$T/err")"
+import json, sys
+d, trim = json.load(open(sys.argv[1])), sys.argv[2] == "on"
+a, w = d["attribution"], d["wear_per_kind"]
+kinds = ("full", "linear")
+assert set(a) == set(kinds) | {"pad_program_bytes", "erased_empty_bytes", "gc_copies_uncaused_bytes"}, a
+for k in kinds:
+    assert a[k]["host_program_bytes"] == d["ssd_write_bytes_by_kind"][k], (k, a[k])
+    assert a[k]["gc_program_bytes"] == a[k]["erased_moved_bytes"], a[k]  # every copied unit's block was erased
+    left = "gc_copies_by_overwrite_bytes" if trim else "gc_copies_by_trim_bytes"
+    assert a[k][left] == 0 and a[k]["erased_" + ("overwritten" if trim else "trimmed") + "_bytes"] == 0, a[k]
+    nand = sum(a[k][c + "_program_bytes"] for c in ("host", "gc", "wl"))
+    assert w[k]["nand_program_bytes"] == nand and w[k]["evictions"] > 0, w[k]
+erased = sum(a[k]["erased_" + e + "_bytes"] for k in kinds for e in ("moved", "trimmed", "overwritten"))
+assert erased + a["erased_empty_bytes"] == d["erases"] * 64 * 4096, (erased, d["erases"])
+gc = sum(a[k]["gc_program_bytes"] for k in kinds)
+caused = sum(a[k]["gc_copies_by_trim_bytes"] + a[k]["gc_copies_by_overwrite_bytes"] for k in kinds)
+assert gc > 0 and caused + a["gc_copies_uncaused_bytes"] == gc, (gc, caused)
+nand = sum(w[k]["nand_program_bytes"] for k in kinds) + a["pad_program_bytes"]
+assert abs(nand / d["ssd_write_bytes"] - d["waf_cumulative"]) < 1e-4, (nand, d["waf_cumulative"])
+PY
+done
 # blkreplay: a write's placement ID (blk-csv's pid) is its FTL stream. Handle 0 gets the ID 0
 # write (64 KiB), the write without an ID (8 KiB) and the one with ID 5, which tiny with two
 # handles does not have (4 KiB, an invalid-placement-id event): 77,824 bytes; handle 1 64 KiB.

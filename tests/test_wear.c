@@ -7,9 +7,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "check.h"
+#include "ftl_int.h" /* ftl_gc_one: one GC cycle on demand */
 
 #define TEST_SEED 0x243f6a8885a308d3ull
 #include "testutil.h"
@@ -220,6 +222,155 @@ static void test_lifetime_formulas(void **state)
 	ftl_destroy(f);
 }
 
+/* ---- wear attribution (ftl.h, docs/ftl.md) ---- */
+
+static void attr_sums(struct ftl *f)
+{
+	struct ftl_stats st;
+	struct ftl_attribution a;
+	ftl_get_stats(f, &st);
+	ftl_get_attribution(f, &a);
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	uint64_t prog[3] = {0}, erased = a.erased_empty_bytes, gc = a.gc_uncaused_bytes;
+	for (int c = 0; c < FTL_CLASSES; c++) {
+		for (int k = 0; k < 3; k++)
+			prog[k] += a.prog[c][k];
+		for (int e = 0; e < 3; e++)
+			erased += a.erased[c][e];
+		gc += a.gc_cause[c][FTL_ATTR_TRIMMED] + a.gc_cause[c][FTL_ATTR_OVERWRITTEN];
+		assert_int_equal(a.gc_cause[c][FTL_ATTR_MOVED], 0);
+	}
+	assert_int_equal(prog[FTL_ATTR_HOST], st.host_prog_bytes);
+	assert_int_equal(prog[FTL_ATTR_GC], st.gc_prog_bytes);
+	assert_int_equal(prog[FTL_ATTR_WL], st.wl_prog_bytes);
+	assert_int_equal(a.pad_bytes, st.pad_prog_bytes);
+	assert_int_equal(prog[0] + prog[1] + prog[2] + a.pad_bytes, st.nand_write_bytes);
+	assert_int_equal(erased, st.erases * (uint64_t)g->units_per_block * ftl_get_config(f)->unit_size);
+	assert_int_equal(gc, st.gc_prog_bytes);
+}
+
+/*
+ * By hand, on one plane of 4-unit blocks: class 1 writes lpns 0-3 (block A), trims 0 and 1,
+ * class 2 overwrites lpn 2 (block B); class 3 writes 11 new lpns; then one GC cycle. Every
+ * other closed block is wholly valid, so greedy takes A (1 valid unit): one copy (class 1), charged
+ * to A's invalid units, two trimmed and one overwritten of class 1: 2/3 and 1/3 of one unit,
+ * the largest remainder (the trims') takes it. A's erase: class 1 moved 4 KiB, trimmed 8 KiB,
+ * overwritten 4 KiB.
+ */
+static void test_attribution_by_hand(void **state)
+{
+	(void)state;
+	struct ftl_config c;
+	ftl_config_default(&c);
+	c.channels = c.luns_per_channel = c.planes_per_lun = 1;
+	c.blocks_per_plane = 32;
+	c.pages_per_block = 4;
+	c.page_size = c.unit_size = 4096;
+	c.gc_unit = FTL_GC_BLOCK;
+	c.spare_factor = 0.25;
+	c.op_percent = -1;
+	c.write_buffer_pages = 1;
+	struct ftl *f = mk(&c);
+	assert_int_equal(ftl_set_class(f, FTL_CLASSES), FTL_E_INVAL);
+	assert_int_equal(ftl_set_class(f, 1), FTL_OK);
+	assert_int_equal(ftl_write(f, 0, 4 * 4096, 0, 0, NULL), FTL_OK);
+	assert_int_equal(ftl_trim(f, 0, 2 * 4096, 0, NULL), FTL_OK);
+	assert_int_equal(ftl_set_class(f, 2), FTL_OK);
+	assert_int_equal(ftl_write(f, 2 * 4096, 4096, 0, 0, NULL), FTL_OK);
+	assert_int_equal(ftl_set_class(f, 3), FTL_OK);
+	const uint64_t n3 = 11; /* B's last 3 units and two more blocks, all valid */
+	assert_int_equal(ftl_write(f, 4 * 4096, n3 * 4096, 0, 0, NULL), FTL_OK);
+	assert_int_equal(ftl_gc_one(f, 0, true), FTL_OK);
+	struct ftl_stats st;
+	ftl_get_stats(f, &st);
+	assert_int_equal(st.gc_victims, 1);
+	assert_int_equal(st.gc_prog_bytes, 4096);
+	struct ftl_attribution a;
+	ftl_get_attribution(f, &a);
+	assert_int_equal(a.prog[1][FTL_ATTR_HOST], 4 * 4096);
+	assert_int_equal(a.prog[2][FTL_ATTR_HOST], 4096);
+	assert_int_equal(a.prog[3][FTL_ATTR_HOST], n3 * 4096);
+	assert_int_equal(a.prog[1][FTL_ATTR_GC], 4096);
+	assert_int_equal(a.erased[1][FTL_ATTR_MOVED], 4096);
+	assert_int_equal(a.erased[1][FTL_ATTR_TRIMMED], 2 * 4096);
+	assert_int_equal(a.erased[1][FTL_ATTR_OVERWRITTEN], 4096);
+	assert_int_equal(a.erased_empty_bytes, 0);
+	assert_int_equal(a.gc_cause[1][FTL_ATTR_TRIMMED], 4096);
+	assert_int_equal(a.gc_cause[1][FTL_ATTR_OVERWRITTEN], 0);
+	for (int k = 0; k < FTL_CLASSES; k++)
+		if (k != 1)
+			assert_int_equal(a.erased[k][FTL_ATTR_MOVED] + a.erased[k][FTL_ATTR_TRIMMED] +
+			                         a.erased[k][FTL_ATTR_OVERWRITTEN],
+			                 0);
+	attr_sums(f);
+	check_ok(f);
+	ftl_destroy(f);
+}
+
+/*
+ * The sums, exactly, through everything that programs or erases: four classes, random
+ * overwrites, TRIMs, flushes that pad 16 KiB pages of 4 KiB units, GC on superblocks and
+ * static wear leveling; then across a snapshot: the loaded drive has the same attribution and
+ * goes on adding up.
+ */
+static void test_attribution_sums(void **state)
+{
+	(void)state;
+	struct ftl_config c;
+	ftl_config_default(&c);
+	c.channels = 2;
+	c.luns_per_channel = 2;
+	c.blocks_per_plane = 64;
+	c.pages_per_block = 16;
+	c.page_size = 16384;
+	c.unit_size = 4096;
+	c.gc_unit = FTL_GC_SUPERBLOCK;
+	c.spare_factor = 0.25;
+	c.op_percent = -1;
+	c.wl_static = true;
+	c.wl_threshold = 4;
+	struct ftl *f = mk(&c);
+	uint64_t n = ftl_get_geometry(f)->user_units;
+	assert_int_equal(ftl_write(f, 0, n * 4096, 0, 0, NULL), FTL_OK); /* class 0: cold */
+	for (uint64_t i = 0; i < 6 * n; i++) {
+		uint64_t r = rnd(), lpn = r % n;
+		assert_int_equal(ftl_set_class(f, (unsigned)(r >> 40) % FTL_CLASSES), FTL_OK);
+		if ((r >> 20) % 16 == 0)
+			assert_int_equal(ftl_trim(f, lpn * 4096, 4096 * (1 + (r >> 50) % 8 % (n - lpn)), 0, NULL), FTL_OK);
+		else if ((r >> 20) % 64 == 1)
+			assert_int_equal(ftl_flush(f, 0, NULL), FTL_OK);
+		else
+			/* 3 in 4 writes to a hot tenth of the drive */
+			assert_int_equal(ftl_write(f, ((r >> 30) % 4 ? lpn % (n / 10) : lpn) * 4096, 4096, 0, 0, NULL), FTL_OK);
+	}
+	struct ftl_stats st;
+	ftl_get_stats(f, &st);
+	printf("attribution sums: gc %llu, wl %llu, pad %llu bytes, %llu units trimmed\n",
+	       (unsigned long long)st.gc_prog_bytes, (unsigned long long)st.wl_prog_bytes,
+	       (unsigned long long)st.pad_prog_bytes, (unsigned long long)st.trim_units);
+	assert_true(st.gc_prog_bytes > 0 && st.wl_prog_bytes > 0 && st.pad_prog_bytes > 0 && st.trim_units > 0);
+	attr_sums(f);
+	check_ok(f);
+	char path[] = "/tmp/fg-attr-XXXXXX", err[256];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(ftl_snapshot_save(f, path, err, sizeof(err)), FTL_OK);
+	struct ftl *g = ftl_snapshot_load(path, err, sizeof(err));
+	unlink(path);
+	if (!g)
+		fail_msg("%s", err);
+	struct ftl_attribution a, b;
+	ftl_get_attribution(f, &a);
+	ftl_get_attribution(g, &b);
+	assert_memory_equal(&a, &b, sizeof(a));
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(ftl_write(g, rnd() % n * 4096, 4096, 0, 0, NULL), FTL_OK);
+	attr_sums(g);
+	ftl_destroy(g);
+	ftl_destroy(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +380,8 @@ int main(void)
 		cmocka_unit_test(test_static_wl),
 		cmocka_unit_test(test_retirement_raises_waf),
 		cmocka_unit_test(test_lifetime_two_ways),
+		cmocka_unit_test(test_attribution_by_hand),
+		cmocka_unit_test(test_attribution_sums),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,6 +225,7 @@ void kv_evict_ssd(struct kvsim *s, uint32_t o)
 	x->in_ssd = 0;
 	s->ssd_used -= slot_size(x);
 	s->st.ssd_evictions++;
+	s->st.ssd_evictions_kind[x->kind]++;
 	kv_count_written_hit(s, x);
 	bool whole = kv_alloc_forget(s, x);
 	kv_port_evicted(s, x, !whole);

@@ -141,6 +141,7 @@ struct kv_stats {
 	uint64_t hits[2][2]; /* [tier: 0 DRAM, 1 SSD][kind] objects served */
 	uint64_t ssd_write_bytes[2], ssd_writes[2], ssd_written_hit[2]; /* by kind */
 	uint64_t ssd_read_bytes, ssd_evictions, dram_drops, not_admitted, ssd_alloc_fail;
+	uint64_t ssd_evictions_kind[2]; /* ssd_evictions by kind */
 	uint64_t refused; /* new objects the policy's admit() kept out of DRAM */
 	uint64_t unreachable; /* objects freed because an ancestor left the cache */
 	uint64_t dram_peak, ssd_peak;

@@ -269,6 +269,7 @@ static void kv_figures(struct kv_result *res, struct kvsim *s, struct ftl *f)
 	if (f) {
 		res->have_ftl = true;
 		ftl_get_stats(f, &res->fs);
+		ftl_get_attribution(f, &res->attr);
 		if ((res->fdp = ftl_get_config(f)->fdp)) {
 			ftl_fdp_stats(f, &res->fdp_st);
 			res->fdp_nev = ftl_fdp_events(f, res->fdp_ev, FTL_FDP_EVENTS);
@@ -441,6 +442,37 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? (double)part / whole : 0;
 }
 
+/*
+ * The drive's wear charged to the tier's two kinds of object (docs/output.md, "wear"): the
+ * drive's attribution with the kinds as its classes (1 full-attention chunks, 2 linear states),
+ * then per kind the figures that explain a WAF: NAND bytes per host byte of the kind, per object
+ * written and per prompt token of the trace, and the GC copy bytes its evictions (TRIM) and
+ * overwrites caused, per object evicted.
+ */
+static void wear_json(const struct kv_result *r, struct json_out *j)
+{
+	static const char *const names[FTL_CLASSES] = {NULL, "full", "linear", NULL};
+	const struct ftl_attribution *a = &r->attr;
+	const struct kv_stats *st = &r->st;
+	ftl_attribution_json(a, names, j);
+	jout_object(j, "wear_per_kind", JOUT_BLOCK);
+	for (int k = 0; k < 2; k++) {
+		const uint64_t *p = a->prog[1 + k], *cause = a->gc_cause[1 + k];
+		uint64_t nand = p[FTL_ATTR_HOST] + p[FTL_ATTR_GC] + p[FTL_ATTR_WL];
+		uint64_t caused = cause[FTL_ATTR_TRIMMED] + cause[FTL_ATTR_OVERWRITTEN];
+		jout_object(j, names[1 + k], JOUT_INLINE);
+		jout_u64(j, "nand_program_bytes", nand);
+		jout_num(j, "nand_bytes_per_host_byte", "%.4f", share(nand, p[FTL_ATTR_HOST]));
+		jout_num(j, "nand_bytes_per_object_written", "%.6g", share(nand, st->ssd_writes[k]));
+		jout_num(j, "nand_bytes_per_prompt_token", "%.6g", share(nand, st->prefix_tokens));
+		jout_u64(j, "evictions", st->ssd_evictions_kind[k]);
+		jout_u64(j, "gc_copy_bytes_caused", caused);
+		jout_num(j, "gc_copy_bytes_per_eviction", "%.6g", share(caused, st->ssd_evictions_kind[k]));
+		jout_end(j);
+	}
+	jout_end(j);
+}
+
 /* The run's setting and the cache's counters. */
 static void json_counts(const struct kv_result *r, struct json_out *j)
 {
@@ -548,6 +580,8 @@ static void json_drive(const struct kv_result *r, struct json_out *j)
 	jout_u64(j, "ftl_errors", r->st.ftl_errors);
 	if (r->fdp) /* (only then: the output without FDP is as it was) */
 		ftl_fdp_json(&r->fdp_st, r->fdp_ev, r->fdp_nev, j);
+	if (r->have_ftl)
+		wear_json(r, j);
 	run_eol_json(&r->eol, j); /* (null without a drive: it cannot die) */
 	if (r->drive_writes_target) {
 		jout_num(j, "drive_writes_target", "%.6g", r->drive_writes_target);

@@ -399,6 +399,7 @@ struct kv_result {
 	struct ftl_fdp_stats fdp_st;
 	struct ftl_fdp_event fdp_ev[FTL_FDP_EVENTS];
 	size_t fdp_nev;
+	struct ftl_attribution attr; /* the drive's wear attribution (classes: kv_port_write) */
 	struct ftl_lifetime lt;    /* at bpd */
 	double duration;           /* trace seconds, first to last request over every pass */
 	double bpd;                /* SSD host bytes per day of trace time */

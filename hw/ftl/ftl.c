@@ -131,6 +131,8 @@ static bool ftl_tables_alloc(struct ftl *f)
 	f->l2p = ftl_big_alloc(f->l2p_bytes);
 	f->p2l = ftl_big_alloc(f->p2l_bytes);
 	f->valid = ftl_big_alloc(f->valid_bytes);
+	f->ucls_bytes = f->g.phys_units;
+	f->ucls = ftl_big_alloc(f->ucls_bytes);
 	f->blk = calloc(f->g.blocks, sizeof(*f->blk));
 	f->gu = calloc(f->g.gc_units, sizeof(*f->gu));
 	f->lun_busy = calloc(f->g.luns, sizeof(uint64_t));
@@ -145,7 +147,7 @@ static bool ftl_tables_alloc(struct ftl *f)
 	f->ch_busy = calloc(f->ch, sizeof(uint64_t));
 	f->nwbuf = f->cfg.write_buffer_pages ? f->cfg.write_buffer_pages : 2 * f->g.luns;
 	f->wbuf = calloc(f->nwbuf, sizeof(uint64_t));
-	return f->plane_lun && f->plane_ch && f->l2p && f->p2l && f->valid && f->blk && f->gu &&
+	return f->plane_lun && f->plane_ch && f->l2p && f->p2l && f->valid && f->ucls && f->blk && f->gu &&
 	       f->lun_busy && f->ch_busy && f->lun_from && f->lun_susp && f->lun_kind && f->pl_busy &&
 	       f->pl_susp && f->rd_ch && (f->bpg <= 1 || f->gc_rd) && f->wbuf;
 }
@@ -197,6 +199,7 @@ void ftl_destroy(struct ftl *f)
 	ftl_big_free(f->l2p, f->l2p_bytes);
 	ftl_big_free(f->p2l, f->p2l_bytes);
 	ftl_big_free(f->valid, f->valid_bytes);
+	ftl_big_free(f->ucls, f->ucls_bytes);
 	free(f->blk);
 	free(f->gu);
 	free(f->bucket);

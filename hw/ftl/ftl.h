@@ -325,6 +325,44 @@ void ftl_fdp_json(const struct ftl_fdp_stats *st, const struct ftl_fdp_event *ev
                   struct json_out *j);
 /* The kept events, oldest first, at most max; returns how many. */
 size_t ftl_fdp_events(const struct ftl *ftl, struct ftl_fdp_event *ev, size_t max);
+/*
+ * Wear attribution (docs/ftl.md, "Wear attribution"): every NAND program and every erased byte
+ * charged to the data it served. The host names a class for its writes (ftl_set_class: the KV
+ * tier gives full-attention chunks and linear states classes of their own; 0 is "unclassified",
+ * every write before a class is set), and each mapping unit remembers its class and what ended
+ * it. Counted always, in exact bytes:
+ *   prog[c][k]       NAND bytes programmed for class c's data, k the cause: FTL_ATTR_HOST,
+ *                    FTL_ATTR_GC (a GC copy) or FTL_ATTR_WL (a wear-leveling copy); with
+ *                    pad_bytes they add up to nand_write_bytes
+ *   erased[c][e]     bytes erased that last held class c's data, by how it left: FTL_ATTR_MOVED
+ *                    (still valid, copied away first), FTL_ATTR_TRIMMED, FTL_ATTR_OVERWRITTEN;
+ *                    with erased_empty_bytes (never programmed since the last erase, or
+ *                    padding) they add up to every erased byte (erases x block bytes)
+ *   gc_cause[c][e]   GC copy bytes charged to what made their victim worth taking: each victim's
+ *                    copies split over its invalid units in proportion to their class and way of
+ *                    leaving (e: TRIMMED or OVERWRITTEN; largest remainder, so each victim's
+ *                    shares add up to its copies exactly); gc_uncaused_bytes: the copies of
+ *                    victims with nothing invalid (FIFO's futile moves). Together: gc_write_bytes
+ */
+#define FTL_CLASSES 4
+enum { FTL_ATTR_HOST, FTL_ATTR_GC, FTL_ATTR_WL };
+enum { FTL_ATTR_MOVED, FTL_ATTR_TRIMMED, FTL_ATTR_OVERWRITTEN };
+struct ftl_attribution {
+	uint64_t prog[FTL_CLASSES][3];
+	uint64_t pad_bytes;
+	uint64_t erased[FTL_CLASSES][3];
+	uint64_t erased_empty_bytes;
+	uint64_t gc_cause[FTL_CLASSES][3]; /* [c][FTL_ATTR_TRIMMED or FTL_ATTR_OVERWRITTEN] */
+	uint64_t gc_uncaused_bytes;
+};
+/* The class of the host writes that follow (0 .. FTL_CLASSES-1; FTL_E_INVAL otherwise). */
+int ftl_set_class(struct ftl *ftl, unsigned cls);
+void ftl_get_attribution(const struct ftl *ftl, struct ftl_attribution *a);
+/* The "attribution" member (docs/output.md) of the JSON object open in j. names[c] names class
+ * c, a NULL entry leaving it out; names NULL: "class0".."class3", class 0 and the classes in use
+ * only. ftl_json() writes it so. */
+void ftl_attribution_json(const struct ftl_attribution *a, const char *const *names,
+                          struct json_out *j);
 /* Reclaim Unit Handle Update (I/O Management Send): handle ruh's next write starts a new RU.
  * Its open page is padded and programmed (counted as padding) and its RU closed; an RU with
  * unwritten pages left logs FTL_FDP_EV_RU_NOT_FULLY_WRITTEN. FTL_E_INVAL for a handle out of

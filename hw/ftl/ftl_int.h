@@ -17,6 +17,8 @@
 #ifndef FTL_INT_H
 #define FTL_INT_H
 
+#include <string.h>
+
 #include "ftl.h"
 
 #define NONE UINT32_MAX
@@ -142,6 +144,13 @@ struct ftl {
 	uint64_t read_stripes; /* reads read_stripe() timed (tests) */
 	uint64_t *wbuf;        /* write buffer ring: time each slot frees */
 	uint32_t nwbuf, wbuf_head;
+	/* wear attribution (stats.c): per physical unit, UCLS_CLS = its data's class + 1 (0: no
+	 * data since the erase, or padding), UCLS_MOVED / UCLS_TRIMMED: how it left (neither:
+	 * overwritten, or still valid); wcls the class of host writes now */
+	uint8_t *ucls;
+	uint64_t ucls_bytes;
+	uint8_t wcls;
+	struct ftl_attribution attr;
 	char tag[FTL_TAG_MAX]; /* the host's (ftl_set_tag), saved with the snapshot */
 	uint64_t clock;
 
@@ -325,6 +334,25 @@ static inline uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t unit
 	f->ch_busy[c] = x;
 	return x;
 }
+#define UCLS_CLS 0x0f
+#define UCLS_MOVED 0x40
+#define UCLS_TRIMMED 0x80
+/* host data of class f->wcls now at ppn .. ppn+n-1 */
+static inline void ucls_host(struct ftl *f, uint32_t ppn, uint32_t n)
+{
+	memset(f->ucls + ppn, f->wcls + 1, n);
+	f->attr.prog[f->wcls][FTL_ATTR_HOST] += (uint64_t)n * f->cfg.unit_size;
+}
+/* a GC or WL copy (cause PROG_GC or PROG_WL) of the unit at old to ppn */
+static inline void ucls_move(struct ftl *f, uint32_t old, uint32_t ppn, uint8_t cause)
+{
+	uint8_t c = f->ucls[old] & UCLS_CLS;
+	f->ucls[old] |= UCLS_MOVED;
+	f->ucls[ppn] = c;
+	f->attr.prog[c ? c - 1 : 0][cause == PROG_GC ? FTL_ATTR_GC : FTL_ATTR_WL] += f->cfg.unit_size;
+}
+void ftl_attr_erase(struct ftl *f, uint32_t g, uint8_t cause);
+
 static inline bool bit_get(const uint64_t *bm, uint64_t i)
 {
 	return bm[i >> 6] >> (i & 63) & 1;

@@ -188,6 +188,7 @@ int ftl_relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 		ftl_closed_add(f, g);
 		return rc;
 	}
+	ftl_attr_erase(f, g, cause);
 	ftl_erase_gu(f, g, now);
 	return FTL_OK;
 }

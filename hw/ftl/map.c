@@ -34,12 +34,14 @@ static inline void map_set(struct ftl *f, uint32_t lpn, uint32_t ppn)
 	u->valid++;
 }
 
+/* a host write of lpn to ppn */
 static inline void map_unit(struct ftl *f, uint32_t lpn, uint32_t ppn)
 {
 	uint32_t old = f->l2p[lpn];
 	if (old)
 		ftl_invalidate(f, old - 1);
 	map_set(f, lpn, ppn);
+	ucls_host(f, ppn, 1);
 }
 
 void ftl_invalidate(struct ftl *f, uint32_t ppn)
@@ -87,7 +89,7 @@ static inline void inval_add(struct ftl *f, struct inval *iv, uint32_t ppn)
 
 /*
  * map_unit() for n units lpn.. to ppn.. of one open (not closed) GC unit, as n calls would
- * leave it: the open unit has no bucket to keep, so its valid count moves once.
+ * leave it: the open unit has no bucket to keep, so its valid count moves once. Host writes.
  */
 static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n)
 {
@@ -102,6 +104,7 @@ static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n
 	}
 	inval_flush(f, &iv);
 	f->gu[gu_of(f, ppn)].valid += n;
+	ucls_host(f, ppn, n);
 }
 
 /*
@@ -133,6 +136,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 				for (uint32_t j = 0; j < k; j++) {
 					uint32_t o = ppn_old[i + j], lpn = f->p2l[o] - 1;
 					inval_add(f, &iv, o);
+					ucls_move(f, o, ppn + j, cause);
 					f->l2p[lpn] = ppn + j + 1;
 					f->p2l[ppn + j] = lpn + 1;
 					bit_set(f->valid, ppn + j);
@@ -152,6 +156,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 			break;
 		ftl_invalidate(f, old);
 		map_set(f, lpn, ppn);
+		ucls_move(f, old, ppn, cause);
 	}
 	ftl_count_prog(f, cause, run_units);
 	return err;
@@ -590,6 +595,7 @@ int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 		uint32_t m = f->l2p[lpn];
 		if (m) {
 			inval_add(f, &iv, m - 1);
+			f->ucls[m - 1] |= UCLS_TRIMMED;
 			f->l2p[lpn] = 0;
 			f->st.trim_units++;
 		}

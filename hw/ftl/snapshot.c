@@ -25,8 +25,8 @@
 #include "parse.h"
 
 #define MAGIC "FGFTLSNP"
-#define VERSION 4u /* 2: per-plane timing, suspend and host link state; 3: the host tag;
-                    * 4: per-stream (FDP handle) counters and FDP events */
+#define VERSION 5u /* 2: per-plane timing, suspend and host link state; 3: the host tag;
+                    * 4: per-stream (FDP handle) counters and FDP events; 5: wear attribution */
 #define OLDEST 2u  /* the oldest version still read (a v2 file has no tag) */
 
 struct hdr {
@@ -119,6 +119,9 @@ static void body(const struct ftl *f, struct wr *w, const char *cfgtext)
 	put_sec(w, &f->ev_head, sizeof(f->ev_head));
 	put_sec(w, &f->ev_n, sizeof(f->ev_n));
 	put_sec(w, &f->ev_total, sizeof(f->ev_total));
+	put_sec(w, f->ucls, f->ucls_bytes);
+	put_sec(w, &f->attr, sizeof(f->attr));
+	put_sec(w, &f->wcls, sizeof(f->wcls));
 }
 
 static void fill_hdr(struct hdr *h)
@@ -218,6 +221,36 @@ static void get_streams(struct rd *r, struct ftl *f, uint32_t version)
 		r->bad = 2;
 		r->what = "fdp events";
 	}
+}
+
+/*
+ * Version 5's wear attribution. An older file has none: every unit programmed since its
+ * block's erase is taken as class 0's, and what the drive did before the load is charged to
+ * class 0 (its programs by cause, its erases as overwritten data, its GC copies to no cause),
+ * so that the sums still add up to the totals (docs/ftl.md, "Wear attribution").
+ */
+static void get_attribution(struct rd *r, struct ftl *f, uint32_t version)
+{
+	if (version >= 5) {
+		get_sec(r, f->ucls, f->ucls_bytes, "wear attribution");
+		get_sec(r, &f->attr, sizeof(f->attr), "wear attribution");
+		get_sec(r, &f->wcls, sizeof(f->wcls), "wear attribution");
+		if (!r->bad && f->wcls >= FTL_CLASSES) {
+			r->bad = 2;
+			r->what = "wear attribution";
+		}
+		return;
+	}
+	for (uint32_t b = 0; b < f->g.blocks; b++)
+		if (!f->blk[b].bad && f->blk[b].wp <= f->ppb)
+			memset(f->ucls + (uint64_t)b * f->upb, 1, (uint64_t)f->blk[b].wp * f->upp);
+	struct ftl_attribution *a = &f->attr;
+	a->prog[0][FTL_ATTR_HOST] = f->st.host_prog_bytes;
+	a->prog[0][FTL_ATTR_GC] = f->st.gc_prog_bytes;
+	a->prog[0][FTL_ATTR_WL] = f->st.wl_prog_bytes;
+	a->pad_bytes = f->st.pad_prog_bytes;
+	a->erased[0][FTL_ATTR_OVERWRITTEN] = f->st.erases * f->upb * f->cfg.unit_size;
+	a->gc_uncaused_bytes = f->st.gc_prog_bytes;
 }
 
 static int load_fail(char *err, size_t errlen, const char *path, const char *why)
@@ -364,6 +397,7 @@ struct ftl *ftl_snapshot_load(const char *path, char *err, size_t errlen)
 	if (h.version >= 3)
 		get_sec(&r, f->tag, sizeof(f->tag), "tag");
 	get_streams(&r, f, h.version);
+	get_attribution(&r, f, h.version);
 	if (!r.bad && memchr(f->tag, 0, sizeof(f->tag)) == NULL) {
 		r.bad = 2;
 		r.what = "tag";

@@ -12,6 +12,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +29,121 @@ void ftl_count_prog(struct ftl *f, uint8_t cause, uint64_t units)
 	case PROG_HOST: f->st.host_prog_bytes += b; break;
 	case PROG_GC: f->st.gc_prog_bytes += b; break;
 	case PROG_WL: f->st.wl_prog_bytes += b; break;
-	default: f->st.pad_prog_bytes += b; break;
+	default:
+		f->st.pad_prog_bytes += b;
+		f->attr.pad_bytes += b;
+		break;
 	}
+}
+
+int ftl_set_class(struct ftl *f, unsigned cls)
+{
+	if (cls >= FTL_CLASSES)
+		return FTL_E_INVAL;
+	f->wcls = (uint8_t)cls;
+	return FTL_OK;
+}
+
+void ftl_get_attribution(const struct ftl *f, struct ftl_attribution *a)
+{
+	*a = f->attr;
+}
+
+/*
+ * GC unit g is about to be erased (its valid data moved by cause): charge its bytes to what
+ * they held, and, for a GC victim, its copies to its invalid units' classes and ways of
+ * leaving (largest remainder: the shares add up to the copies exactly). Resets its units.
+ */
+void ftl_attr_erase(struct ftl *f, uint32_t g, uint8_t cause)
+{
+	uint64_t n[FTL_CLASSES][3] = {{0}}, empty = 0, us = f->cfg.unit_size;
+	for (uint32_t i = 0; i < f->bpg; i++) {
+		uint32_t b = g * f->bpg + i;
+		uint8_t *u = f->ucls + (uint64_t)b * f->upb;
+		if (!f->blk[b].bad) /* (a retired block is not erased, and holds nothing) */
+			for (uint32_t k = 0; k < f->upb; k++) {
+				uint8_t x = u[k], c = x & UCLS_CLS;
+				if (!c)
+					empty++;
+				else
+					n[c - 1][x & UCLS_MOVED     ? FTL_ATTR_MOVED
+					         : x & UCLS_TRIMMED ? FTL_ATTR_TRIMMED
+					                            : FTL_ATTR_OVERWRITTEN]++;
+			}
+		memset(u, 0, f->upb);
+	}
+	uint64_t moved = 0, inval = 0;
+	for (int c = 0; c < FTL_CLASSES; c++) {
+		for (int e = 0; e < 3; e++)
+			f->attr.erased[c][e] += n[c][e] * us;
+		moved += n[c][FTL_ATTR_MOVED];
+		inval += n[c][FTL_ATTR_TRIMMED] + n[c][FTL_ATTR_OVERWRITTEN];
+	}
+	f->attr.erased_empty_bytes += empty * us;
+	if (cause != PROG_GC || !moved)
+		return;
+	if (!inval) {
+		f->attr.gc_uncaused_bytes += moved * us;
+		return;
+	}
+	/* moved x cell / inval for each invalid cell, the units left over to the largest remainders */
+	uint64_t share[FTL_CLASSES][3] = {{0}}, rem[FTL_CLASSES][3] = {{0}}, given = 0;
+	for (int c = 0; c < FTL_CLASSES; c++)
+		for (int e = FTL_ATTR_TRIMMED; e <= FTL_ATTR_OVERWRITTEN; e++) {
+			share[c][e] = moved * n[c][e] / inval;
+			rem[c][e] = moved * n[c][e] % inval;
+			given += share[c][e];
+		}
+	for (; given < moved; given++) {
+		int bc = 0, be = FTL_ATTR_TRIMMED;
+		for (int c = 0; c < FTL_CLASSES; c++)
+			for (int e = FTL_ATTR_TRIMMED; e <= FTL_ATTR_OVERWRITTEN; e++)
+				if (rem[c][e] > rem[bc][be])
+					bc = c, be = e;
+		share[bc][be]++;
+		rem[bc][be] = 0;
+	}
+	for (int c = 0; c < FTL_CLASSES; c++)
+		for (int e = FTL_ATTR_TRIMMED; e <= FTL_ATTR_OVERWRITTEN; e++)
+			f->attr.gc_cause[c][e] += share[c][e] * us;
+}
+
+void ftl_attribution_json(const struct ftl_attribution *a, const char *const *names,
+                          struct json_out *j)
+{
+	static const char *const dflt[FTL_CLASSES] = {"class0", "class1", "class2", "class3"};
+	static const char *const prog[3] = {"host", "gc", "wl"};
+	static const char *const left[3] = {"moved", "trimmed", "overwritten"};
+	const bool own = names != NULL;
+	if (!own)
+		names = dflt;
+	jout_object(j, "attribution", JOUT_BLOCK);
+	for (int c = 0; c < FTL_CLASSES; c++) {
+		bool any = false;
+		for (int k = 0; k < 3; k++)
+			any |= a->prog[c][k] || a->erased[c][k] || a->gc_cause[c][k];
+		/* the caller's classes, each named; without names, class 0 and any other in use */
+		if (!names[c] || (!own && c && !any))
+			continue;
+		jout_object(j, names[c], JOUT_INLINE);
+		for (int k = 0; k < 3; k++) {
+			char key[32];
+			snprintf(key, sizeof(key), "%s_program_bytes", prog[k]);
+			jout_u64(j, key, a->prog[c][k]);
+		}
+		for (int e = 0; e < 3; e++) {
+			char key[32];
+			snprintf(key, sizeof(key), "erased_%s_bytes", left[e]);
+			jout_u64(j, key, a->erased[c][e]);
+		}
+		jout_u64(j, "gc_copies_by_trim_bytes", a->gc_cause[c][FTL_ATTR_TRIMMED]);
+		jout_u64(j, "gc_copies_by_overwrite_bytes", a->gc_cause[c][FTL_ATTR_OVERWRITTEN]);
+		jout_end(j);
+	}
+	jout_u64(j, "pad_program_bytes", a->pad_bytes);
+	jout_u64(j, "erased_empty_bytes", a->erased_empty_bytes);
+	jout_u64(j, "gc_copies_uncaused_bytes", a->gc_uncaused_bytes);
+	jout_end(j);
 }
 
 void ftl_stats_tick(struct ftl *f)
@@ -122,7 +236,7 @@ uint32_t ftl_block_erases(const struct ftl *f, uint32_t b, uint32_t *endurance, 
 
 uint64_t ftl_metadata_bytes(const struct ftl *f)
 {
-	return f->l2p_bytes + f->p2l_bytes + f->valid_bytes + (uint64_t)f->g.blocks * sizeof(struct blk) +
+	return f->l2p_bytes + f->p2l_bytes + f->valid_bytes + f->ucls_bytes + (uint64_t)f->g.blocks * sizeof(struct blk) +
 	       (uint64_t)f->g.gc_units * (sizeof(struct gu) + 2 * sizeof(uint32_t)) +
 	       (uint64_t)(f->upg + 1) * sizeof(uint32_t);
 }
@@ -444,6 +558,7 @@ void ftl_json_members(const struct ftl *f, double bytes_per_day, struct json_out
 	jout_bool(j, "read_only", st.read_only);
 	if (f->cfg.fdp)
 		fdp_json(f, j);
+	ftl_attribution_json(&f->attr, NULL, j);
 	jout_u64(j, "metadata_bytes", ftl_metadata_bytes(f));
 	jout_u64(j, "virtual_time_ns", st.clock_ns);
 }
