@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "check.h"
+#include "ftl_int.h" /* ftl_crc32c: a version-4 file made from a version-5 one */
 
 #define TEST_SEED 42
 #include "testutil.h"
@@ -277,12 +278,84 @@ static void test_checkpoint(void **state)
 	ftl_destroy(b);
 }
 
+/*
+ * A version-4 snapshot (before wear attribution): version 5's file with its last three sections
+ * (the attribution bytes, counters and write class) cut off, the header's version, length and
+ * checksums redone. It loads; every unit programmed since its block's erase counts as class 0's,
+ * the past is charged to class 0, and the sums keep adding up as the drive goes on.
+ */
+static void test_v4_attribution(void **state)
+{
+	(void)state;
+	char err[256], old[320];
+	struct ftl *a = busy_ftl(FTL_GC_GREEDY, FTL_GC_SUPERBLOCK);
+	assert_int_equal(ftl_snapshot_save(a, path, err, sizeof(err)), FTL_OK);
+	size_t n;
+	char *buf = read_file(path, &n);
+	struct {
+		char magic[8];
+		uint32_t version, sizes[4], pad;
+		uint64_t body_len;
+		uint32_t body_crc, hdr_crc;
+	} h;
+	assert_true(n > sizeof(h));
+	memcpy(&h, buf, sizeof(h));
+	assert_int_equal(h.version, 5);
+	uint64_t cut = 3 * sizeof(uint64_t) + ftl_get_geometry(a)->phys_units +
+	               sizeof(struct ftl_attribution) + 1;
+	assert_true(h.body_len > cut && sizeof(h) + h.body_len == n);
+	h.version = 4;
+	h.body_len -= cut;
+	h.body_crc = ftl_crc32c(0, buf + sizeof(h), h.body_len);
+	h.hdr_crc = ftl_crc32c(0, &h, offsetof(__typeof__(h), hdr_crc));
+	memcpy(buf, &h, sizeof(h));
+	snprintf(old, sizeof(old), "%s/v4.snap", dir);
+	write_file(old, buf, sizeof(h) + h.body_len);
+	free(buf);
+	struct ftl *b = ftl_snapshot_load(old, err, sizeof(err));
+	if (!b)
+		fail_msg("v4 snapshot refused: %s", err);
+	struct ftl_stats st;
+	struct ftl_attribution at;
+	for (int round = 0; round < 2; round++) {
+		ftl_get_stats(b, &st);
+		ftl_get_attribution(b, &at);
+		uint64_t prog[3] = {0}, erased = at.erased_empty_bytes, gc = at.gc_uncaused_bytes;
+		for (int c = 0; c < FTL_CLASSES; c++)
+			for (int k = 0; k < 3; k++) {
+				prog[k] += at.prog[c][k];
+				erased += at.erased[c][k];
+				gc += k ? at.gc_cause[c][k] : 0;
+			}
+		assert_int_equal(prog[FTL_ATTR_HOST], st.host_prog_bytes);
+		assert_int_equal(prog[FTL_ATTR_GC], st.gc_prog_bytes);
+		assert_int_equal(prog[FTL_ATTR_WL], st.wl_prog_bytes);
+		assert_int_equal(at.pad_bytes, st.pad_prog_bytes);
+		assert_int_equal(erased, st.erases * (uint64_t)ftl_get_geometry(b)->units_per_block *
+		                                 ftl_get_config(b)->unit_size);
+		assert_int_equal(gc, st.gc_prog_bytes);
+		if (round)
+			break;
+		assert_int_equal(at.prog[0][FTL_ATTR_HOST], st.host_prog_bytes); /* the past: class 0 */
+		/* the drive goes on, now with class 2 data, through more GC */
+		uint64_t u = ftl_get_geometry(b)->user_units;
+		assert_int_equal(ftl_set_class(b, 2), FTL_OK);
+		for (uint64_t i = 0; i < 2 * u; i++)
+			assert_int_equal(ftl_write(b, rnd() % u * 4096, 4096, 0, 0, NULL), FTL_OK);
+		check_ok(b);
+	}
+	assert_true(at.prog[2][FTL_ATTR_HOST] > 0 && at.erased[0][FTL_ATTR_OVERWRITTEN] > 0);
+	ftl_destroy(b);
+	ftl_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_attribution, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
  * Tests call it after randomized write/trim/GC/WL sequences (SQLite-style: every invariant in one
  * place). It checks:
  *   - L2P and P2L agree: each mapped lpn points at a valid unit whose p2l names it back;
+ *   - a valid unit's attribution byte names a class and neither way of leaving;
  *   - each valid unit is mapped by exactly one lpn (no unit mapped twice, no valid orphan);
  *   - per-GC-unit valid counts equal the popcount of the bitmap over the unit;
  *   - free, open, closed and retired GC units add up, and each is where its state says;
@@ -50,6 +51,10 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 			if (f->blk[(base + i) / f->upb].bad)
 				return fg_err(err, len, "valid unit %llu lies in a retired block",
 				              (unsigned long long)(base + i));
+			uint8_t c = f->ucls[base + i];
+			if (!(c & UCLS_CLS) || (c & UCLS_CLS) > FTL_CLASSES || (c & (UCLS_MOVED | UCLS_TRIMMED)))
+				return fg_err(err, len, "valid unit %llu has attribution byte 0x%02x",
+				              (unsigned long long)(base + i), c);
 		}
 		if (cnt != f->gu[g].valid)
 			return fg_err(err, len, "GC unit %u: valid count %u, bitmap has %llu", g,

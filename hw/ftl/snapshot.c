@@ -225,7 +225,7 @@ static void get_streams(struct rd *r, struct ftl *f, uint32_t version)
 
 /*
  * Version 5's wear attribution. An older file has none: every unit programmed since its
- * block's erase is taken as class 0's, and what the drive did before the load is charged to
+ * block's erase, or mapped in a page still open, is taken as class 0's, and what the drive did before the load is charged to
  * class 0 (its programs by cause, its erases as overwritten data, its GC copies to no cause),
  * so that the sums still add up to the totals (docs/ftl.md, "Wear attribution").
  */
@@ -244,6 +244,9 @@ static void get_attribution(struct rd *r, struct ftl *f, uint32_t version)
 	for (uint32_t b = 0; b < f->g.blocks; b++)
 		if (!f->blk[b].bad && f->blk[b].wp <= f->ppb)
 			memset(f->ucls + (uint64_t)b * f->upb, 1, (uint64_t)f->blk[b].wp * f->upp);
+	for (uint64_t u = 0; u < f->g.phys_units; u++) /* (and the open pages' mapped units) */
+		if (bit_get(f->valid, u))
+			f->ucls[u] = 1;
 	struct ftl_attribution *a = &f->attr;
 	a->prog[0][FTL_ATTR_HOST] = f->st.host_prog_bytes;
 	a->prog[0][FTL_ATTR_GC] = f->st.gc_prog_bytes;
