@@ -224,31 +224,6 @@ static void test_lifetime_formulas(void **state)
 
 /* ---- wear attribution (ftl.h, docs/ftl.md) ---- */
 
-static void attr_sums(struct ftl *f)
-{
-	struct ftl_stats st;
-	struct ftl_attribution a;
-	ftl_get_stats(f, &st);
-	ftl_get_attribution(f, &a);
-	const struct ftl_geometry *g = ftl_get_geometry(f);
-	uint64_t prog[3] = {0}, erased = a.erased_empty_bytes, gc = a.gc_uncaused_bytes;
-	for (int c = 0; c < FTL_CLASSES; c++) {
-		for (int k = 0; k < 3; k++)
-			prog[k] += a.prog[c][k];
-		for (int e = 0; e < 3; e++)
-			erased += a.erased[c][e];
-		gc += a.gc_cause[c][FTL_ATTR_TRIMMED] + a.gc_cause[c][FTL_ATTR_OVERWRITTEN];
-		assert_int_equal(a.gc_cause[c][FTL_ATTR_MOVED], 0);
-	}
-	assert_int_equal(prog[FTL_ATTR_HOST], st.host_prog_bytes);
-	assert_int_equal(prog[FTL_ATTR_GC], st.gc_prog_bytes);
-	assert_int_equal(prog[FTL_ATTR_WL], st.wl_prog_bytes);
-	assert_int_equal(a.pad_bytes, st.pad_prog_bytes);
-	assert_int_equal(prog[0] + prog[1] + prog[2] + a.pad_bytes, st.nand_write_bytes);
-	assert_int_equal(erased, st.erases * (uint64_t)g->units_per_block * ftl_get_config(f)->unit_size);
-	assert_int_equal(gc, st.gc_prog_bytes);
-}
-
 /*
  * By hand, on one plane of 4-unit blocks: class 1 writes lpns 0-3 (block A), trims 0 and 1,
  * class 2 overwrites lpn 2 (block B); class 3 writes 11 new lpns; then one GC cycle. Every
@@ -302,7 +277,7 @@ static void test_attribution_by_hand(void **state)
 			assert_int_equal(a.erased[k][FTL_ATTR_MOVED] + a.erased[k][FTL_ATTR_TRIMMED] +
 			                         a.erased[k][FTL_ATTR_OVERWRITTEN],
 			                 0);
-	attr_sums(f);
+	check_attribution_sums(f);
 	check_ok(f);
 	ftl_destroy(f);
 }
@@ -349,7 +324,7 @@ static void test_attribution_sums(void **state)
 	       (unsigned long long)st.gc_prog_bytes, (unsigned long long)st.wl_prog_bytes,
 	       (unsigned long long)st.pad_prog_bytes, (unsigned long long)st.trim_units);
 	assert_true(st.gc_prog_bytes > 0 && st.wl_prog_bytes > 0 && st.pad_prog_bytes > 0 && st.trim_units > 0);
-	attr_sums(f);
+	check_attribution_sums(f);
 	check_ok(f);
 	char path[] = "/tmp/fg-attr-XXXXXX", err[256];
 	int fd = mkstemp(path);
@@ -366,7 +341,7 @@ static void test_attribution_sums(void **state)
 	assert_memory_equal(&a, &b, sizeof(a));
 	for (uint64_t i = 0; i < n; i++)
 		assert_int_equal(ftl_write(g, rnd() % n * 4096, 4096, 0, 0, NULL), FTL_OK);
-	attr_sums(g);
+	check_attribution_sums(g);
 	ftl_destroy(g);
 	ftl_destroy(f);
 }
