@@ -54,8 +54,8 @@ check_csv "$O/hbf-endurance/hbf-endurance.csv" 6 set preset policy loops drive_w
 # lifetime-miss --quick: every point of six policies' sweeps (17 + 1 + 1 + 10 + 3 + 10)
 check_csv "$O/lifetime-miss/lifetime-miss.csv" 42 policy params miss_ratio token_miss_ratio request_miss_ratio ssd_write_bytes \
 	waf lifetime_tbw_days lifetime_naive_pe_days lifetime_erase_days
-# lifetime-folds --quick: 7 points on the whole trace and each of 2 folds, as they are and scaled
-check_csv "$O/lifetime-folds/lifetime-folds.csv" 35 set policy params miss_ratio ssd_write_bytes waf \
+# lifetime-folds --quick: 9 points on the whole trace and each of 2 folds, as they are and scaled
+check_csv "$O/lifetime-folds/lifetime-folds.csv" 45 set policy params miss_ratio ssd_write_bytes waf \
 	lifetime_tbw_days lifetime_erase_days drive_writes steady lifetime_erase_cumulative_days lifetime_basis eol
 python3 -c "
 import csv, sys

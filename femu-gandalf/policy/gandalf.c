@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gandalf.h"
 #include "kv_policy.h"
 #include "pheap.h"
 #include "u64map.h"
@@ -36,13 +37,10 @@
 #define NB 40       /* log2 buckets of idle requests */
 #define MOVE_CANDIDATES_MAX 64 /* the move_candidates parameter's maximum: keep[] below holds them */
 
-/* state_move: which linear states may move to SSD; state_reuse: what a state's reuse is */
-enum { STATE_MOVE_ROOT = 0, STATE_MOVE_ALWAYS = 1 };
-enum { STATE_REUSE_PAPER = 0, STATE_REUSE_ONCE = 1, STATE_REUSE_LEARNED = 2 };
 
 struct gandalf {
 	double lambda, target_years, wear;
-	int move_candidates, state_move, state_reuse;
+	int move_candidates, state_move, state_reuse, ssd_order;
 	double gpu_per_token, fee;
 	/* reuse statistics */
 	double back[NB], gone[NB]; /* returned after idle in bucket k; still idle / left unused */
@@ -343,6 +341,8 @@ static void build(struct kvsim *s)
  * them empty (ties among worthless victims too: + 1e-30 v). docs/placement.md. */
 static double victim_key(struct kvsim *s, uint32_t o)
 {
+	if (gandalf_of(s)->ssd_order == GANDALF_SSD_RECENCY)
+		return (double)kv_obj_last_req(s, o); /* least recently used first */
 	double k = value(s, o) / (double)idle(s, o), w = gandalf_of(s)->wear;
 	if (w > 0) {
 		double v = kv_obj_unit_valid(s, o);
@@ -448,7 +448,9 @@ static double replacement(struct kvsim *s, uint32_t x)
 			if (!victim_ok(s, o) || (pass && exposes_chunk(s, o) == KV_NONE))
 				continue;
 			freed += kv_obj_slot_bytes(s, pass ? x : o);
-			cost += g->wear > 0 ? value(s, o) / (double)idle(s, o) : q->v[i].key;
+			cost += g->wear > 0 || g->ssd_order == GANDALF_SSD_RECENCY
+			                ? value(s, o) / (double)idle(s, o)
+			                : q->v[i].key;
 		}
 	}
 	if (freed < need)
@@ -456,7 +458,7 @@ static double replacement(struct kvsim *s, uint32_t x)
 	return freed >= need ? cost : INFINITY;
 }
 
-static uint32_t gandalf_ssd_victim(struct kvsim *s, int k)
+uint32_t gandalf_ssd_victim(struct kvsim *s, int k)
 {
 	struct gandalf *g = gandalf_of(s);
 	struct vq *q = &g->vq[k];
@@ -512,7 +514,7 @@ static double multiplier(const struct kvsim *s)
 	return m < 1.0 / 16 ? 1.0 / 16 : (m > 16 ? 16 : m);
 }
 
-static void gandalf_make_room(struct kvsim *s, uint64_t need)
+void gandalf_make_room(struct kvsim *s, uint64_t need)
 {
 	struct gandalf *g = gandalf_of(s);
 	if (!kv_dram_over(s, need))
@@ -591,7 +593,7 @@ static void gandalf_make_room(struct kvsim *s, uint64_t need)
 
 /* --alloc region: what losing SSD object x costs. An interior object takes the chain below it
  * along, worth at least a state at its own end: p x the prefix up to it (docs/placement.md). */
-static double gandalf_ssd_value(struct kvsim *s, uint32_t x)
+double gandalf_ssd_value(struct kvsim *s, uint32_t x)
 {
 	double v = value(s, x);
 	if (!kv_is_leaf(s, x))
@@ -600,7 +602,7 @@ static double gandalf_ssd_value(struct kvsim *s, uint32_t x)
 }
 
 /* an object left the cache without being used again: for sessionless traces, a non-return */
-static void gandalf_removed(struct kvsim *s, uint32_t o)
+void gandalf_removed(struct kvsim *s, uint32_t o)
 {
 	struct gandalf *g = gandalf_of(s);
 	if (!g)
@@ -616,7 +618,7 @@ static void gandalf_removed(struct kvsim *s, uint32_t o)
 		swatch(s, p);
 }
 
-static void gandalf_admitted(struct kvsim *s, uint32_t o)
+void gandalf_admitted(struct kvsim *s, uint32_t o)
 {
 	if (kv_obj_kind(s, o) == OBJ_FULL) {
 		/* its parent may have become a branch point: its other chunks may now move */
@@ -627,7 +629,7 @@ static void gandalf_admitted(struct kvsim *s, uint32_t o)
 	watch(s, o);
 }
 
-static void gandalf_touched(struct kvsim *s, uint32_t o)
+void gandalf_touched(struct kvsim *s, uint32_t o)
 {
 	struct gandalf *g = gandalf_of(s);
 	if (kv_obj_kind(s, o) == OBJ_LINEAR && kv_obj_refs(s, o) <= 2)
@@ -664,18 +666,19 @@ static const struct kv_param gandalf_params[] = {
         {NULL},
 };
 
-static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
+int gandalf_start(struct kvsim *s, const struct gandalf_opts *o, char *err, size_t errlen)
 {
 	struct gandalf *g = calloc(1, sizeof(*g));
 	if (!g)
 		return snprintf(err, errlen, "out of memory"), -1;
-	g->lambda = kv_param(s, LAMBDA);
-	g->move_candidates = (int)kv_param(s, MOVE_CANDIDATES);
-	g->scan_all = kv_param(s, SCAN) != 0;
-	g->target_years = kv_param(s, TARGET_YEARS);
-	g->state_move = (int)kv_param(s, STATE_MOVE);
-	g->state_reuse = (int)kv_param(s, STATE_REUSE);
-	g->wear = kv_param(s, WEAR);
+	g->lambda = o->lambda;
+	g->move_candidates = o->move_candidates;
+	g->scan_all = o->scan;
+	g->target_years = o->target_years;
+	g->state_move = o->state_move;
+	g->state_reuse = o->state_reuse;
+	g->wear = o->wear;
+	g->ssd_order = o->ssd_order;
 	g->gpu_per_token = kv_gpu_usd_per_token(kv_cfg(s));
 	g->fee = kv_wear_usd_per_byte(kv_cfg(s));
 	g->built_req = UINT64_MAX;
@@ -685,7 +688,22 @@ static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
 	return 0;
 }
 
-static void gandalf_fini(struct kvsim *s)
+static int gandalf_init(struct kvsim *s, char *err, size_t errlen)
+{
+	struct gandalf_opts o = {
+	        .lambda = kv_param(s, LAMBDA),
+	        .move_candidates = (int)kv_param(s, MOVE_CANDIDATES),
+	        .scan = kv_param(s, SCAN) != 0,
+	        .target_years = kv_param(s, TARGET_YEARS),
+	        .state_move = (int)kv_param(s, STATE_MOVE),
+	        .state_reuse = (int)kv_param(s, STATE_REUSE),
+	        .wear = kv_param(s, WEAR),
+	        .ssd_order = GANDALF_SSD_VALUE,
+	};
+	return gandalf_start(s, &o, err, errlen);
+}
+
+void gandalf_fini(struct kvsim *s)
 {
 	struct gandalf *g = gandalf_of(s);
 	if (!g)
@@ -722,7 +740,7 @@ static void gandalf_fini(struct kvsim *s)
 
 /* What the run learned: the share of used states used again (the paper's rule assumes 0), the
  * states counted, and how the room was made. */
-static int gandalf_figures(const struct kvsim *s, struct kv_figure *f, int max)
+int gandalf_figures(const struct kvsim *s, struct kv_figure *f, int max)
 {
 	const struct gandalf *g = gandalf_of(s);
 	if (!g || max < 7)
@@ -737,8 +755,6 @@ static int gandalf_figures(const struct kvsim *s, struct kv_figure *f, int max)
 	return 7;
 }
 
-/* Called by the core before each request through begin(): session returns feed the estimate. */
-static void gandalf_begin_req(struct kvsim *s);
 
 const struct kv_policy kv_policy_gandalf = {
         .name = "gandalf",
@@ -756,8 +772,9 @@ const struct kv_policy kv_policy_gandalf = {
         .ssd_value = gandalf_ssd_value,
 };
 
-/* the session of the current request, set by the core's caller through kvsim.cur_session */
-static void gandalf_begin_req(struct kvsim *s)
+/* Called by the core before each request: session returns feed the estimate (the session of
+ * the current request is set by the core's caller through kvsim.cur_session). */
+void gandalf_begin_req(struct kvsim *s)
 {
 	struct gandalf *g = gandalf_of(s);
 	if (kv_session(s) == KV_NO_SESSION)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """lifetime_folds.py WORK OUT - lifetime-folds' tables from its runs: WORK/index holds one line
 "SET TAG" per run (SET: all or I/K), WORK/TAG/table.csv its kv row. Writes OUT/lifetime-folds.csv
-(every run with its set), OUT/table.md (each Gandalf point against the best baseline under every
-comparison rule, on the whole trace with the range over the folds and the verdict; each policy's
+(every run with its set), OUT/table.md (each point of Gandalf and of gandalf-wa against the best
+baseline under every comparison rule, on the whole trace with the range over the folds and the verdict; each policy's
 points by set) and OUT/plot-SET.csv for the figure. The rules are fgresults.py's."""
 import os
 import sys
@@ -10,7 +10,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgresults as fr  # noqa: E402
 
-POLICY = "gandalf"
+CANDIDATES = ("gandalf", "gandalf-wa")  # compared with the baselines, never with each other
 
 
 def load(work):
@@ -44,7 +44,7 @@ def comparisons(by_set, sets, point_label, window):
     out = {}
     for s in sets:
         pts = [r for r in by_set[s] if label(r) == point_label]
-        base = [r for r in by_set[s] if r["policy"] != POLICY]
+        base = [r for r in by_set[s] if r["policy"] not in CANDIDATES]
         ok = pts and fr.is_steady(pts[0])
         out[s] = fr.compare(pts[0], base, window) if ok else fr.Comparison(None, None, None)
     return out
@@ -68,15 +68,15 @@ def main():
     by_set = {s: [r for t, r in runs if t == s] for s in sets}
     cols = ["set"] + [c for c in runs[0][1] if c != "set"]
     fr.write_csv(os.path.join(out, "lifetime-folds.csv"), [r for _, r in runs], cols)
-    gpoints = list(dict.fromkeys(label(r) for _, r in runs if r["policy"] == POLICY))
-    lines = ["Each Gandalf point against the longest-lived steady baseline point whose miss ratio is "
+    gpoints = list(dict.fromkeys(label(r) for _, r in runs if r["policy"] in CANDIDATES))
+    lines = ["Each point of Gandalf and of gandalf-wa against the longest-lived steady baseline point whose miss ratio is "
              "at most the point's plus the rule's window (fgresults.RULES), by erase count, then by "
              "TBW division under the first rule: on the whole trace, then the range over the %d "
              "folds run with the whole trace's settings (a lighter load) and over the %d folds "
              "scaled to its pressure (1/%d of the DRAM and of the drive), each with its verdict. "
              "A comparison is a finding only where both say it holds."
              % (len(plain), len(scaled), len(plain)), ""]
-    header = ["Gandalf point", "whole: miss / WAF / erase d", "rule", "whole trace",
+    header = ["point", "whole: miss / WAF / erase d", "rule", "whole trace",
               "folds, same settings", "folds, scaled", "finding"]
     rows = []
     rules = [(name, w, "erase_ratio") for name, w in fr.RULES.items()]
@@ -92,7 +92,7 @@ def main():
                 wcell += " vs %s" % label(b)
             pc, ph = folds_cell(cmps, plain, attr)
             sc, sh = folds_cell(cmps, scaled, attr) if scaled else ("-", True)
-            rows.append([g.split(" ", 1)[1] if " " in g else "defaults", point_cell(whole), name,
+            rows.append([g, point_cell(whole), name,
                          wcell, pc, sc, "holds" if ph and sh else "depends on the sample"])
     lines += fr.md_table(header, rows)
     lines += ["", "Every run, by set (miss / WAF / erase-count days; `*` not steady):", ""]
@@ -107,14 +107,15 @@ def main():
     lines += ["", "Requests served per set (the first point's, over all its passes): " + ", ".join(
         "%s %s" % (s, by_set[s][0]["requests"] if by_set[s] else "-") for s in sets) + "."]
     fr.write_lines(os.path.join(out, "table.md"), lines)
-    for s in sets:  # the figure: Gandalf's line, then the baselines as labelled points
+    for s in sets:  # the figure: a line per candidate policy, then the baselines as labelled points
         with open(os.path.join(out, "plot-%s.csv" % s.replace("/", "of")), "w") as f:
-            for r in sorted((r for r in by_set[s] if r["policy"] == POLICY), key=fr.miss):
-                if fr.is_steady(r):
-                    f.write("%s,%s\n" % (r["miss_ratio"], r["lifetime_erase_days"]))
-            f.write("\n\n")
+            for pol in CANDIDATES:
+                for r in sorted((r for r in by_set[s] if r["policy"] == pol), key=fr.miss):
+                    if fr.is_steady(r):
+                        f.write("%s,%s\n" % (r["miss_ratio"], r["lifetime_erase_days"]))
+                f.write("\n\n")
             for r in by_set[s]:
-                if r["policy"] != POLICY and fr.is_steady(r):
+                if r["policy"] not in CANDIDATES and fr.is_steady(r):
                     f.write("%s,%s,%s\n" % (r["miss_ratio"], r["lifetime_erase_days"], label(r)))
 
 
