@@ -491,6 +491,38 @@ static void test_gandalf_exposes_children(void **state)
 }
 
 /*
+ * gandalf-wa's SSD victim is the least recently used SSD-only leaf; gandalf's the cheapest by
+ * value per request waited. Dense, lambda=0 (a move costs only its replacement), DRAM of 1 chunk,
+ * SSD of 3 slots: r0 s1 [1], r1 s2 [2], r2 s3 [3], r3 s1 [4] move 1, 2, 3 to SSD in turn (room
+ * free: replacement 0 beats any drop). After r3 (request index 3) gandalf has learned, with
+ * still-idle sessions counted as gone and Laplace smoothing: s1 came back after 3 requests
+ * (bucket 1); s2 idle 2 (bucket 1) and s3 idle 1 (bucket 0) are gone, so p(idle >= 1) =
+ * (1+1)/(1+2+2) = 0.4 and p(idle >= 2) = (1+1)/(1+1+2) = 0.5. Keys, value (p x 16 tokens) over
+ * requests waited: chunk 1 (its session s1 active at r3: waited 1) 0.4 x 16 / 1 = 6.4; chunk 2 (s2,
+ * waited 2) 0.5 x 16 / 2 = 4; chunk 3 (waited 1) 6.4. gandalf names chunk 2; gandalf-wa names
+ * chunk 1, last used at r0, although its session has just come back: the SSD evicts in the
+ * order it was written, so the drive's erase units empty whole.
+ */
+static void test_gandalf_wa_victim(void **state)
+{
+	(void)state;
+	for (int wa = 0; wa < 2; wa++) {
+		const char *pol = wa ? "gandalf-wa" : "gandalf";
+		struct kvsim *s = sim(pol, "lambda=0", cfg(1, 3, false));
+		req(s, 0, 1, B(1));
+		req(s, 1, 2, B(2));
+		req(s, 2, 3, B(3));
+		req(s, 3, 1, B(4));
+		assert_int_equal(kvsim_stats(s)->ssd_writes[OBJ_FULL], 3);
+		assert_int_equal(kvsim_stats(s)->dram_drops, 0);
+		assert_true(on_ssd(s, 1) && on_ssd(s, 2) && on_ssd(s, 3) && in_dram(s, 4));
+		uint32_t v = kv_policy_find(pol)->ssd_victim(s, OBJ_FULL);
+		assert_int_equal(kv_obj_key(s, v), wa ? 1 : 2);
+		done(s);
+	}
+}
+
+/*
  * The two state rules (docs/policies.md). Hybrid, DRAM of 8 chunks (128 B), states 32 B.
  *  r0 s9 [1]: chunk 1, state@1 (48 B).  r1 s1 [1 2]: hits 1 and state@1 (its first reuse);
  *  + chunk 2, state@2 (96 B).  r2 s9 [1]: hits 1 and state@1 again.  r3 s3 [7]: + chunk 7
@@ -1544,6 +1576,7 @@ int main(void)
 		cmocka_unit_test(test_gandalf_hybrid),
 		cmocka_unit_test(test_gandalf_exposes_children),
 		cmocka_unit_test(test_gandalf_state_rules),
+		cmocka_unit_test(test_gandalf_wa_victim),
 		cmocka_unit_test(test_active_peak),
 		cmocka_unit_test(test_hotprefix_ssd),
 		cmocka_unit_test(test_hotprefix),
