@@ -90,6 +90,20 @@ for r in csv.DictReader(open(sys.argv[1])):
         continue
     assert r['rate_source'] == 'trace' and abs(float(r['dwpd_replay']) - float(r['dwpd_stream'])) < 0.01, r
 " "$O/dwpd/dwpd.csv" && pass "dwpd: a stream at the trace's own rate writes what its replay does" || fail "dwpd: replay and stream differ"
+# wear-placement --quick: 5 points x (the whole trace and 2 scaled folds) x 2 drives, and the
+# goal judged for every point on every set
+check_csv "$O/wear-placement/wear-placement.csv" 30 drive set policy params miss_ratio waf \
+	lifetime_erase_days lifetime_tbw_days steady
+python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert sorted(set((r['drive'], r['set']) for r in rows)) == [(d, s) for d in ('ent-tlc-1t', 'ent-tlc-4t')
+                                                             for s in ('1/2s', '2/2s', 'all')], rows
+t = open(sys.argv[2]).read()
+assert t.count('| ent-tlc-') == 2 * (3 + 3 * 3 + 5), 'a row is missing'
+assert 'not met' in t or 'met on the whole trace' in t, 'no verdict'
+" "$O/wear-placement/wear-placement.csv" "$O/wear-placement/table.md" &&
+	pass "wear-placement: 2 drives, the whole trace and 2 folds, a verdict per point" || fail "wear-placement: sets or goal table"
 # every experiment that compares: the whole trace and 2 folds, and a fold table with verdicts
 for e in waf-check loop-ids capacity-ratio models placement-hints fdp-policies hbf-endurance dwpd; do
 	if python3 -c "
@@ -105,7 +119,7 @@ done
 for fig in dwpd/dwpd waf-check/waf-check-ent-tlc-1t loop-ids/loop-ids lifetime-miss/lifetime-miss lifetime-miss/writes-by-kind \
 	lifetime-miss/latency-cost capacity-ratio/capacity-ratio models/models placement-hints/placement-hints \
 	fdp-policies/fdp-policies fdp-drives/fdp-drives \
-	hbf-endurance/hbf-endurance lifetime-folds/lifetime-folds; do
+	hbf-endurance/hbf-endurance lifetime-folds/lifetime-folds wear-placement/wear-placement; do
 	if [ -s "$O/$fig.png" ] && [ "$(head -c 4 "$O/$fig.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
 		grep -q "<svg" "$O/$fig.svg"; then pass "figure $fig: PNG and SVG"
 	else fail "figure $fig: missing or not PNG/SVG"; fi
@@ -115,7 +129,7 @@ if grep -q 'TBW division (WAF 1 assumed)' "$O/lifetime-miss/lifetime-miss.svg" &
 	grep -q 'erase count (the emulated drive)' "$O/lifetime-miss/lifetime-miss.svg"; then
 	pass "lifetime-miss.svg: both panels"
 else fail "lifetime-miss.svg: a panel is missing"; fi
-for e in waf-check loop-ids lifetime-miss lifetime-folds capacity-ratio models placement-hints fdp-policies fdp-drives hbf-endurance dwpd; do
+for e in waf-check loop-ids lifetime-miss lifetime-folds wear-placement capacity-ratio models placement-hints fdp-policies fdp-drives hbf-endurance dwpd; do
 	python3 -c "
 import json, sys, subprocess
 m = json.load(open(sys.argv[1]))
