@@ -759,17 +759,8 @@ int gandalf_figures(const struct kvsim *s, struct kv_figure *f, int max)
 const struct kv_policy kv_policy_gandalf = {
         .name = "gandalf",
         .params = gandalf_params,
-        .obj_bytes = 1,
         .init = gandalf_init,
-        .fini = gandalf_fini,
-        .begin = gandalf_begin_req,
-        .admitted = gandalf_admitted,
-        .touched = gandalf_touched,
-        .removed = gandalf_removed,
-        .make_room = gandalf_make_room,
-        .ssd_victim = gandalf_ssd_victim,
-        .figures = gandalf_figures,
-        .ssd_value = gandalf_ssd_value,
+        GANDALF_POLICY_HOOKS,
 };
 
 /* Called by the core before each request: session returns feed the estimate (the session of

@@ -35,4 +35,11 @@ uint32_t gandalf_ssd_victim(struct kvsim *s, int kind);
 double gandalf_ssd_value(struct kvsim *s, uint32_t o);
 int gandalf_figures(const struct kvsim *s, struct kv_figure *f, int max);
 
+/* A kv_policy built on this pricing: its name, params and init, then these. */
+#define GANDALF_POLICY_HOOKS                                                                      \
+	.obj_bytes = 1, .fini = gandalf_fini, .begin = gandalf_begin_req,                          \
+	.admitted = gandalf_admitted, .touched = gandalf_touched, .removed = gandalf_removed,       \
+	.make_room = gandalf_make_room, .ssd_victim = gandalf_ssd_victim,                          \
+	.figures = gandalf_figures, .ssd_value = gandalf_ssd_value
+
 #endif

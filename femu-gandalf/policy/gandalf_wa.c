@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "gandalf.h"
+#include "kv_policy.h"
 
 enum { LAMBDA, MOVE_CANDIDATES };
 static const struct kv_param gandalf_wa_params[] = {
@@ -41,15 +42,6 @@ static int gandalf_wa_init(struct kvsim *s, char *err, size_t errlen)
 const struct kv_policy kv_policy_gandalf_wa = {
         .name = "gandalf-wa",
         .params = gandalf_wa_params,
-        .obj_bytes = 1,
         .init = gandalf_wa_init,
-        .fini = gandalf_fini,
-        .begin = gandalf_begin_req,
-        .admitted = gandalf_admitted,
-        .touched = gandalf_touched,
-        .removed = gandalf_removed,
-        .make_room = gandalf_make_room,
-        .ssd_victim = gandalf_ssd_victim,
-        .figures = gandalf_figures,
-        .ssd_value = gandalf_ssd_value,
+        GANDALF_POLICY_HOOKS,
 };

@@ -304,6 +304,22 @@ def verdict_word(whole, folds, pivot=1.0):
 # --- writing -----------------------------------------------------------------------------
 
 
+def run_label(row):
+    """A run as "policy params" ("policy" alone at its defaults)."""
+    return "%s %s" % (row["policy"], row["params"]) if row["params"] else row["policy"]
+
+
+def fmt_days(x):
+    """A lifetime in days: "-" when undefined, "inf" when infinite, else a whole number."""
+    return "-" if x is None else ("inf" if x == float("inf") else "%.0f" % x)
+
+
+def run_cell(row):
+    """A run as "miss / WAF / erase days", with * when it is not steady."""
+    return "%.4f / %s / %s%s" % (miss(row), row["waf"] or "-", fmt_days(erase_life(row)),
+                                 "" if is_steady(row) else "*")
+
+
 def md_row(cells):
     """One markdown table row: "| a | b |"."""
     return "| " + " | ".join(str(c) for c in cells) + " |"

@@ -24,26 +24,12 @@ def load(work):
     return runs
 
 
-def label(r):
-    return "%s %s" % (r["policy"], r["params"]) if r["params"] else r["policy"]
-
-
-def days(x):
-    return "-" if x is None else ("inf" if x == float("inf") else "%.0f" % x)
-
-
-def point_cell(r):
-    """A run as "miss / WAF / erase days", * when not steady."""
-    return "%.4f / %s / %s%s" % (fr.miss(r), r["waf"] or "-", days(fr.erase_life(r)),
-                                 "" if fr.is_steady(r) else "*")
-
-
 def comparisons(by_set, sets, point_label, window):
     """{set: Comparison} for the Gandalf point named point_label under one rule's window; a set
     where the point is not steady (or absent) has no comparison."""
     out = {}
     for s in sets:
-        pts = [r for r in by_set[s] if label(r) == point_label]
+        pts = [r for r in by_set[s] if fr.run_label(r) == point_label]
         base = [r for r in by_set[s] if r["policy"] not in CANDIDATES]
         ok = pts and fr.is_steady(pts[0])
         out[s] = fr.compare(pts[0], base, window) if ok else fr.Comparison(None, None, None)
@@ -68,7 +54,7 @@ def main():
     by_set = {s: [r for t, r in runs if t == s] for s in sets}
     cols = ["set"] + [c for c in runs[0][1] if c != "set"]
     fr.write_csv(os.path.join(out, "lifetime-folds.csv"), [r for _, r in runs], cols)
-    gpoints = list(dict.fromkeys(label(r) for _, r in runs if r["policy"] in CANDIDATES))
+    gpoints = list(dict.fromkeys(fr.run_label(r) for _, r in runs if r["policy"] in CANDIDATES))
     lines = ["Each point of Gandalf and of gandalf-wa against the longest-lived steady baseline point whose miss ratio is "
              "at most the point's plus the rule's window (fgresults.RULES), by erase count, then by "
              "TBW division under the first rule: on the whole trace, then the range over the %d "
@@ -83,25 +69,25 @@ def main():
     first = next(iter(fr.RULES.items()))
     rules.append(("TBW division, " + first[0], first[1], "tbw_ratio"))
     for g in gpoints:
-        whole = [r for r in by_set["all"] if label(r) == g][0]
+        whole = [r for r in by_set["all"] if fr.run_label(r) == g][0]
         for name, w, attr in rules:
             cmps = comparisons(by_set, sets, g, w)
             b = cmps["all"].baseline
             wcell = fr.fmt_ratio(getattr(cmps["all"], attr))
             if b is not None:
-                wcell += " vs %s" % label(b)
+                wcell += " vs %s" % fr.run_label(b)
             pc, ph = folds_cell(cmps, plain, attr)
             sc, sh = folds_cell(cmps, scaled, attr) if scaled else ("-", True)
-            rows.append([g, point_cell(whole), name,
+            rows.append([g, fr.run_cell(whole), name,
                          wcell, pc, sc, "holds" if ph and sh else "depends on the sample"])
     lines += fr.md_table(header, rows)
     lines += ["", "Every run, by set (miss / WAF / erase-count days; `*` not steady):", ""]
     rows = []
-    for lab in dict.fromkeys(label(r) for _, r in runs):
+    for lab in dict.fromkeys(fr.run_label(r) for _, r in runs):
         cells = [lab]
         for s in sets:
-            rs = [r for r in by_set[s] if label(r) == lab]
-            cells.append(point_cell(rs[0]) if rs else "-")
+            rs = [r for r in by_set[s] if fr.run_label(r) == lab]
+            cells.append(fr.run_cell(rs[0]) if rs else "-")
         rows.append(cells)
     lines += fr.md_table(["point"] + sets, rows)
     lines += ["", "Requests served per set (the first point's, over all its passes): " + ", ".join(
@@ -116,7 +102,7 @@ def main():
                 f.write("\n\n")
             for r in by_set[s]:
                 if r["policy"] not in CANDIDATES and fr.is_steady(r):
-                    f.write("%s,%s,%s\n" % (r["miss_ratio"], r["lifetime_erase_days"], label(r)))
+                    f.write("%s,%s,%s\n" % (r["miss_ratio"], r["lifetime_erase_days"], fr.run_label(r)))
 
 
 if __name__ == "__main__":

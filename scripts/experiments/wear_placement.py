@@ -16,26 +16,12 @@ WINDOW = fr.RULES["miss +0.005"]
 GOAL = {"whole": 2.0, "fold": 1.5}  # life against the best baseline: whole trace, every fold
 
 
-def label(r):
-    return "%s %s" % (r["policy"], r["params"]) if r["params"] else r["policy"]
-
-
-def days(x):
-    return "-" if x is None else ("inf" if x == float("inf") else "%.0f" % x)
-
-
-def run_cell(r):
-    """A run as "miss / WAF / erase days", * when not steady."""
-    return "%.4f / %s / %s%s" % (fr.miss(r), r["waf"] or "-", days(fr.erase_life(r)),
-                                 "" if fr.is_steady(r) else "*")
-
-
 def goal_row(drive, s, p, runs):
     """One point on one set against its best baseline: the table row and whether the goal is met
     there (None when it cannot be judged: the point is not steady or no baseline qualifies)."""
     base = [r for r in runs if r["policy"] in BASELINES]
     target = GOAL["whole"] if s == "all" else GOAL["fold"]
-    cells = [drive, label(p), s, run_cell(p)]
+    cells = [drive, fr.run_label(p), s, fr.run_cell(p)]
     if not fr.is_steady(p):
         return cells + ["-", "-", "%.1fx" % target, "not judged: the point is not steady"], None
     c = fr.compare(p, base, WINDOW)
@@ -52,7 +38,7 @@ def goal_row(drive, s, p, runs):
     else:
         word = "not met: %s short (%.2fx of the target)" % (
             fr.fmt_ratio(target / c.erase_ratio), c.erase_ratio / target)
-    return cells + ["%s (%s)" % (label(b), run_cell(b)), fr.fmt_ratio(c.erase_ratio),
+    return cells + ["%s (%s)" % (fr.run_label(b), fr.run_cell(b)), fr.fmt_ratio(c.erase_ratio),
                     "%.1fx" % target, word], met
 
 
@@ -78,12 +64,12 @@ def main():
     rows, summary = [], []
     for drive in drives:
         for pol in CANDIDATES:
-            for lab in dict.fromkeys(label(r) for r in runs
+            for lab in dict.fromkeys(fr.run_label(r) for r in runs
                                      if r["drive"] == drive and r["policy"] == pol):
                 verdicts = []
                 for s in sets:
                     here = [r for r in runs if r["drive"] == drive and r["set"] == s]
-                    pts = [r for r in here if label(r) == lab]
+                    pts = [r for r in here if fr.run_label(r) == lab]
                     if not pts:
                         continue
                     row, met = goal_row(drive, s, pts[0], here)
@@ -106,11 +92,11 @@ def main():
     lines += ["", "Every run, by drive and set (miss / WAF / erase-count days; `*` not steady):", ""]
     rows = []
     for drive in drives:
-        for lab in dict.fromkeys(label(r) for r in runs if r["drive"] == drive):
+        for lab in dict.fromkeys(fr.run_label(r) for r in runs if r["drive"] == drive):
             cells = [drive, lab]
             for s in sets:
-                rs = [r for r in runs if r["drive"] == drive and r["set"] == s and label(r) == lab]
-                cells.append(run_cell(rs[0]) if rs else "-")
+                rs = [r for r in runs if r["drive"] == drive and r["set"] == s and fr.run_label(r) == lab]
+                cells.append(fr.run_cell(rs[0]) if rs else "-")
             rows.append(cells)
     lines += fr.md_table(["drive", "point"] + sets, rows)
     fr.write_lines(os.path.join(out, "table.md"), lines)
@@ -123,7 +109,7 @@ def main():
                 f.write("\n\n")
                 for r in here:
                     if r["policy"] != "gandalf-wa":
-                        f.write("%s,%s,%s\n" % (r["miss_ratio"], r["lifetime_erase_days"], label(r)))
+                        f.write("%s,%s,%s\n" % (r["miss_ratio"], r["lifetime_erase_days"], fr.run_label(r)))
 
 
 if __name__ == "__main__":
