@@ -104,6 +104,25 @@ assert t.count('| ent-tlc-') == 2 * (3 + 3 * 3 + 5), 'a row is missing'
 assert 'not met' in t or 'met on the whole trace' in t, 'no verdict'
 " "$O/wear-placement/wear-placement.csv" "$O/wear-placement/table.md" &&
 	pass "wear-placement: 2 drives, the whole trace and 2 folds, a verdict per point" || fail "wear-placement: sets or goal table"
+# wear-attribution --quick: 8 points x (the whole trace and 2 scaled folds); every run's NAND
+# bytes are its parts (wear_attribution.py refuses a run whose parts miss its cumulative WAF)
+check_csv "$O/wear-attribution/wear-attribution.csv" 24 set policy params miss_ratio waf waf_cumulative \
+	chunks_host_program_bytes chunks_gc_program_bytes states_host_program_bytes states_gc_program_bytes \
+	pad_program_bytes nand_per_request_bytes gc_copy_per_evicted_state_bytes lifetime_erase_days
+python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert sorted(set(r['set'] for r in rows)) == ['1/2s', '2/2s', 'all'], rows
+for r in rows:
+    parts = sum(int(r[k]) for k in r if k.endswith('_program_bytes') and k not in ('nand_program_bytes', 'host_program_bytes'))
+    assert parts == int(r['nand_program_bytes']), (r['policy'], parts, r['nand_program_bytes'])
+    host = int(r['chunks_host_program_bytes']) + int(r['states_host_program_bytes'])
+    assert host == int(r['host_program_bytes']) and abs(parts / host - float(r['waf_cumulative'])) < 1e-3 * float(r['waf_cumulative']) + 1e-4, r
+t = open(sys.argv[2]).read()
+assert t.count('| gandalf-wa ') >= 2 and ('holds in every fold' in t or 'depends on the sample' in t), 'no comparison'
+" "$O/wear-attribution/wear-attribution.csv" "$O/wear-attribution/table.md" &&
+	pass "wear-attribution: 2 folds, the parts add up to every run's NAND bytes, comparisons with verdicts" ||
+	fail "wear-attribution: sets, sums or comparisons"
 # every experiment that compares: the whole trace and 2 folds, and a fold table with verdicts
 for e in waf-check loop-ids capacity-ratio models placement-hints fdp-policies hbf-endurance dwpd; do
 	if python3 -c "
@@ -119,7 +138,7 @@ done
 for fig in dwpd/dwpd waf-check/waf-check-ent-tlc-1t loop-ids/loop-ids lifetime-miss/lifetime-miss lifetime-miss/writes-by-kind \
 	lifetime-miss/latency-cost capacity-ratio/capacity-ratio models/models placement-hints/placement-hints \
 	fdp-policies/fdp-policies fdp-drives/fdp-drives \
-	hbf-endurance/hbf-endurance lifetime-folds/lifetime-folds wear-placement/wear-placement; do
+	hbf-endurance/hbf-endurance lifetime-folds/lifetime-folds wear-placement/wear-placement wear-attribution/wear-attribution; do
 	if [ -s "$O/$fig.png" ] && [ "$(head -c 4 "$O/$fig.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
 		grep -q "<svg" "$O/$fig.svg"; then pass "figure $fig: PNG and SVG"
 	else fail "figure $fig: missing or not PNG/SVG"; fi
@@ -129,7 +148,7 @@ if grep -q 'TBW division (WAF 1 assumed)' "$O/lifetime-miss/lifetime-miss.svg" &
 	grep -q 'erase count (the emulated drive)' "$O/lifetime-miss/lifetime-miss.svg"; then
 	pass "lifetime-miss.svg: both panels"
 else fail "lifetime-miss.svg: a panel is missing"; fi
-for e in waf-check loop-ids lifetime-miss lifetime-folds wear-placement capacity-ratio models placement-hints fdp-policies fdp-drives hbf-endurance dwpd; do
+for e in waf-check loop-ids lifetime-miss lifetime-folds wear-placement wear-attribution capacity-ratio models placement-hints fdp-policies fdp-drives hbf-endurance dwpd; do
 	python3 -c "
 import json, sys, subprocess
 m = json.load(open(sys.argv[1]))

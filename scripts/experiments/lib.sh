@@ -13,6 +13,8 @@
 #   exp_trace DEFAULT          TRACE: --trace's, or DEFAULT (missing: exit 77, a skip)
 #   exp_kv TAG KV-FLAGS...     the jobs of one `kv` command line (TAG: a directory name)
 #   exp_run                    every job not yet done, JOBS at a time
+#   exp_job OUT CMD...         a run that is not a kv sweep: CMD's output into WORK/OUT (kept)
+#   exp_run_jobs               every exp_job not yet made, JOBS at a time
 #   exp_merge TAG              that command's table (kv's CSV without wall_s) on stdout
 #   exp_user_bytes PRESET ...  a drive's user bytes (runs go to steady state with kv --drive-writes)
 #   exp_py NAME ARGS...        scripts/experiments/NAME.py: an experiment's analysis (the rules
@@ -99,6 +101,8 @@ exp_init() {
 	echo "$stamp" >"$WORK/stamp"
 	EXP_T0=$(date +%s)
 	EXP_TAGS=()
+	EXP_JOBS=()
+	: >"$WORK/jobs"
 }
 
 exp_trace() {
@@ -182,6 +186,35 @@ exp_run() {
 		"$FG" sweep --merge "$WORK/$tag" --output "$WORK/$tag/table.csv" 2>"$WORK/merge.err" ||
 			{ cat "$WORK/merge.err" >&2; exit 1; }
 	done
+}
+
+# exp_job OUT COMMAND...: a run that is not a kv sweep (blkreplay, ssd, kv --json): COMMAND's
+# standard output into WORK/OUT, written whole (.tmp, then mv), run by exp_run_jobs unless
+# WORK/OUT is there already; its wall time in WORK/OUT.wall, for meta.json
+exp_job() {
+	local out=$WORK/$1
+	shift
+	EXP_JOBS+=("$out")
+	[ ! -s "$out" ] || [ ! -s "$out.wall" ] || return 0
+	{
+		printf 't0=$EPOCHREALTIME; '
+		printf '%q ' "$@"
+		printf '>%q && mv %q %q && ' "$out.tmp" "$out.tmp" "$out"
+		printf 'awk -v a="$t0" -v b="$EPOCHREALTIME" %q >%q\n' 'BEGIN { printf "%.3f\n", b - a }' "$out.wall"
+	} >>"$WORK/jobs"
+}
+
+# exp_run_jobs: the exp_job runs not yet made, JOBS at a time; then WORK/wall.csv
+exp_run_jobs() {
+	local n r bar=()
+	n=$(wc -l <"$WORK/jobs")
+	if [ "$n" -gt 0 ]; then
+		echo "$EXP: $n runs to make, $JOBS at a time" >&2
+		[ ! -t 2 ] || bar=(--bar)
+		SHELL=/bin/bash parallel --will-cite -j "$JOBS" "${bar[@]}" --halt soon,fail=1 <"$WORK/jobs" ||
+			{ echo "$EXP: a run failed (its message is above); the finished ones are kept" >&2; exit 1; }
+	fi
+	{ echo wall_s; for r in "${EXP_JOBS[@]}"; do cat "$r.wall"; done; } >"$WORK/wall.csv"
 }
 
 exp_merge() {
