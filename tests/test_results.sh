@@ -90,20 +90,20 @@ for r in csv.DictReader(open(sys.argv[1])):
         continue
     assert r['rate_source'] == 'trace' and abs(float(r['dwpd_replay']) - float(r['dwpd_stream'])) < 0.01, r
 " "$O/dwpd/dwpd.csv" && pass "dwpd: a stream at the trace's own rate writes what its replay does" || fail "dwpd: replay and stream differ"
-# wear-placement --quick: 5 points x (the whole trace and 2 scaled folds) x 2 drives, and the
-# goal judged for every point on every set
-check_csv "$O/wear-placement/wear-placement.csv" 30 drive set policy params miss_ratio waf \
+# wear-placement --quick: 5 points x (the whole trace and 2 scaled folds) x 3 setups (2 drives, and
+# the paper's regime of DRAM at a share of the peak), and the goal judged for every point on every set
+check_csv "$O/wear-placement/wear-placement.csv" 45 setup set policy params miss_ratio waf \
 	lifetime_erase_days lifetime_tbw_days steady
 python3 -c "
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert sorted(set((r['drive'], r['set']) for r in rows)) == [(d, s) for d in ('ent-tlc-1t', 'ent-tlc-4t')
+assert sorted(set((r['setup'], r['set']) for r in rows)) == [(d, s) for d in ('ent-tlc-1t', 'ent-tlc-1t-dram10pct', 'ent-tlc-4t')
                                                              for s in ('1/2s', '2/2s', 'all')], rows
 t = open(sys.argv[2]).read()
-assert t.count('| ent-tlc-') == 2 * (3 + 3 * 3 + 5), 'a row is missing'
+assert t.count('| ent-tlc-') == 3 * (3 + 3 * 3 + 5), 'a row is missing'
 assert 'not met' in t or 'met on the whole trace' in t, 'no verdict'
 " "$O/wear-placement/wear-placement.csv" "$O/wear-placement/table.md" &&
-	pass "wear-placement: 2 drives, the whole trace and 2 folds, a verdict per point" || fail "wear-placement: sets or goal table"
+	pass "wear-placement: 3 setups, the whole trace and 2 folds, a verdict per point" || fail "wear-placement: sets or goal table"
 # wear-attribution --quick: 8 points x (the whole trace and 2 scaled folds); every run's NAND
 # bytes are its parts (wear_attribution.py refuses a run whose parts miss its cumulative WAF)
 check_csv "$O/wear-attribution/wear-attribution.csv" 24 set policy params miss_ratio waf waf_cumulative \

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """wear_placement.py WORK OUT - wear-placement's tables from its runs: WORK/index holds one line
-"DRIVE SET TAG" per run, WORK/TAG/table.csv its kv row. Writes OUT/wear-placement.csv (every run
-with its drive and set), OUT/table.md (issue 31's goal, point by point and set by set, then every
-run) and OUT/plot-DRIVE-SET.csv for the figure. The comparison rule is fgresults.py's "miss
+"SETUP SET TAG" per run, WORK/TAG/table.csv its kv row. Writes OUT/wear-placement.csv (every run
+with its setup and set), OUT/table.md (issue 31's goal, point by point and set by set, then every
+run) and OUT/plot-SETUP-SET.csv for the figure. The comparison rule is fgresults.py's "miss
 +0.005"; the goal's targets are GOAL below."""
 import os
 import sys
@@ -16,12 +16,12 @@ WINDOW = fr.RULES["miss +0.005"]
 GOAL = {"whole": 2.0, "fold": 1.5}  # life against the best baseline: whole trace, every fold
 
 
-def goal_row(drive, s, p, runs):
+def goal_row(setup, s, p, runs):
     """One point on one set against its best baseline: the table row and whether the goal is met
     there (None when it cannot be judged: the point is not steady or no baseline qualifies)."""
     base = [r for r in runs if r["policy"] in BASELINES]
     target = GOAL["whole"] if s == "all" else GOAL["fold"]
-    cells = [drive, fr.run_label(p), s, fr.run_cell(p)]
+    cells = [setup, fr.run_label(p), s, fr.run_cell(p)]
     if not fr.is_steady(p):
         return cells + ["-", "-", "%.1fx" % target, "not judged: the point is not steady"], None
     c = fr.compare(p, base, WINDOW)
@@ -46,13 +46,13 @@ def main():
     work, out = sys.argv[1:3]
     runs = []
     for line in open(os.path.join(work, "index")):
-        drive, s, tag = line.split()
+        setup, s, tag = line.split()
         row = dict(fr.read_row(os.path.join(work, tag, "table.csv")))
-        row["drive"], row["set"] = drive, s
+        row["setup"], row["set"] = setup, s
         runs.append(row)
-    drives = list(dict.fromkeys(r["drive"] for r in runs))
+    setups = list(dict.fromkeys(r["setup"] for r in runs))
     sets = list(dict.fromkeys(r["set"] for r in runs))
-    cols = ["drive", "set"] + [c for c in runs[0] if c not in ("drive", "set")]
+    cols = ["setup", "set"] + [c for c in runs[0] if c not in ("setup", "set")]
     fr.write_csv(os.path.join(out, "wear-placement.csv"), runs, cols)
     folds = fr.fold_sets(sets)
     lines = ["Each point against its best baseline: the longest-lived steady run of %s whose miss "
@@ -62,48 +62,48 @@ def main():
              "to the whole trace's pressure (1/%d of the DRAM and of the drive)."
              % (" and ".join(BASELINES), GOAL["whole"], GOAL["fold"], len(folds)), ""]
     rows, summary = [], []
-    for drive in drives:
+    for setup in setups:
         for pol in CANDIDATES:
             for lab in dict.fromkeys(fr.run_label(r) for r in runs
-                                     if r["drive"] == drive and r["policy"] == pol):
+                                     if r["setup"] == setup and r["policy"] == pol):
                 verdicts = []
                 for s in sets:
-                    here = [r for r in runs if r["drive"] == drive and r["set"] == s]
+                    here = [r for r in runs if r["setup"] == setup and r["set"] == s]
                     pts = [r for r in here if fr.run_label(r) == lab]
                     if not pts:
                         continue
-                    row, met = goal_row(drive, s, pts[0], here)
+                    row, met = goal_row(setup, s, pts[0], here)
                     rows.append(row)
                     verdicts.append((s, met, row[5]))
                 judged = [m for _, m, _ in verdicts if m is not None]
                 ratios = {s: r for s, _, r in verdicts}
-                summary.append([drive, lab, ratios.get("all", "-"),
+                summary.append([setup, lab, ratios.get("all", "-"),
                                 " ".join(ratios.get(s, "-") for s in folds),
                                 "met on the whole trace and in every fold"
                                 if len(judged) == len(verdicts) and all(judged) else
                                 "not met (%d of %d sets met, %d not judged)"
                                 % (sum(1 for m in judged if m), len(verdicts),
                                    len(verdicts) - len(judged))])
-    lines += fr.md_table(["drive", "point", "whole trace: life vs best baseline",
+    lines += fr.md_table(["setup", "point", "whole trace: life vs best baseline",
                           "folds: " + " ".join(folds), "goal"], summary)
     lines += ["", "Set by set:", ""]
-    lines += fr.md_table(["drive", "point", "set", "miss / WAF / erase d", "best baseline",
+    lines += fr.md_table(["setup", "point", "set", "miss / WAF / erase d", "best baseline",
                           "life ratio", "goal", "verdict"], rows)
-    lines += ["", "Every run, by drive and set (miss / WAF / erase-count days; `*` not steady):", ""]
+    lines += ["", "Every run, by setup and set (miss / WAF / erase-count days; `*` not steady):", ""]
     rows = []
-    for drive in drives:
-        for lab in dict.fromkeys(fr.run_label(r) for r in runs if r["drive"] == drive):
-            cells = [drive, lab]
+    for setup in setups:
+        for lab in dict.fromkeys(fr.run_label(r) for r in runs if r["setup"] == setup):
+            cells = [setup, lab]
             for s in sets:
-                rs = [r for r in runs if r["drive"] == drive and r["set"] == s and fr.run_label(r) == lab]
+                rs = [r for r in runs if r["setup"] == setup and r["set"] == s and fr.run_label(r) == lab]
                 cells.append(fr.run_cell(rs[0]) if rs else "-")
             rows.append(cells)
-    lines += fr.md_table(["drive", "point"] + sets, rows)
+    lines += fr.md_table(["setup", "point"] + sets, rows)
     fr.write_lines(os.path.join(out, "table.md"), lines)
-    for drive in drives:  # the figure: gandalf-wa's line, then the others as labelled points
+    for setup in setups:  # the figure: gandalf-wa's line, then the others as labelled points
         for s in sets:
-            here = [r for r in runs if r["drive"] == drive and r["set"] == s and fr.is_steady(r)]
-            with open(os.path.join(out, "plot-%s-%s.csv" % (drive, s.replace("/", "of"))), "w") as f:
+            here = [r for r in runs if r["setup"] == setup and r["set"] == s and fr.is_steady(r)]
+            with open(os.path.join(out, "plot-%s-%s.csv" % (setup, s.replace("/", "of"))), "w") as f:
                 for r in sorted((r for r in here if r["policy"] == "gandalf-wa"), key=fr.miss):
                     f.write("%s,%s\n" % (r["miss_ratio"], r["lifetime_erase_days"]))
                 f.write("\n\n")
