@@ -85,17 +85,13 @@ def flatten(s, path):
     return r
 
 
-def label(r):
-    return fr.run_label(r)
-
-
 def main():
     index, out = sys.argv[1:3]
     runs = [flatten(*line.split()) for line in open(index) if line.strip()]
     sets = list(dict.fromkeys(r["set"] for r in runs))
     folds = fr.fold_sets(sets)
-    points = list(dict.fromkeys(label(r) for r in runs))
-    by = {(label(r), r["set"]): r for r in runs}
+    points = list(dict.fromkeys(fr.run_label(r) for r in runs))
+    by = {(fr.run_label(r), r["set"]): r for r in runs}
     fr.write_csv(os.path.join(out, "wear-attribution.csv"), runs)
 
     def across(p, key, fmt, scale=1.0):
