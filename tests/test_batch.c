@@ -201,6 +201,17 @@ static void run_reads(struct ftl_config c, uint64_t ops, const char *dir)
 			assert_int_equal(da, db);
 			nread++;
 		}
+		if (i == ops / 2 && b->sp_whole) {
+			/* no certificates, as after loading a snapshot: the stripes written before are
+			 * compared unit by unit from here on, and must time as before */
+			memset(b->sp_whole, 0, b->sp_bytes);
+			memset(b->sp_cont, 0, b->sp_bytes);
+		}
+		if (i % 4096 == 4095) { /* every stripe certificate set is true of the tables */
+			char err[256];
+			if (ftl_check(b, err, sizeof(err)))
+				fail_msg("after %llu operations: %s", (unsigned long long)i + 1, err);
+		}
 	}
 	/*
 	 * The closed form timed a good share of the reads (about a quarter with these seeds; the
@@ -208,10 +219,15 @@ static void run_reads(struct ftl_config c, uint64_t ops, const char *dir)
 	 * moved or overwritten or a LUN programming), so the comparison is not vacuous.
 	 */
 	assert_int_equal(a->read_stripes, 0);
-	if (c.multiplane)
+	if (c.multiplane) {
 		assert_true(b->read_stripes > nread / 5);
-	else
+		/* most of those stripes were certified by the bits, not compared unit by unit;
+		 * the rest were broken pages, moved by GC or written in parts */
+		assert_true(b->read_stripes_cert > b->read_stripes / 2);
+		assert_true(b->read_stripes_cert < b->read_stripes);
+	} else {
 		assert_int_equal(b->read_stripes, 0);
+	}
 	struct ftl_stats st;
 	ftl_get_stats(b, &st);
 	assert_true(st.gc_victims > 0);

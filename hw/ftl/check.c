@@ -65,6 +65,40 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 		return fg_err(err, len, "%llu valid units but %llu mapped lpns",
 		              (unsigned long long)valid_bits, (unsigned long long)mapped);
 
+	/* stripe certificates: each set bit is true of the tables now */
+	if (f->sp_whole)
+		for (uint64_t g = 0; g < f->g.gc_units; g++)
+			for (uint64_t r = 0; r < f->ppb; r++)
+				for (uint64_t m = 0; m < f->bpg; m++) {
+					uint64_t s = (g * f->ppb + r) * f->bpg + m;
+					uint64_t u0 = (g * f->bpg + m) * f->upb + r * f->upp;
+					if (bit_get(f->sp_whole, s))
+						for (uint64_t i = 0; i < f->upp; i++)
+							if (!bit_get(f->valid, u0 + i) ||
+							    f->p2l[u0 + i] != f->p2l[u0] + i)
+								return fg_err(err, len,
+								              "page of unit %llu is "
+								              "certified whole but unit "
+								              "%llu is not in its place",
+								              (unsigned long long)u0,
+								              (unsigned long long)(u0 + i));
+					if (!bit_get(f->sp_cont, s))
+						continue;
+					uint64_t pm = m ? m - 1 : f->bpg - 1, pr = m ? r : r - 1;
+					uint64_t prev = (g * f->bpg + pm) * f->upb + pr * f->upp + f->upp - 1;
+					if (!r && !m)
+						return fg_err(err, len, "the first page of GC unit %llu "
+						              "is certified to continue a page",
+						              (unsigned long long)g);
+					if (!f->p2l[u0] || f->p2l[u0] != f->p2l[prev] + 1)
+						return fg_err(err, len,
+						              "page of unit %llu is certified to continue "
+						              "unit %llu but p2l says %u after %u",
+						              (unsigned long long)u0,
+						              (unsigned long long)prev, f->p2l[u0],
+						              f->p2l[prev]);
+				}
+
 	/* GC unit states and the structures that hold them */
 	uint32_t nfree = 0, nopen = 0, nclosed = 0, nret = 0;
 	for (uint32_t g = 0; g < f->g.gc_units; g++) {

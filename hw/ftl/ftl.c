@@ -133,6 +133,11 @@ static bool ftl_tables_alloc(struct ftl *f)
 	f->valid = ftl_big_alloc(f->valid_bytes);
 	f->ucls_bytes = f->g.phys_units;
 	f->ucls = ftl_big_alloc(f->ucls_bytes);
+	if (f->bpg == f->g.planes && f->bpg > 1) { /* stripe certificates: one bit per page */
+		f->sp_bytes = ((uint64_t)f->g.blocks * f->ppb + 63) / 64 * sizeof(uint64_t);
+		f->sp_whole = ftl_big_alloc(f->sp_bytes);
+		f->sp_cont = ftl_big_alloc(f->sp_bytes);
+	}
 	f->blk = calloc(f->g.blocks, sizeof(*f->blk));
 	f->gu = calloc(f->g.gc_units, sizeof(*f->gu));
 	f->lun_busy = calloc(f->g.luns, sizeof(uint64_t));
@@ -149,7 +154,8 @@ static bool ftl_tables_alloc(struct ftl *f)
 	f->wbuf = calloc(f->nwbuf, sizeof(uint64_t));
 	return f->plane_lun && f->plane_ch && f->l2p && f->p2l && f->valid && f->ucls && f->blk && f->gu &&
 	       f->lun_busy && f->ch_busy && f->lun_from && f->lun_susp && f->lun_kind && f->pl_busy &&
-	       f->pl_susp && f->rd_ch && (f->bpg <= 1 || f->gc_rd) && f->wbuf;
+	       f->pl_susp && f->rd_ch && (f->bpg <= 1 || f->gc_rd) && f->wbuf &&
+	       (!f->sp_bytes || (f->sp_whole && f->sp_cont));
 }
 
 struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
@@ -200,6 +206,8 @@ void ftl_destroy(struct ftl *f)
 	ftl_big_free(f->p2l, f->p2l_bytes);
 	ftl_big_free(f->valid, f->valid_bytes);
 	ftl_big_free(f->ucls, f->ucls_bytes);
+	ftl_big_free(f->sp_whole, f->sp_bytes);
+	ftl_big_free(f->sp_cont, f->sp_bytes);
 	free(f->blk);
 	free(f->gu);
 	free(f->bucket);

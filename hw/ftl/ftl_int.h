@@ -142,6 +142,22 @@ struct ftl {
 	} *rd_ch;
 	bool read_per_page;  /* tests: time every read page by page (the reference) */
 	uint64_t read_stripes; /* reads read_stripe() timed (tests) */
+	/*
+	 * Stripe certificates (map.c, read_stripe), when a GC unit is a superblock of one block
+	 * per plane: one bit per page, in the superblock's write order
+	 * spage = (gc unit * pages_per_block + row) * planes + member (spage_of()):
+	 *   sp_whole: the page holds units_per_page consecutive lpns, every one still valid;
+	 *   sp_cont:  its first lpn follows the last lpn of the page before it in that order.
+	 * A set bit is a fact about the tables (ftl_check() verifies it); a clear one says nothing
+	 * (a snapshot loads with none set). sp_whole is set by a host write of a whole page and
+	 * cleared when a unit of the page is invalidated; both are cleared when the superblock is
+	 * erased. So a read whose first page is whole and whose other pages are whole and
+	 * continue is laid out as one stripe, known from two short bit ranges instead of the L2P
+	 * entry of every unit.
+	 */
+	uint64_t *sp_whole, *sp_cont;
+	size_t sp_bytes;
+	uint64_t read_stripes_cert; /* reads of those read_stripe() certified by the bits (tests) */
 	uint64_t *wbuf;        /* write buffer ring: time each slot frees */
 	uint32_t nwbuf, wbuf_head;
 	/* wear attribution (stats.c): per physical unit, UCLS_CLS = its data's class + 1 (0: no
@@ -277,6 +293,12 @@ static inline uint32_t page_blk(const struct ftl *f, uint32_t pg)
 {
 	return udiv32(pg, f->ppb_shift, f->ppb_c);
 }
+/* the page of ppn in its superblock's write order (sp_whole, sp_cont); superblock mode */
+static inline uint64_t spage_of(const struct ftl *f, uint32_t ppn)
+{
+	uint32_t b = blk_of(f, ppn), row = page_of(f, ppn) - b * f->ppb, g = gu_of(f, ppn);
+	return ((uint64_t)g * f->ppb + row) * f->bpg + (b - g * f->bpg);
+}
 static inline uint32_t plane_of(const struct ftl *f, uint32_t gblk)
 {
 	return f->planes_pow2 ? gblk & (f->g.planes - 1) : gblk % f->g.planes;
@@ -364,6 +386,29 @@ static inline void bit_set(uint64_t *bm, uint64_t i)
 static inline void bit_clr(uint64_t *bm, uint64_t i)
 {
 	bm[i >> 6] &= ~(1ull << (i & 63));
+}
+/* every bit of [from, from + n) set */
+static inline bool bits_all(const uint64_t *bm, uint64_t from, uint64_t n)
+{
+	while (n) {
+		uint64_t sh = from & 63, k = 64 - sh < n ? 64 - sh : n;
+		uint64_t mask = k == 64 ? UINT64_MAX : ((1ull << k) - 1) << sh;
+		if ((bm[from >> 6] & mask) != mask)
+			return false;
+		from += k;
+		n -= k;
+	}
+	return true;
+}
+/* clear every bit of [from, from + n) */
+static inline void bits_clear(uint64_t *bm, uint64_t from, uint64_t n)
+{
+	while (n) {
+		uint64_t sh = from & 63, k = 64 - sh < n ? 64 - sh : n;
+		bm[from >> 6] &= ~(k == 64 ? UINT64_MAX : ((1ull << k) - 1) << sh);
+		from += k;
+		n -= k;
+	}
 }
 /*
  * Prefetch hints that survive the optimizer. GCC sees __builtin_prefetch as free of side

@@ -49,6 +49,8 @@ void ftl_invalidate(struct ftl *f, uint32_t ppn)
 	struct gu *u = &f->gu[gu_of(f, ppn)];
 	assert(ppn < f->g.phys_units && bit_get(f->valid, ppn) && u->valid > 0);
 	bit_clr(f->valid, ppn);
+	if (f->sp_whole)
+		bit_clr(f->sp_whole, spage_of(f, ppn));
 	if (u->state == GU_CLOSED && f->cfg.gc_policy == FTL_GC_GREEDY)
 		ftl_bucket_move(f, gu_of(f, ppn), u->valid + (f->upg - u->cap));
 	u->valid--;
@@ -61,6 +63,7 @@ void ftl_invalidate(struct ftl *f, uint32_t ppn)
  */
 struct inval {
 	uint32_t gu, n;
+	uint32_t page; /* the last page whose stripe certificate was cleared */
 };
 
 static inline void inval_flush(struct ftl *f, struct inval *iv)
@@ -80,6 +83,13 @@ static inline void inval_add(struct ftl *f, struct inval *iv, uint32_t ppn)
 	uint32_t g = gu_of(f, ppn);
 	assert(ppn < f->g.phys_units && bit_get(f->valid, ppn));
 	bit_clr(f->valid, ppn);
+	if (f->sp_whole) { /* the page no longer holds all its units: once per page */
+		uint32_t pg = page_of(f, ppn);
+		if (pg != iv->page) {
+			iv->page = pg;
+			bit_clr(f->sp_whole, spage_of(f, ppn));
+		}
+	}
 	if (g != iv->gu) {
 		inval_flush(f, iv);
 		iv->gu = g;
@@ -88,12 +98,30 @@ static inline void inval_add(struct ftl *f, struct inval *iv, uint32_t ppn)
 }
 
 /*
+ * Page ppn.. now holds lpn.. lpn + upp - 1, all valid (a host write of the whole page): its
+ * stripe certificate, and whether it continues the page before it in write order (same
+ * superblock; that page whole, its last unit lpn - 1).
+ */
+static void certify_page(struct ftl *f, uint32_t lpn, uint32_t ppn)
+{
+	uint64_t s = spage_of(f, ppn);
+	const uint32_t P = f->bpg;
+	bit_set(f->sp_whole, s);
+	if (s % ((uint64_t)P * f->ppb) == 0 || !lpn || !bit_get(f->sp_whole, s - 1))
+		return;
+	uint32_t b = blk_of(f, ppn), row = page_of(f, ppn) - b * f->ppb, m = b % P;
+	uint32_t pb = m ? b - 1 : b + P - 1, prow = m ? row : row - 1;
+	if (f->p2l[pb * f->upb + prow * f->upp + f->upp - 1] == lpn) /* (p2l holds lpn + 1) */
+		bit_set(f->sp_cont, s);
+}
+
+/*
  * map_unit() for n units lpn.. to ppn.. of one open (not closed) GC unit, as n calls would
  * leave it: the open unit has no bucket to keep, so its valid count moves once. Host writes.
  */
 static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n)
 {
-	struct inval iv = {NONE, 0};
+	struct inval iv = {NONE, 0, NONE};
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t old = f->l2p[lpn + i];
 		if (old)
@@ -105,6 +133,8 @@ static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n
 	inval_flush(f, &iv);
 	f->gu[gu_of(f, ppn)].valid += n;
 	ucls_host(f, ppn, n);
+	if (f->sp_whole && n == f->upp)
+		certify_page(f, lpn, ppn);
 }
 
 /*
@@ -132,7 +162,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 			uint32_t k, ppn = ftl_frontier_take_run(f, f->gc_dst, t, n - i, &k, &err, cause,
 			                                        NULL);
 			if (k) {
-				struct inval iv = {NONE, 0};
+				struct inval iv = {NONE, 0, NONE};
 				for (uint32_t j = 0; j < k; j++) {
 					uint32_t o = ppn_old[i + j], lpn = f->p2l[o] - 1;
 					inval_add(f, &iv, o);
@@ -405,21 +435,28 @@ static bool read_stripe(struct ftl *f, uint64_t first, uint64_t npg, uint64_t no
 	uint64_t rows = r0 + (s0 + npg - 1) / P; /* the last page's row */
 	if (rows >= f->ppb)
 		return false;
-	/*
-	 * The L2P lines of the range and the superblock's block records are fetched together
-	 * first: walked one after the other, each would miss on its own (a random KV object's
-	 * L2P is not in cache; ent-tlc-1t's 96-page stripe spans 24 lines of it).
-	 */
-	uint64_t nunits = npg * upp;
-	for (uint64_t i = 16; i < nunits; i += 16)
-		prefetch_r(l2p + i);
 	const struct blk *sb = f->blk + (uint64_t)G * P;
 	for (uint32_t q = 0; q < P; q += 4)
 		prefetch_r(sb + q);
-	/* every unit where the stripe puts it (a unit overwritten, trimmed or moved by GC is not) */
-	if (upp == 4 ? !stripe_intact(l2p, npg, 4, P, s0, r0, G * P * f->upb, f->upb)
-	             : !stripe_intact(l2p, npg, upp, P, s0, r0, G * P * f->upb, f->upb))
-		return false;
+	/*
+	 * Every unit where the stripe puts it (a unit overwritten, trimmed or moved by GC is not).
+	 * The certificates say so for a stripe written whole and left alone: its first page whole
+	 * (holding first.., as l2p[first] is its unit 0), and each later page whole and continuing
+	 * the one before. Otherwise the L2P entry of every unit is compared: its lines fetched
+	 * together first, as walked one after the other each would miss on its own (a random KV
+	 * object's L2P is not in cache; ent-tlc-1t's 96-page stripe spans 24 lines of it).
+	 */
+	uint64_t sp = ((uint64_t)G * f->ppb + r0) * P + s0;
+	const bool cert = f->sp_whole && bits_all(f->sp_whole, sp, npg) &&
+	                  bits_all(f->sp_cont, sp + 1, npg - 1);
+	if (!cert) {
+		uint64_t nunits = npg * upp;
+		for (uint64_t i = 16; i < nunits; i += 16)
+			prefetch_r(l2p + i);
+		if (upp == 4 ? !stripe_intact(l2p, npg, 4, P, s0, r0, G * P * f->upb, f->upb)
+		             : !stripe_intact(l2p, npg, upp, P, s0, r0, G * P * f->upb, f->upb))
+			return false;
+	}
 	/*
 	 * Plane s0 + i (mod P), i < touched, holds n_i = full + (i < rem) pages of the read, the
 	 * last on row r0 + n_i - 1, or one more when it is past the wrap (s0 + i >= P). No
@@ -489,6 +526,7 @@ static bool read_stripe(struct ftl *f, uint64_t first, uint64_t npg, uint64_t no
 		d = max64(d, f->ch_busy[c]);
 	}
 	*done = d;
+	f->read_stripes_cert += cert;
 	return true;
 }
 
@@ -590,7 +628,7 @@ int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	uint64_t first = (off + us - 1) / us, end = (off + len) / us; /* fully covered [first,end) */
 	uint64_t touched = (off + len + us - 1) / us - off / us;
 	f->st.trim_partial_units += touched - (end > first ? end - first : 0);
-	struct inval iv = {NONE, 0};
+	struct inval iv = {NONE, 0, NONE};
 	for (uint64_t lpn = first; lpn < end; lpn++) {
 		uint32_t m = f->l2p[lpn];
 		if (m) {

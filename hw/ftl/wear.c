@@ -104,6 +104,11 @@ void ftl_erase_gu(struct ftl *f, uint32_t g, uint64_t now)
 {
 	struct gu *u = &f->gu[g];
 	uint32_t emax = 0, cap0 = u->cap;
+	if (f->sp_whole) { /* its pages' stripe certificates go with their data */
+		uint64_t pages = (uint64_t)f->bpg * f->ppb;
+		bits_clear(f->sp_whole, g * pages, pages);
+		bits_clear(f->sp_cont, g * pages, pages);
+	}
 	for (uint32_t i = 0; i < f->bpg; i++) {
 		uint32_t b = g * f->bpg + i;
 		struct blk *k = &f->blk[b];
