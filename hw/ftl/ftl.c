@@ -147,6 +147,10 @@ static bool ftl_tables_alloc(struct ftl *f)
 	f->pl_busy = calloc(f->g.planes, sizeof(uint64_t));
 	f->pl_susp = calloc(f->g.planes, 1);
 	f->rd_ch = calloc(f->ch, sizeof(*f->rd_ch));
+	if (!(f->ch & (f->ch - 1))) {
+		f->rd_key = calloc(f->g.planes, sizeof(int64_t));
+		f->rd_cnt = calloc(f->g.planes, sizeof(int64_t));
+	}
 	if (f->bpg > 1)
 		f->gc_rd = calloc((size_t)f->bpg * f->ppb, sizeof(uint64_t));
 	f->ch_busy = calloc(f->ch, sizeof(uint64_t));
@@ -154,7 +158,7 @@ static bool ftl_tables_alloc(struct ftl *f)
 	f->wbuf = calloc(f->nwbuf, sizeof(uint64_t));
 	return f->plane_lun && f->plane_ch && f->l2p && f->p2l && f->valid && f->ucls && f->blk && f->gu &&
 	       f->lun_busy && f->ch_busy && f->lun_from && f->lun_susp && f->lun_kind && f->pl_busy &&
-	       f->pl_susp && f->rd_ch && (f->bpg <= 1 || f->gc_rd) && f->wbuf &&
+	       f->pl_susp && f->rd_ch && (f->ch & (f->ch - 1) || (f->rd_key && f->rd_cnt)) && (f->bpg <= 1 || f->gc_rd) && f->wbuf &&
 	       (!f->sp_bytes || (f->sp_whole && f->sp_cont));
 }
 
@@ -229,6 +233,8 @@ void ftl_destroy(struct ftl *f)
 	free(f->pl_busy);
 	free(f->pl_susp);
 	free(f->rd_ch);
+	free(f->rd_key);
+	free(f->rd_cnt);
 	free(f->gc_rd);
 	free(f->ch_busy);
 	free(f->wbuf);

@@ -274,6 +274,10 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
 	const bool head_part = unit_rem(f, off) != 0, tail_part = unit_rem(f, off + len) != 0;
 	f->st.host_write_cmds++;
+	/* a large write's L2P lines, fetched together: each unit's old copy is looked up there (a
+	 * KV object's range is a random place of the L2P; its first lines would each miss alone) */
+	for (uint64_t u = first + 16; u <= last && u < first + 1024; u += 16)
+		prefetch_w(&f->l2p[u]);
 	/* whole units, up to but not including a partly written last one */
 	uint64_t whole_end = tail_part ? last : last + 1, run_units = 0;
 	for (uint64_t lpn = first; lpn <= last; lpn++) {
@@ -407,6 +411,104 @@ stripe_intact(const uint32_t *l2p, uint64_t npg, uint32_t upp, uint32_t P, uint3
 }
 
 /*
+ * read_stripe()'s pass over the planes it touches, in the order of their first page. A plane's
+ * first page is at place j on its channel and its last (o = n - 1 later) at j + o per, so
+ * max(first, last) = m w + s1 - j w + max(0, o (tR - per w)): only per (the channel's planes in
+ * the read) must be known beforehand, and m (its pages) at the end. Leaves rd_ch[] per channel.
+ */
+static void read_planes_in_order(struct ftl *f, uint64_t now, uint32_t s0, uint64_t touched,
+                                 uint64_t full, uint64_t rem, int64_t tR, int64_t w)
+{
+	const uint32_t P = f->g.planes;
+	for (uint32_t c = 0; c < f->ch; c++)
+		f->rd_ch[c] = (struct rd_ch){.best = INT64_MIN, .per = touched == P ? P / f->ch : 0};
+	if (touched < P)
+		for (uint32_t i = 0, p = s0; i < touched; i++, p = p + 1 == P ? 0 : p + 1)
+			f->rd_ch[f->plane_ch[p]].per++;
+	for (uint32_t i = 0, p = s0; i < touched; i++, p = p + 1 == P ? 0 : p + 1) {
+		uint32_t l = f->plane_lun[p];
+		if (f->lun_kind[l] != OP_READ) { /* idle: it switches to reads now, at its first page */
+			f->lun_kind[l] = OP_READ;
+			f->lun_from[l] = now;
+		}
+		int64_t o = (int64_t)(full + (i < rem)) - 1;
+		uint64_t s1 = max64(now, max64(f->pl_busy[p], f->lun_from[l])) + (uint64_t)tR;
+		uint64_t end = s1 + (uint64_t)(o * tR);
+		f->pl_busy[p] = end;
+		f->pl_susp[p] = 0;
+		if (end > f->lun_busy[l])
+			f->lun_busy[l] = end;
+		struct rd_ch *ch = &f->rd_ch[f->plane_ch[p]];
+		int64_t late = o * (tR - (int64_t)ch->per * w), key = (int64_t)s1 - ch->seen++ * w;
+		key += late > 0 ? late : 0;
+		ch->m += (uint32_t)o + 1;
+		if (key > ch->best)
+			ch->best = key;
+	}
+}
+
+/*
+ * The same pass when the read touches every plane, in plane order so that the compiler
+ * vectorizes it (a KV replay reads millions of objects, each over all 64 planes of
+ * ent-tlc-1t): plane p = k luns + l is at place i = (p - s0) mod P of the read and, channels
+ * interleaving (plane_ch[p] = p mod ch, ch a power of two dividing P), at place i / ch among its
+ * channel's planes. Every LUN is touched, so each that is not reading switches to reads now,
+ * before its first page, as in read_planes_in_order(). Keys and page counts go to rd_key and
+ * rd_cnt, then each channel takes the maximum and the sum over its planes.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* 64-bit compares vectorize from AVX2 on (SSE2, x86-64's baseline, has none) */
+__attribute__((target_clones("avx2", "default"), optimize("vect-cost-model=unlimited")))
+#endif
+static void read_every_plane(struct ftl *f, uint64_t now, uint32_t s0, uint64_t full,
+                             uint64_t rem, int64_t tR, int64_t w)
+{
+	const uint32_t P = f->g.planes, L = f->g.luns, C = f->ch;
+	const int64_t chs = __builtin_ctz(C);
+	const int64_t per_late = tR - (int64_t)(P / C) * w, n0 = (int64_t)now;
+	/* o = full - 1 or full pages after the plane's first: no 64-bit multiply in the loop
+	 * (AVX2 has none); j w = (i >> chs) w in 32 bits (j < P, w a page's transfer time) */
+	const int64_t endA = ((int64_t)full - 1) * tR, endB = endA + tR;
+	const int64_t lA = ((int64_t)full - 1) * per_late, lB = lA + per_late;
+	const int64_t lateA = lA > 0 ? lA : 0, lateB = lB > 0 ? lB : 0;
+	const int64_t cA = (int64_t)full, cB = cA + 1, Pi = (int64_t)P, remi = (int64_t)rem;
+	const int32_t w32 = (int32_t)w;
+	int64_t *restrict key = f->rd_key, *restrict lb = (int64_t *)f->lun_busy;
+	int64_t *restrict cnt = f->rd_cnt;
+	const int64_t *restrict lf = (const int64_t *)f->lun_from;
+	for (uint32_t l = 0; l < L; l++)
+		if (f->lun_kind[l] != OP_READ) {
+			f->lun_kind[l] = OP_READ;
+			f->lun_from[l] = now;
+		}
+	for (uint32_t k = 0; k < P; k += L) {
+		int64_t *restrict pb = (int64_t *)f->pl_busy + k;
+		int64_t *restrict ky = key + k, *restrict cn = cnt + k;
+		for (uint32_t l = 0; l < L; l++) {
+			int64_t i = (int64_t)(k + l) - (int64_t)s0;
+			i += i < 0 ? Pi : 0;
+			const bool more = i < remi;
+			int64_t s1 = pb[l] > lf[l] ? pb[l] : lf[l];
+			s1 = (s1 > n0 ? s1 : n0) + tR;
+			int64_t end = s1 + (more ? endB : endA);
+			pb[l] = end;
+			lb[l] = lb[l] > end ? lb[l] : end;
+			ky[l] = s1 - (int64_t)((int32_t)(i >> chs) * w32) + (more ? lateB : lateA);
+			cn[l] = more ? cB : cA;
+		}
+	}
+	memset(f->pl_susp, 0, P);
+	for (uint32_t c = 0; c < C; c++) {
+		int64_t best = INT64_MIN, m = 0;
+		for (uint32_t p = c; p < P; p += C) {
+			best = key[p] > best ? key[p] : best;
+			m += cnt[p];
+		}
+		f->rd_ch[c] = (struct rd_ch){.best = best, .m = (uint32_t)m, .per = P / C};
+	}
+}
+
+/*
  * A read of whole pages laid out as one write of the host frontier leaves them on a superblock
  * with one block per plane: page k of the read on member (s0 + k) mod P, page row
  * r0 + (s0 + k) / P (P planes = blocks per superblock). When every unit of the range is where that
@@ -484,38 +586,12 @@ static bool read_stripe(struct ftl *f, uint64_t first, uint64_t npg, uint64_t no
 				return false;
 		}
 	}
-	/*
-	 * One pass over the planes in the order of their first page. A plane's first page is at
-	 * place j on its channel and its last (o = n - 1 later) at j + o per, so
-	 * max(first, last) = m w + s1 - j w + max(0, o (tR - per w)): only per (the channel's
-	 * planes in the read) must be known beforehand, and m (its pages) at the end.
-	 */
+	/* the planes' pass (read_planes_in_order()), then each channel's */
 	const int64_t tR = (int64_t)f->t_read_ns, w = (int64_t)upp * (int64_t)f->xfer_unit_ns;
-	for (uint32_t c = 0; c < f->ch; c++)
-		f->rd_ch[c] = (struct rd_ch){.best = INT64_MIN, .per = touched == P ? P / f->ch : 0};
-	if (touched < P)
-		for (uint32_t i = 0, p = s0; i < touched; i++, p = p + 1 == P ? 0 : p + 1)
-			f->rd_ch[f->plane_ch[p]].per++;
-	for (uint32_t i = 0, p = s0; i < touched; i++, p = p + 1 == P ? 0 : p + 1) {
-		uint32_t l = f->plane_lun[p];
-		if (f->lun_kind[l] != OP_READ) { /* idle: it switches to reads now, at its first page */
-			f->lun_kind[l] = OP_READ;
-			f->lun_from[l] = now;
-		}
-		int64_t o = (int64_t)(full + (i < rem)) - 1;
-		uint64_t s1 = max64(now, max64(f->pl_busy[p], f->lun_from[l])) + (uint64_t)tR;
-		uint64_t end = s1 + (uint64_t)(o * tR);
-		f->pl_busy[p] = end;
-		f->pl_susp[p] = 0;
-		if (end > f->lun_busy[l])
-			f->lun_busy[l] = end;
-		struct rd_ch *ch = &f->rd_ch[f->plane_ch[p]];
-		int64_t late = o * (tR - (int64_t)ch->per * w), key = (int64_t)s1 - ch->seen++ * w;
-		key += late > 0 ? late : 0;
-		ch->m += (uint32_t)o + 1;
-		if (key > ch->best)
-			ch->best = key;
-	}
+	if (touched == P && f->rd_key)
+		read_every_plane(f, now, s0, full, rem, tR, w);
+	else
+		read_planes_in_order(f, now, s0, touched, full, rem, tR, w);
 	uint64_t d = *done;
 	for (uint32_t c = 0; c < f->ch; c++) {
 		const struct rd_ch *ch = &f->rd_ch[c];
