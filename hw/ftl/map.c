@@ -78,7 +78,8 @@ static inline void inval_flush(struct ftl *f, struct inval *iv)
 	iv->n = 0;
 }
 
-static inline void inval_add(struct ftl *f, struct inval *iv, uint32_t ppn)
+static inline __attribute__((always_inline)) void inval_add(struct ftl *f, struct inval *iv,
+                                                           uint32_t ppn)
 {
 	uint32_t g = gu_of(f, ppn);
 	assert(ppn < f->g.phys_units && bit_get(f->valid, ppn));
@@ -104,12 +105,12 @@ static inline void inval_add(struct ftl *f, struct inval *iv, uint32_t ppn)
  */
 static void certify_page(struct ftl *f, uint32_t lpn, uint32_t ppn)
 {
-	uint64_t s = spage_of(f, ppn);
-	const uint32_t P = f->bpg;
+	const uint32_t P = f->bpg, b = blk_of(f, ppn), row = page_of(f, ppn) - b * f->ppb;
+	const uint32_t g = gu_of(f, ppn), m = b - g * P; /* (spage_of(), its parts kept) */
+	uint64_t s = ((uint64_t)g * f->ppb + row) * P + m;
 	bit_set(f->sp_whole, s);
-	if (s % ((uint64_t)P * f->ppb) == 0 || !lpn || !bit_get(f->sp_whole, s - 1))
-		return;
-	uint32_t b = blk_of(f, ppn), row = page_of(f, ppn) - b * f->ppb, m = b % P;
+	if ((!row && !m) || !lpn || !bit_get(f->sp_whole, s - 1))
+		return; /* the superblock's first page, or the page before is not whole */
 	uint32_t pb = m ? b - 1 : b + P - 1, prow = m ? row : row - 1;
 	if (f->p2l[pb * f->upb + prow * f->upp + f->upp - 1] == lpn) /* (p2l holds lpn + 1) */
 		bit_set(f->sp_cont, s);
@@ -274,10 +275,6 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	uint64_t first = unit_of(f, off), last = unit_of(f, off + len - 1);
 	const bool head_part = unit_rem(f, off) != 0, tail_part = unit_rem(f, off + len) != 0;
 	f->st.host_write_cmds++;
-	/* a large write's L2P lines, fetched together: each unit's old copy is looked up there (a
-	 * KV object's range is a random place of the L2P; its first lines would each miss alone) */
-	for (uint64_t u = first + 16; u <= last && u < first + 1024; u += 16)
-		prefetch_w(&f->l2p[u]);
 	/* whole units, up to but not including a partly written last one */
 	uint64_t whole_end = tail_part ? last : last + 1, run_units = 0;
 	for (uint64_t lpn = first; lpn <= last; lpn++) {
@@ -457,8 +454,9 @@ static void read_planes_in_order(struct ftl *f, uint64_t now, uint32_t s0, uint6
  * rd_cnt, then each channel takes the maximum and the sum over its planes.
  */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* 64-bit compares vectorize from AVX2 on (SSE2, x86-64's baseline, has none) */
-__attribute__((target_clones("avx2", "default"), optimize("vect-cost-model=unlimited")))
+/* 64-bit compares vectorize from AVX2 on (SSE2, x86-64's baseline, has none); the build's -O2
+ * vectorizes only loops its "very cheap" cost model passes, so this one takes -O3's model */
+__attribute__((target_clones("avx2", "default"), optimize("vect-cost-model=dynamic")))
 #endif
 static void read_every_plane(struct ftl *f, uint64_t now, uint32_t s0, uint64_t full,
                              uint64_t rem, int64_t tR, int64_t w)
