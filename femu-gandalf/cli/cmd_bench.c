@@ -10,7 +10,8 @@
  *       greedy GC, Sf 0.10, filled sequentially, then 12 user capacities of uniform random 4 KiB
  *       writes, timed whole (one plane of 256 KiB blocks, 64 pages: Desnoyers' model applies);
  *   (d) with --big: open the ent-tlc-4t preset (3.84 TB user), fill it once with 1 MiB writes,
- *       then 4M random 4 KiB writes one ftl_write() at a time and 4M batched, and report peak
+ *       then 4M random 4 KiB writes one ftl_write() at a time and 4M batched, then two more
+ *       user capacities of them to steady state (the rate and WAF of the last), and report peak
  *       RSS, the cache misses per write (when the machine has counters) and the memory model
  *       that bounds the rate (bench_big());
  *   (f) with --big: the qlc-8t preset (7.68 TB user, 16 KiB units) at full size: a fill, then
@@ -695,8 +696,42 @@ static void print_big_run(struct json_out *j, const char *key, const struct big_
 }
 
 /*
+ * Uniform random unit-sized writes through ftl_write_batch() over a filled drive, user capacity
+ * after user capacity, until it was written `capacities` more times: the rate (wall and CPU)
+ * and WAF of the last capacity, steady state for uniform random writes. (d) and (f).
+ */
+struct steady_run {
+	double rate, cpu_rate, waf;
+};
+
+static int steady_random(struct ftl *f, uint64_t *rng, int capacities, const char *tag,
+                         struct steady_run *r)
+{
+	const struct ftl_geometry *g = ftl_get_geometry(f);
+	const uint64_t units = g->user_units, us = g->user_bytes / units;
+	struct ftl_stats s0, s1;
+	int rc = 0;
+	for (int pass = 0; pass < capacities && !rc; pass++) {
+		fprintf(stderr, "bench %s: random %llu-byte writes, user capacity %d of %d...\n", tag,
+		        (unsigned long long)us, pass + 1, capacities);
+		ftl_get_stats(f, &s0);
+		double t1 = now_seconds(), c1 = cpu_seconds();
+		rc = rand_writes(f, units, rng, us, true);
+		r->rate = units / (now_seconds() - t1);
+		r->cpu_rate = units / (cpu_seconds() - c1);
+	}
+	if (rc)
+		return rc;
+	ftl_get_stats(f, &s1);
+	r->waf = (double)(s1.nand_write_bytes - s0.nand_write_bytes) /
+	         (double)(s1.host_write_bytes - s0.host_write_bytes);
+	return 0;
+}
+
+/*
  * (d) the ent-tlc-4t preset: a 3.84 TB fill, then random 4 KiB writes, one ftl_write() each and
- * batched (ftl_write_batch), peak RSS; then the memory model that bounds the random rate.
+ * batched (ftl_write_batch), then to steady state (steady_random()), peak RSS; then the memory
+ * model that bounds the random rate.
  *
  * The model: a random 4 KiB host write must bring in lines at random addresses of tables far
  * larger than the caches: its L2P entry and its old copy's valid-bitmap word, and one L2P line
@@ -725,6 +760,10 @@ static int bench_big(struct json_out *j, uint64_t *rng)
 	fprintf(stderr, "bench (d): 4M random 4 KiB writes, one ftl_write() each, then batched...\n");
 	if ((rc = big_random(f, n, rng, false, &one)) || (rc = big_random(f, n, rng, true, &batch)))
 		goto fail;
+	/* then to steady state: two more user capacities of random 4 KiB writes (GC at work) */
+	struct steady_run st;
+	if ((rc = steady_random(f, rng, 2, "(d)", &st)))
+		goto fail;
 	uint64_t meta = ftl_metadata_bytes(f);
 	long rss = rss_kib("VmHWM:");
 	ftl_destroy(f);
@@ -739,6 +778,11 @@ static int bench_big(struct json_out *j, uint64_t *rng)
 	jout_num(j, "random_4k_per_s", "%.0f", batch.rate);
 	print_big_run(j, "random_4k_ftl_write", &one, n);
 	print_big_run(j, "random_4k_batched", &batch, n);
+	jout_object(j, "steady_random_4k", JOUT_INLINE);
+	jout_num(j, "host_writes_per_s", "%.0f", st.rate);
+	jout_num(j, "host_writes_per_cpu_s", "%.0f", st.cpu_rate);
+	jout_num(j, "waf", "%.4f", st.waf);
+	jout_end(j);
 	if (one.hw_why)
 		jout_str(j, "counters", one.hw_why);
 	jout_u64(j, "metadata_bytes", meta);
@@ -788,33 +832,25 @@ static int bench_qlc8t(struct json_out *j, uint64_t *rng)
 		return 1;
 	const struct ftl_geometry *g = ftl_get_geometry(f);
 	const uint64_t units = g->user_units, us = g->user_bytes / units;
-	struct ftl_stats s0, s1;
-	double t0 = now_seconds(), t_last = 0, c_last = 0;
+	struct steady_run st;
+	double t0 = now_seconds();
 	int rc = fill_seq(f, g->user_bytes, 1 << 20);
 	double fill_s = now_seconds() - t0;
-	for (int pass = 0; pass < 2 && !rc; pass++) {
-		fprintf(stderr, "bench (f): random %llu-byte writes, user capacity %d of 2...\n",
-		        (unsigned long long)us, pass + 1);
-		ftl_get_stats(f, &s0);
-		double t1 = now_seconds(), c1 = cpu_seconds();
-		rc = rand_writes(f, units, rng, us, true);
-		t_last = now_seconds() - t1, c_last = cpu_seconds() - c1;
-	}
+	if (!rc)
+		rc = steady_random(f, rng, 2, "(f)", &st);
 	if (rc) {
 		fprintf(stderr, "femu-gandalf bench: write failed: %s\n", ftl_strerror(rc));
 		ftl_destroy(f);
 		return 1;
 	}
-	ftl_get_stats(f, &s1);
 	uint64_t meta = ftl_metadata_bytes(f);
 	jout_object(j, "f_qlc_8t", JOUT_INLINE);
 	jout_u64(j, "user_bytes", g->user_bytes);
 	jout_u64(j, "unit_bytes", us);
 	jout_num(j, "fill_seconds", "%.1f", fill_s);
-	jout_num(j, "random_writes_per_s", "%.0f", units / t_last);
-	jout_num(j, "random_writes_per_cpu_s", "%.0f", units / c_last);
-	jout_num(j, "waf", "%.4f", (double)(s1.nand_write_bytes - s0.nand_write_bytes) /
-	                                   (double)(s1.host_write_bytes - s0.host_write_bytes));
+	jout_num(j, "random_writes_per_s", "%.0f", st.rate);
+	jout_num(j, "random_writes_per_cpu_s", "%.0f", st.cpu_rate);
+	jout_num(j, "waf", "%.4f", st.waf);
 	jout_u64(j, "metadata_bytes", meta);
 	jout_num(j, "metadata_bytes_per_user_unit", "%.3f", (double)meta / units);
 	if (reset)
