@@ -32,9 +32,9 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 		if (!bit_get(f->valid, ppn))
 			return fg_err(err, len, "l2p[%llu]=%u but that unit is not valid",
 			              (unsigned long long)lpn, ppn);
-		if (f->p2l[ppn] != lpn + 1)
+		if (p2l_get(f, ppn) != lpn + 1)
 			return fg_err(err, len, "l2p[%llu]=%u but p2l[%u]=%u",
-			              (unsigned long long)lpn, ppn, ppn, f->p2l[ppn] - 1);
+			              (unsigned long long)lpn, ppn, ppn, p2l_get(f, ppn) - 1);
 		mapped++;
 	}
 	for (uint32_t g = 0; g < f->g.gc_units; g++) {
@@ -43,7 +43,7 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 			if (!bit_get(f->valid, base + i))
 				continue;
 			cnt++;
-			uint32_t lpn = f->p2l[base + i];
+			uint32_t lpn = p2l_get(f, (uint32_t)(base + i));
 			if (!lpn || lpn > f->g.user_units || f->l2p[lpn - 1] != base + i + 1)
 				return fg_err(err, len,
 				              "valid unit %llu is not mapped back (p2l=%u)",
@@ -65,6 +65,15 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 		return fg_err(err, len, "%llu valid units but %llu mapped lpns",
 		              (unsigned long long)valid_bits, (unsigned long long)mapped);
 
+	/* pages recorded whole in p2l_pg were programmed since their block's erase */
+	if (f->p2l_pg)
+		for (uint64_t pg = 0; pg < (uint64_t)f->g.blocks * f->ppb; pg++)
+			if (f->p2l_pg[pg] && (f->blk[pg / f->ppb].bad || pg % f->ppb >= f->blk[pg / f->ppb].wp))
+				return fg_err(err, len, "page %llu of block %llu is recorded whole in "
+				              "p2l_pg but not written",
+				              (unsigned long long)(pg % f->ppb),
+				              (unsigned long long)(pg / f->ppb));
+
 	/* stripe certificates: each set bit is true of the tables now */
 	if (f->sp_whole)
 		for (uint64_t g = 0; g < f->g.gc_units; g++)
@@ -75,7 +84,8 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 					if (bit_get(f->sp_whole, s))
 						for (uint64_t i = 0; i < f->upp; i++)
 							if (!bit_get(f->valid, u0 + i) ||
-							    f->p2l[u0 + i] != f->p2l[u0] + i)
+							    p2l_get(f, (uint32_t)(u0 + i)) !=
+							            p2l_get(f, (uint32_t)u0) + i)
 								return fg_err(err, len,
 								              "page of unit %llu is "
 								              "certified whole but unit "
@@ -90,13 +100,14 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 						return fg_err(err, len, "the first page of GC unit %llu "
 						              "is certified to continue a page",
 						              (unsigned long long)g);
-					if (!f->p2l[u0] || f->p2l[u0] != f->p2l[prev] + 1)
+					uint32_t a0 = p2l_get(f, (uint32_t)u0),
+					         ap = p2l_get(f, (uint32_t)prev);
+					if (!a0 || a0 != ap + 1)
 						return fg_err(err, len,
 						              "page of unit %llu is certified to continue "
 						              "unit %llu but p2l says %u after %u",
 						              (unsigned long long)u0,
-						              (unsigned long long)prev, f->p2l[u0],
-						              f->p2l[prev]);
+						              (unsigned long long)prev, a0, ap);
 				}
 
 	/* GC unit states and the structures that hold them */

@@ -133,6 +133,10 @@ static bool ftl_tables_alloc(struct ftl *f)
 	f->valid = ftl_big_alloc(f->valid_bytes);
 	f->ucls_bytes = f->g.phys_units;
 	f->ucls = ftl_big_alloc(f->ucls_bytes);
+	if (f->upp > 1) { /* the lpns of pages written whole (p2l_get()) */
+		f->p2l_pg_bytes = (uint64_t)f->g.blocks * f->ppb * sizeof(uint32_t);
+		f->p2l_pg = ftl_big_alloc(f->p2l_pg_bytes);
+	}
 	if (f->bpg == f->g.planes && f->bpg > 1) { /* stripe certificates: one bit per page */
 		f->sp_bytes = ((uint64_t)f->g.blocks * f->ppb + 63) / 64 * sizeof(uint64_t);
 		f->sp_whole = ftl_big_alloc(f->sp_bytes);
@@ -159,7 +163,7 @@ static bool ftl_tables_alloc(struct ftl *f)
 	return f->plane_lun && f->plane_ch && f->l2p && f->p2l && f->valid && f->ucls && f->blk && f->gu &&
 	       f->lun_busy && f->ch_busy && f->lun_from && f->lun_susp && f->lun_kind && f->pl_busy &&
 	       f->pl_susp && f->rd_ch && (f->ch & (f->ch - 1) || (f->rd_key && f->rd_cnt)) && (f->bpg <= 1 || f->gc_rd) && f->wbuf &&
-	       (!f->sp_bytes || (f->sp_whole && f->sp_cont));
+	       (!f->sp_bytes || (f->sp_whole && f->sp_cont)) && (!f->p2l_pg_bytes || f->p2l_pg);
 }
 
 struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen)
@@ -210,6 +214,7 @@ void ftl_destroy(struct ftl *f)
 	ftl_big_free(f->p2l, f->p2l_bytes);
 	ftl_big_free(f->valid, f->valid_bytes);
 	ftl_big_free(f->ucls, f->ucls_bytes);
+	ftl_big_free(f->p2l_pg, f->p2l_pg_bytes);
 	ftl_big_free(f->sp_whole, f->sp_bytes);
 	ftl_big_free(f->sp_cont, f->sp_bytes);
 	free(f->blk);

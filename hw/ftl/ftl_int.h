@@ -11,7 +11,15 @@
  * and a 4 TiB device costs RSS only for the part that has been written.
  *   l2p[lpn]  = ppn + 1, or 0 when unmapped        (user_units x 4 bytes)
  *   p2l[ppn]  = lpn + 1 of the unit last written there (phys_units x 4 bytes); it is not
- *               cleared on invalidation: the valid bitmap says whether it is current.
+ *               cleared on invalidation: the valid bitmap says whether it is current. Read it
+ *               through p2l_get(): a page a host write filled whole keeps its lpns in
+ *               p2l_pg instead, and its units' p2l entries are not written.
+ *   p2l_pg[pg] = lpn + 1 of unit 0 of page pg when a host write mapped the whole page (units
+ *               lpn.., in order) since its block's erase, else 0 (upp > 1 only; 4 bytes a page).
+ *               A KV replay writes objects in whole pages, so p2l is never touched and the
+ *               kernel never has to zero it (1 GB on ent-tlc-1t); the erase clears the
+ *               entries it finds set, and only those, so a drive written in single units never
+ *               touches p2l_pg either.
  *   valid     = one bit per physical unit.
  */
 #ifndef FTL_INT_H
@@ -89,9 +97,9 @@ struct ftl {
 	bool planes_pow2;
 	uint32_t *plane_lun, *plane_ch; /* global LUN and channel of each plane */
 
-	uint32_t *l2p, *p2l;
+	uint32_t *l2p, *p2l, *p2l_pg;
 	uint64_t *valid;
-	size_t l2p_bytes, p2l_bytes, valid_bytes;
+	size_t l2p_bytes, p2l_bytes, valid_bytes, p2l_pg_bytes;
 
 	struct blk *blk;
 	struct gu *gu;
@@ -197,6 +205,8 @@ static inline bool ftl_config_pi(const struct ftl_config *c)
 
 /* map.c */
 void ftl_invalidate(struct ftl *f, uint32_t ppn);
+void ftl_p2l_forget(struct ftl *f, uint32_t gblk);
+void ftl_p2l_materialize(const struct ftl *f);
 
 /* alloc.c */
 int ftl_alloc_init(struct ftl *f);
@@ -293,6 +303,16 @@ static inline uint32_t page_of(const struct ftl *f, uint32_t ppn)
 static inline uint32_t page_blk(const struct ftl *f, uint32_t pg)
 {
 	return udiv32(pg, f->ppb_shift, f->ppb_c);
+}
+/* lpn + 1 of the data last written at ppn (0: none since the erase), from p2l_pg or p2l */
+static inline uint32_t p2l_get(const struct ftl *f, uint32_t ppn)
+{
+	if (f->p2l_pg) {
+		uint32_t pg = page_of(f, ppn), h = f->p2l_pg[pg];
+		if (h)
+			return h + (ppn - pg * f->upp);
+	}
+	return f->p2l[ppn];
 }
 /* the page of ppn in its superblock's write order (sp_whole, sp_cont); superblock mode */
 static inline uint64_t spage_of(const struct ftl *f, uint32_t ppn)

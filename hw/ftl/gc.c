@@ -148,7 +148,7 @@ static int relocate(struct ftl *f, uint32_t g, uint8_t cause, uint64_t now)
 		for (uint64_t a = w == base >> 6 ? w + 1 : w + 2; a <= w + 2; a++) {
 			uint64_t nb = a <= (end - 1) >> 6 ? f->valid[a] : 0;
 			while (nb) {
-				__builtin_prefetch(&f->l2p[f->p2l[(a << 6) + __builtin_ctzll(nb)] - 1], 1);
+				__builtin_prefetch(&f->l2p[p2l_get(f, (uint32_t)((a << 6) + __builtin_ctzll(nb))) - 1], 1);
 				nb &= nb - 1;
 			}
 		}

@@ -57,6 +57,35 @@ void ftl_invalidate(struct ftl *f, uint32_t ppn)
 }
 
 /*
+ * Block gblk is erased: its pages' p2l_pg entries go. Only the set ones are written, so the
+ * table's pages that only ever held zeroes stay untouched (no memory) on a drive written in
+ * single units.
+ */
+void ftl_p2l_forget(struct ftl *f, uint32_t gblk)
+{
+	if (!f->p2l_pg)
+		return;
+	uint32_t *e = f->p2l_pg + (uint64_t)gblk * f->ppb;
+	for (uint32_t i = 0; i < f->ppb; i++)
+		if (e[i])
+			e[i] = 0;
+}
+
+/*
+ * Write the units of pages recorded in p2l_pg into p2l too, so that p2l alone is the P2L a
+ * snapshot stores (its format predates p2l_pg); p2l_get() gives the same either way.
+ */
+void ftl_p2l_materialize(const struct ftl *f)
+{
+	if (!f->p2l_pg)
+		return;
+	for (uint64_t pg = 0; pg < (uint64_t)f->g.blocks * f->ppb; pg++)
+		if (f->p2l_pg[pg])
+			for (uint32_t i = 0; i < f->upp; i++)
+				f->p2l[pg * f->upp + i] = f->p2l_pg[pg] + i;
+}
+
+/*
  * Invalidations of a range (trim, overwrite), batched per GC unit: consecutive ones that fall
  * in the same GC unit update its count and greedy bucket once. The state is the one n
  * ftl_invalidate() calls leave; inval_flush() must run before anything else reads the counts.
@@ -112,7 +141,7 @@ static void certify_page(struct ftl *f, uint32_t lpn, uint32_t ppn)
 	if ((!row && !m) || !lpn || !bit_get(f->sp_whole, s - 1))
 		return; /* the superblock's first page, or the page before is not whole */
 	uint32_t pb = m ? b - 1 : b + P - 1, prow = m ? row : row - 1;
-	if (f->p2l[pb * f->upb + prow * f->upp + f->upp - 1] == lpn) /* (p2l holds lpn + 1) */
+	if (p2l_get(f, pb * f->upb + prow * f->upp + f->upp - 1) == lpn) /* (p2l holds lpn + 1) */
 		bit_set(f->sp_cont, s);
 }
 
@@ -123,14 +152,18 @@ static void certify_page(struct ftl *f, uint32_t lpn, uint32_t ppn)
 static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n)
 {
 	struct inval iv = {NONE, 0, NONE};
+	const bool whole = f->p2l_pg && n == f->upp; /* the page's lpns go to p2l_pg */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t old = f->l2p[lpn + i];
 		if (old)
 			inval_add(f, &iv, old - 1);
 		f->l2p[lpn + i] = ppn + i + 1;
-		f->p2l[ppn + i] = lpn + i + 1;
+		if (!whole)
+			f->p2l[ppn + i] = lpn + i + 1;
 		bit_set(f->valid, ppn + i);
 	}
+	if (whole)
+		f->p2l_pg[page_of(f, ppn)] = lpn + 1;
 	inval_flush(f, &iv);
 	f->gu[gu_of(f, ppn)].valid += n;
 	ucls_host(f, ppn, n);
@@ -165,7 +198,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 			if (k) {
 				struct inval iv = {NONE, 0, NONE};
 				for (uint32_t j = 0; j < k; j++) {
-					uint32_t o = ppn_old[i + j], lpn = f->p2l[o] - 1;
+					uint32_t o = ppn_old[i + j], lpn = p2l_get(f, o) - 1;
 					inval_add(f, &iv, o);
 					ucls_move(f, o, ppn + j, cause);
 					f->l2p[lpn] = ppn + j + 1;
@@ -181,7 +214,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 			if (ppn == NONE && err)
 				break;
 		}
-		uint32_t old = ppn_old[i], lpn = f->p2l[old] - 1;
+		uint32_t old = ppn_old[i], lpn = p2l_get(f, old) - 1;
 		uint32_t ppn = ftl_frontier_take(f, f->gc_dst, t, &err, cause, NULL);
 		if (ppn == NONE)
 			break;

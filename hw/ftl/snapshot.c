@@ -83,6 +83,7 @@ static void body(const struct ftl *f, struct wr *w, const char *cfgtext)
 	SCALARS(X)
 #undef X
 	put_sec(w, f->l2p, f->l2p_bytes);
+	ftl_p2l_materialize(f); /* p2l alone is the P2L the format stores */
 	put_sec(w, f->p2l, f->p2l_bytes);
 	put_sec(w, f->valid, f->valid_bytes);
 	put_sec(w, f->blk, (uint64_t)f->g.blocks * sizeof(*f->blk));

@@ -236,7 +236,7 @@ uint32_t ftl_block_erases(const struct ftl *f, uint32_t b, uint32_t *endurance, 
 
 uint64_t ftl_metadata_bytes(const struct ftl *f)
 {
-	return f->l2p_bytes + f->p2l_bytes + f->valid_bytes + f->ucls_bytes + 2 * f->sp_bytes +
+	return f->l2p_bytes + f->p2l_bytes + f->valid_bytes + f->ucls_bytes + 2 * f->sp_bytes + f->p2l_pg_bytes +
 	       (uint64_t)f->g.blocks * sizeof(struct blk) +
 	       (uint64_t)f->g.gc_units * (sizeof(struct gu) + 2 * sizeof(uint32_t)) +
 	       (uint64_t)(f->upg + 1) * sizeof(uint32_t);

@@ -112,6 +112,7 @@ void ftl_erase_gu(struct ftl *f, uint32_t g, uint64_t now)
 	for (uint32_t i = 0; i < f->bpg; i++) {
 		uint32_t b = g * f->bpg + i;
 		struct blk *k = &f->blk[b];
+		ftl_p2l_forget(f, b);
 		if (k->bad)
 			continue;
 		ftl_time_erase(f, b, now);
