@@ -383,7 +383,12 @@ static inline uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t unit
 /* host data of class f->wcls now at ppn .. ppn+n-1 */
 static inline void ucls_host(struct ftl *f, uint32_t ppn, uint32_t n)
 {
-	memset(f->ucls + ppn, f->wcls + 1, n);
+	if (n == 4) { /* a 16 KiB page of 4 KiB units: one store, not a call */
+		uint32_t v = 0x01010101u * (uint8_t)(f->wcls + 1);
+		memcpy(f->ucls + ppn, &v, 4);
+	} else {
+		memset(f->ucls + ppn, f->wcls + 1, n);
+	}
 	f->attr.prog[f->wcls][FTL_ATTR_HOST] += (uint64_t)n * f->cfg.unit_size;
 }
 /* a GC or WL copy (cause PROG_GC or PROG_WL) of the unit at old to ppn */
@@ -408,28 +413,38 @@ static inline void bit_clr(uint64_t *bm, uint64_t i)
 {
 	bm[i >> 6] &= ~(1ull << (i & 63));
 }
+/*
+ * Bit ranges [from, from + n), a word at a time: each step's word index and mask go to
+ * *w and *m, and the range moves on; false when it is empty.
+ */
+static inline bool bits_step(uint64_t *from, uint64_t *n, uint64_t *w, uint64_t *m)
+{
+	if (!*n)
+		return false;
+	uint64_t sh = *from & 63, k = 64 - sh < *n ? 64 - sh : *n;
+	*w = *from >> 6;
+	*m = k == 64 ? UINT64_MAX : ((1ull << k) - 1) << sh;
+	*from += k;
+	*n -= k;
+	return true;
+}
 /* every bit of [from, from + n) set */
 static inline bool bits_all(const uint64_t *bm, uint64_t from, uint64_t n)
 {
-	while (n) {
-		uint64_t sh = from & 63, k = 64 - sh < n ? 64 - sh : n;
-		uint64_t mask = k == 64 ? UINT64_MAX : ((1ull << k) - 1) << sh;
-		if ((bm[from >> 6] & mask) != mask)
+	for (uint64_t w, m; bits_step(&from, &n, &w, &m);)
+		if ((bm[w] & m) != m)
 			return false;
-		from += k;
-		n -= k;
-	}
 	return true;
 }
-/* clear every bit of [from, from + n) */
+static inline void bits_set(uint64_t *bm, uint64_t from, uint64_t n)
+{
+	for (uint64_t w, m; bits_step(&from, &n, &w, &m);)
+		bm[w] |= m;
+}
 static inline void bits_clear(uint64_t *bm, uint64_t from, uint64_t n)
 {
-	while (n) {
-		uint64_t sh = from & 63, k = 64 - sh < n ? 64 - sh : n;
-		bm[from >> 6] &= ~(k == 64 ? UINT64_MAX : ((1ull << k) - 1) << sh);
-		from += k;
-		n -= k;
-	}
+	for (uint64_t w, m; bits_step(&from, &n, &w, &m);)
+		bm[w] &= ~m;
 }
 /*
  * Prefetch hints that survive the optimizer. GCC sees __builtin_prefetch as free of side

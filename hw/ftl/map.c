@@ -153,17 +153,23 @@ static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n
 {
 	struct inval iv = {NONE, 0, NONE};
 	const bool whole = f->p2l_pg && n == f->upp; /* the page's lpns go to p2l_pg */
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t old = f->l2p[lpn + i];
-		if (old)
-			inval_add(f, &iv, old - 1);
-		f->l2p[lpn + i] = ppn + i + 1;
-		if (!whole)
-			f->p2l[ppn + i] = lpn + i + 1;
-		bit_set(f->valid, ppn + i);
-	}
+	uint32_t *l2p = f->l2p + lpn, any = 0;
+	/* the old copies first (none when the range was trimmed, a KV slot's usual state), then
+	 * the new mapping: the new units were never valid, so the order does not matter */
+	for (uint32_t i = 0; i < n; i++)
+		any |= l2p[i];
+	if (any)
+		for (uint32_t i = 0; i < n; i++)
+			if (l2p[i])
+				inval_add(f, &iv, l2p[i] - 1);
+	for (uint32_t i = 0; i < n; i++)
+		l2p[i] = ppn + i + 1;
 	if (whole)
 		f->p2l_pg[page_of(f, ppn)] = lpn + 1;
+	else
+		for (uint32_t i = 0; i < n; i++)
+			f->p2l[ppn + i] = lpn + i + 1;
+	bits_set(f->valid, ppn, n);
 	inval_flush(f, &iv);
 	f->gu[gu_of(f, ppn)].valid += n;
 	ucls_host(f, ppn, n);
