@@ -18,6 +18,58 @@
 #include "err.h"
 #include "ftl_int.h"
 
+/* The stripe certificates of page s of GC unit g (row r, member m; first unit u0). */
+static int check_certificate(const struct ftl *f, uint64_t g, uint64_t r, uint64_t m, char *err,
+                             size_t len)
+{
+	uint64_t s = (g * f->ppb + r) * f->bpg + m, u0 = (g * f->bpg + m) * f->upb + r * f->upp;
+	if (bit_get(f->sp_whole, s))
+		for (uint64_t i = 0; i < f->upp; i++)
+			if (!bit_get(f->valid, u0 + i) ||
+			    p2l_get(f, (uint32_t)(u0 + i)) != p2l_get(f, (uint32_t)u0) + i)
+				return fg_err(err, len, "page of unit %llu is certified whole but "
+				              "unit %llu is not in its place",
+				              (unsigned long long)u0, (unsigned long long)(u0 + i));
+	if (!bit_get(f->sp_cont, s))
+		return 0;
+	if (!r && !m)
+		return fg_err(err, len, "the first page of GC unit %llu is certified to continue "
+		              "a page", (unsigned long long)g);
+	uint64_t pm = m ? m - 1 : f->bpg - 1, pr = m ? r : r - 1;
+	uint64_t prev = (g * f->bpg + pm) * f->upb + pr * f->upp + f->upp - 1;
+	uint32_t a0 = p2l_get(f, (uint32_t)u0), ap = p2l_get(f, (uint32_t)prev);
+	if (!a0 || a0 != ap + 1)
+		return fg_err(err, len, "page of unit %llu is certified to continue unit %llu but "
+		              "p2l says %u after %u", (unsigned long long)u0,
+		              (unsigned long long)prev, a0, ap);
+	return 0;
+}
+
+/*
+ * The records kept per NAND page: p2l_pg names only pages programmed since their block's
+ * erase, and every stripe certificate set is true of the tables now.
+ */
+static int check_page_records(const struct ftl *f, char *err, size_t len)
+{
+	if (f->p2l_pg)
+		for (uint64_t pg = 0; pg < (uint64_t)f->g.blocks * f->ppb; pg++) {
+			const struct blk *k = &f->blk[pg / f->ppb];
+			if (f->p2l_pg[pg] && (k->bad || pg % f->ppb >= k->wp))
+				return fg_err(err, len, "page %llu of block %llu is recorded whole in "
+				              "p2l_pg but not written", (unsigned long long)(pg % f->ppb),
+				              (unsigned long long)(pg / f->ppb));
+		}
+	if (f->sp_whole)
+		for (uint64_t g = 0; g < f->g.gc_units; g++)
+			for (uint64_t r = 0; r < f->ppb; r++)
+				for (uint64_t m = 0; m < f->bpg; m++) {
+					int rc = check_certificate(f, g, r, m, err, len);
+					if (rc)
+						return rc;
+				}
+	return 0;
+}
+
 int ftl_check(const struct ftl *f, char *err, size_t len)
 {
 	uint64_t mapped = 0, valid_bits = 0;
@@ -65,50 +117,9 @@ int ftl_check(const struct ftl *f, char *err, size_t len)
 		return fg_err(err, len, "%llu valid units but %llu mapped lpns",
 		              (unsigned long long)valid_bits, (unsigned long long)mapped);
 
-	/* pages recorded whole in p2l_pg were programmed since their block's erase */
-	if (f->p2l_pg)
-		for (uint64_t pg = 0; pg < (uint64_t)f->g.blocks * f->ppb; pg++)
-			if (f->p2l_pg[pg] && (f->blk[pg / f->ppb].bad || pg % f->ppb >= f->blk[pg / f->ppb].wp))
-				return fg_err(err, len, "page %llu of block %llu is recorded whole in "
-				              "p2l_pg but not written",
-				              (unsigned long long)(pg % f->ppb),
-				              (unsigned long long)(pg / f->ppb));
-
-	/* stripe certificates: each set bit is true of the tables now */
-	if (f->sp_whole)
-		for (uint64_t g = 0; g < f->g.gc_units; g++)
-			for (uint64_t r = 0; r < f->ppb; r++)
-				for (uint64_t m = 0; m < f->bpg; m++) {
-					uint64_t s = (g * f->ppb + r) * f->bpg + m;
-					uint64_t u0 = (g * f->bpg + m) * f->upb + r * f->upp;
-					if (bit_get(f->sp_whole, s))
-						for (uint64_t i = 0; i < f->upp; i++)
-							if (!bit_get(f->valid, u0 + i) ||
-							    p2l_get(f, (uint32_t)(u0 + i)) !=
-							            p2l_get(f, (uint32_t)u0) + i)
-								return fg_err(err, len,
-								              "page of unit %llu is "
-								              "certified whole but unit "
-								              "%llu is not in its place",
-								              (unsigned long long)u0,
-								              (unsigned long long)(u0 + i));
-					if (!bit_get(f->sp_cont, s))
-						continue;
-					uint64_t pm = m ? m - 1 : f->bpg - 1, pr = m ? r : r - 1;
-					uint64_t prev = (g * f->bpg + pm) * f->upb + pr * f->upp + f->upp - 1;
-					if (!r && !m)
-						return fg_err(err, len, "the first page of GC unit %llu "
-						              "is certified to continue a page",
-						              (unsigned long long)g);
-					uint32_t a0 = p2l_get(f, (uint32_t)u0),
-					         ap = p2l_get(f, (uint32_t)prev);
-					if (!a0 || a0 != ap + 1)
-						return fg_err(err, len,
-						              "page of unit %llu is certified to continue "
-						              "unit %llu but p2l says %u after %u",
-						              (unsigned long long)u0,
-						              (unsigned long long)prev, a0, ap);
-				}
+	int rc = check_page_records(f, err, len);
+	if (rc)
+		return rc;
 
 	/* GC unit states and the structures that hold them */
 	uint32_t nfree = 0, nopen = 0, nclosed = 0, nret = 0;
