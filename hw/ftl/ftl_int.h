@@ -315,10 +315,19 @@ static inline uint32_t p2l_get(const struct ftl *f, uint32_t ppn)
 	return f->p2l[ppn];
 }
 /* the page of ppn in its superblock's write order (sp_whole, sp_cont); superblock mode */
+static inline uint64_t spage_parts(const struct ftl *f, uint32_t ppn, uint32_t *b, uint32_t *row,
+                                   uint32_t *m)
+{
+	uint32_t g = gu_of(f, ppn);
+	*b = blk_of(f, ppn);
+	*row = page_of(f, ppn) - *b * f->ppb;
+	*m = *b - g * f->bpg; /* its member (plane) in the superblock */
+	return ((uint64_t)g * f->ppb + *row) * f->bpg + *m;
+}
 static inline uint64_t spage_of(const struct ftl *f, uint32_t ppn)
 {
-	uint32_t b = blk_of(f, ppn), row = page_of(f, ppn) - b * f->ppb, g = gu_of(f, ppn);
-	return ((uint64_t)g * f->ppb + row) * f->bpg + (b - g * f->bpg);
+	uint32_t b, row, m;
+	return spage_parts(f, ppn, &b, &row, &m);
 }
 static inline uint32_t plane_of(const struct ftl *f, uint32_t gblk)
 {

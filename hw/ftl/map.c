@@ -134,9 +134,9 @@ static inline __attribute__((always_inline)) void inval_add(struct ftl *f, struc
  */
 static void certify_page(struct ftl *f, uint32_t lpn, uint32_t ppn)
 {
-	const uint32_t P = f->bpg, b = blk_of(f, ppn), row = page_of(f, ppn) - b * f->ppb;
-	const uint32_t g = gu_of(f, ppn), m = b - g * P; /* (spage_of(), its parts kept) */
-	uint64_t s = ((uint64_t)g * f->ppb + row) * P + m;
+	const uint32_t P = f->bpg;
+	uint32_t b, row, m;
+	uint64_t s = spage_parts(f, ppn, &b, &row, &m);
 	bit_set(f->sp_whole, s);
 	if ((!row && !m) || !lpn || !bit_get(f->sp_whole, s - 1))
 		return; /* the superblock's first page, or the page before is not whole */
@@ -153,15 +153,12 @@ static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n
 {
 	struct inval iv = {NONE, 0, NONE};
 	const bool whole = f->p2l_pg && n == f->upp; /* the page's lpns go to p2l_pg */
-	uint32_t *l2p = f->l2p + lpn, any = 0;
-	/* the old copies first (none when the range was trimmed, a KV slot's usual state), then
-	 * the new mapping: the new units were never valid, so the order does not matter */
+	uint32_t *l2p = f->l2p + lpn;
+	/* the old copies first, then the new mapping: the new units were never valid, so the
+	 * order does not matter */
 	for (uint32_t i = 0; i < n; i++)
-		any |= l2p[i];
-	if (any)
-		for (uint32_t i = 0; i < n; i++)
-			if (l2p[i])
-				inval_add(f, &iv, l2p[i] - 1);
+		if (l2p[i])
+			inval_add(f, &iv, l2p[i] - 1);
 	for (uint32_t i = 0; i < n; i++)
 		l2p[i] = ppn + i + 1;
 	if (whole)
