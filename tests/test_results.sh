@@ -51,8 +51,8 @@ check_csv "$O/loop-ids/loop-ids.csv" 12 set policy loop_ids loops drive_writes s
 check_csv "$O/hbf-endurance/hbf-endurance.csv" 6 set preset policy loops drive_writes miss_ratio token_miss_ratio request_miss_ratio \
 	waf_pe_low waf_pe_high erase_years_pe_low erase_years_pe_high scaling tbw_years_pe_low pe_for_5y \
 	load_latency_mean_s load_latency_p99_s
-# lifetime-miss --quick: every point of six policies' sweeps (17 + 1 + 1 + 10 + 3 + 10)
-check_csv "$O/lifetime-miss/lifetime-miss.csv" 42 policy params miss_ratio token_miss_ratio request_miss_ratio ssd_write_bytes \
+# lifetime-miss --quick: every point of seven policies' sweeps (17 + 10 + 1 + 1 + 10 + 3 + 10)
+check_csv "$O/lifetime-miss/lifetime-miss.csv" 52 policy params miss_ratio token_miss_ratio request_miss_ratio ssd_write_bytes \
 	waf lifetime_tbw_days lifetime_naive_pe_days lifetime_erase_days
 # lifetime-folds --quick: 9 points on the whole trace and each of 2 folds, as they are and scaled
 check_csv "$O/lifetime-folds/lifetime-folds.csv" 45 set policy params miss_ratio ssd_write_bytes waf \
@@ -63,11 +63,11 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 sets = sorted(set(r['set'] for r in rows))
 assert sets == ['1/2', '1/2s', '2/2', '2/2s', 'all'], sets
 " "$O/lifetime-folds/lifetime-folds.csv" && pass "lifetime-folds: the whole trace and 2 folds" || fail "lifetime-folds: sets"
-# capacity-ratio --quick: 5 splits x 4 policies; models --quick: 6 models x 4 policies; each on
+# capacity-ratio --quick: 5 splits x 5 policies; models --quick: 6 models x 5 policies; each on
 # the whole trace and 2 folds
-check_csv "$O/capacity-ratio/capacity-ratio.csv" 60 set dram ssd policy miss_ratio token_miss_ratio ssd_write_bytes \
+check_csv "$O/capacity-ratio/capacity-ratio.csv" 75 set dram ssd policy miss_ratio token_miss_ratio ssd_write_bytes \
 	waf lifetime_tbw_days lifetime_erase_days
-check_csv "$O/models/models.csv" 72 set model state_per_chunk dram_bytes ssd_bytes policy miss_ratio \
+check_csv "$O/models/models.csv" 90 set model state_per_chunk dram_bytes ssd_bytes policy miss_ratio \
 	token_miss_ratio ssd_write_bytes lifetime_tbw_days
 # placement-hints --quick: 4 policies x 2 hints, on the whole trace and 2 folds
 check_csv "$O/placement-hints/placement-hints.csv" 24 set policy streams loops drive_writes miss_ratio \
