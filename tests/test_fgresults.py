@@ -253,6 +253,11 @@ class Folds(unittest.TestCase):
         self.assertFalse(fr.fold_verdict(0.0, [0.1, 0.2], pivot=0).holds)
         self.assertEqual(fr.verdict_word(-0.5, [-0.1, -0.9], pivot=0), fr.HOLDS)
         self.assertEqual(fr.verdict_word(-0.5, [], pivot=0), "-")
+        # identical runs: exactly at the pivot everywhere is neither a direction nor noise
+        self.assertEqual(fr.verdict_word(0.0, [0.0, 0.0], pivot=0), fr.EQUAL)
+        self.assertEqual(fr.verdict_word(1.0, [1.0, 1.0, 1.0, 1.0]), fr.EQUAL)
+        self.assertEqual(fr.verdict_word(1.0, [1.0, 1.01]), fr.DEPENDS)
+        self.assertEqual(fr.verdict_word(1.0, [1.0, None]), fr.DEPENDS)
 
     def test_fold_sets(self):
         self.assertEqual(fr.fold_sets(["all", "1/4s", "2/4s"]), ["1/4s", "2/4s"])

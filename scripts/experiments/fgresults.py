@@ -221,6 +221,7 @@ def compare_rules(point, baselines, rules=None, user_bytes=None):
 
 HOLDS = "holds in every fold"
 DEPENDS = "depends on the sample"
+EQUAL = "equal in every fold"
 
 Verdict = namedtuple("Verdict", "holds lo hi")
 Verdict.__doc__ = """A ratio's verdict over the folds: holds (True or False) and the lowest and
@@ -294,10 +295,15 @@ def with_range(whole, folds, fmt):
 
 
 def verdict_word(whole, folds, pivot=1.0):
-    """HOLDS or DEPENDS for fold_verdict(whole, folds, pivot) ("-" without folds)."""
+    """HOLDS or DEPENDS for fold_verdict(whole, folds, pivot) ("-" without folds), or EQUAL when
+    the whole set and every fold are exactly at pivot: two runs that do the same (gandalf-wa and
+    gandalf when the SSD tier never evicts) have no direction, and none that depends on the
+    sample either."""
     folds = list(folds)
     if not folds:
         return "-"
+    if all(x == pivot for x in [whole] + folds):
+        return EQUAL
     return HOLDS if fold_verdict(whole, folds, pivot).holds else DEPENDS
 
 
