@@ -7,10 +7,11 @@ or a fold). Two tables, each with the whole trace's value, the folds' range and 
   1. per policy and placement: the WAF, whether it is about 1 (at most ABOUT_ONE on the whole
      trace and in every fold, in none, or it depends on the sample), the WAF over the policy's
      WAF with one handle, and the erase-count life over one handle's (both runs steady);
-  2. Gandalf against each baseline under each placement: its erase-count life over the
-     baseline's (both steady) beside its TBW-division life over the baseline's, which is the
-     write savings alone (host bytes per day; WAF 1 assumed). When the first follows the second,
-     the drive no longer undoes what Gandalf saves.
+  2. Gandalf, and gandalf-wa when it ran (Gandalf's admission evicting the SSD tier in recency
+     order, results/README.md 5e), against each baseline under each placement: its erase-count
+     life over the baseline's (both steady) beside its TBW-division life over the baseline's,
+     which is the write savings alone (host bytes per day; WAF 1 assumed). When the first
+     follows the second, the drive no longer undoes what the policy saves.
 Writes OUT/fdp-policies.csv (every run, with its set), OUT/table.md and OUT/plot.dat (WAF by
 placement, one line per policy, the whole trace)."""
 import os
@@ -22,7 +23,8 @@ COLS = ["miss_ratio", "ssd_write_bytes", "waf", "lifetime_tbw_days", "lifetime_e
 ORDER = ["set", "policy", "placement", "loops", "drive_writes", "steady"] + COLS
 # the rule for "about 1": a WAF at most this
 ABOUT_ONE = 1.10
-SUBJECT = "gandalf"
+# the policies compared with the baselines (every other policy that ran)
+SUBJECTS = ["gandalf", "gandalf-wa"]
 
 
 def about_one(wafs):
@@ -101,21 +103,28 @@ def waf_table(R, plot):
 
 def gandalf_table(R):
     body = []
-    for pl in R.placements:
-        for b in R.policies:
-            if b == SUBJECT:
-                continue
-            erase = [R.ratio(s, (SUBJECT, pl), (b, pl), "lifetime_erase_days") for s in R.sets]
-            tbw = [R.ratio(s, (SUBJECT, pl), (b, pl), "lifetime_tbw_days", steady=False) for s in R.sets]
-            follows = [e / t if e is not None and t else None for e, t in zip(erase, tbw)]
-            body.append([pl, b, R.verdict(erase, fr.fmt_ratio), R.verdict(tbw, fr.fmt_ratio),
-                         R.cell(follows, lambda x: "%.2f" % x)])
-    return ["", "Gandalf against each baseline under the same placement: the erase-count life "
+    subjects = [p for p in SUBJECTS if p in R.policies]
+    for sub in subjects:
+        for pl in R.placements:
+            for b in R.policies:
+                if b in SUBJECTS:
+                    continue
+                erase = [R.ratio(s, (sub, pl), (b, pl), "lifetime_erase_days") for s in R.sets]
+                tbw = [R.ratio(s, (sub, pl), (b, pl), "lifetime_tbw_days", steady=False)
+                       for s in R.sets]
+                follows = [e / t if e is not None and t else None for e, t in zip(erase, tbw)]
+                body.append(([sub] if len(subjects) > 1 else []) +
+                            [pl, b, R.verdict(erase, fr.fmt_ratio), R.verdict(tbw, fr.fmt_ratio),
+                             R.cell(follows, lambda x: "%.2f" % x)])
+    who = " and ".join(subjects)
+    return ["", "%s against each baseline under the same placement: the erase-count life "
             "ratio (both runs steady, else `-`), the TBW-division ratio (the write savings alone, "
             "at WAF 1), and the first over the second (1: the lifetime follows the write "
             "savings; below 1: the drive takes back that share of them). Whole trace, the folds' "
-            "range in brackets.", ""] + \
-        fr.md_table(["placement", "baseline", "Gandalf's erase-count life / baseline's",
+            "range in brackets." % who.capitalize(), ""] + \
+        fr.md_table((["policy"] if len(subjects) > 1 else []) +
+                    ["placement", "baseline", ("Gandalf's " if subjects == ["gandalf"] else "") +
+                     "erase-count life / baseline's",
                      "TBW-division life / baseline's", "erase-count ratio / TBW ratio"], body)
 
 
@@ -125,7 +134,7 @@ def main():
     fr.write_csv(os.path.join(out, "fdp-policies.csv"), runs, ORDER)
     R = Runs(runs)
     lines = waf_table(R, os.path.join(out, "plot.dat"))
-    if SUBJECT in R.policies and len(R.policies) > 1:
+    if any(p in R.policies for p in SUBJECTS) and len(R.policies) > 1:
         lines += gandalf_table(R)
     fr.write_lines(os.path.join(out, "table.md"), lines)
 
