@@ -156,6 +156,19 @@ assert m['command'].startswith('scripts/experiments/' + sys.argv[2]) and '--quic
 assert len(m['commit']) == 40 and m['wall_s'] >= 0 and m['quick'] is True and m['runs'] > 0 and m['runs_wall_s'] >= 0, m  # (dwpd's quick runs take a millisecond)
 " "$O/$e/meta.json" "$e" && pass "$e/meta.json: command, commit, wall time" || fail "$e/meta.json"
 done
+# walltime: every quick experiment's meta.json found, and the total is their wall times' sum
+if out=$(scripts/experiments/walltime --quick --root "$O") && python3 -c "
+import json, sys
+names = sys.argv[2].split()
+want = sum(int(json.load(open(sys.argv[1] + '/' + n + '/meta.json'))['wall_s']) for n in names)
+last = sys.stdin.read().strip().splitlines()[-1]
+assert last.startswith('Total: %d s ' % want) and 'over %d experiments.' % len(names) in last, (want, last)
+" "$O" "waf-check loop-ids lifetime-miss lifetime-folds wear-placement wear-attribution capacity-ratio models placement-hints fdp-policies fdp-drives hbf-endurance dwpd" <<<"$out"; then
+	pass "walltime --quick: $(tail -1 <<<"$out")"
+else fail "walltime --quick: $out"; fi
+if ! scripts/experiments/walltime --quick --root "$T/nowhere" >/dev/null 2>&1; then
+	pass "walltime: exit 1 when meta.json files are missing"
+else fail "walltime: exit 0 without any meta.json"; fi
 # --trace: an experiment on the user's own trace; here a small Bailian-format one (the paper's
 # trace A is the user's to supply): 12 root chats, chains of 1-4 turns, 16-token blocks
 python3 - "$T/bailian-a.jsonl" <<'PY'
