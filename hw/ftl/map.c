@@ -175,9 +175,10 @@ static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n
 }
 
 /*
- * Move n valid units that share one NAND page (GC or WL): one read of that page, then each unit
- * to the GC frontier. The old copies are known, so L2P is only written, never read: the
- * stores overlap instead of stalling on cache misses one after another.
+ * Move n valid units that share one NAND page (GC or WL): one read of that page, then the units
+ * to the GC frontier a page at a time, as the host path writes them (a whole page of lpns in
+ * order is recorded in p2l_pg and certified). The old copies are known, so L2P is only written,
+ * never read: the stores overlap instead of stalling on cache misses one after another.
  */
 int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cause, uint64_t now)
 {
@@ -194,28 +195,40 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 	uint64_t run_units = 0;
 	int err = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		if (f->upp > 1 && i + 1 < n) {
-			/* units that fit the GC frontier's open page before its last: one reservation */
-			uint32_t k, ppn = ftl_frontier_take_run(f, f->gc_dst, t, n - i, &k, &err, cause,
-			                                        NULL);
-			if (k) {
-				struct inval iv = {NONE, 0, NONE};
-				for (uint32_t j = 0; j < k; j++) {
-					uint32_t o = ppn_old[i + j], lpn = p2l_get(f, o) - 1;
-					inval_add(f, &iv, o);
-					ucls_move(f, o, ppn + j, cause);
-					f->l2p[lpn] = ppn + j + 1;
-					f->p2l[ppn + j] = lpn + 1;
-					bit_set(f->valid, ppn + j);
-				}
-				inval_flush(f, &iv);
-				f->gu[gu_of(f, ppn)].valid += k;
-				run_units += k;
-				i += k - 1;
-				continue;
+		if (f->upp > 1) {
+			/* units into the GC frontier's open page, up to its end: one reservation, the
+			 * units mapped, then the page's program if they filled it */
+			bool full;
+			uint32_t k, ppn = ftl_frontier_take_to_end(f, f->gc_dst, t, n - i, &k, &err, cause,
+			                                           NULL, &full);
+			if (!k)
+				break; /* the frontier could not get a block: err says why */
+			uint32_t lpn[64];
+			bool seq = f->p2l_pg && k == f->upp; /* a whole page of lpn[0].. in order? */
+			struct inval iv = {NONE, 0, NONE};
+			for (uint32_t j = 0; j < k; j++) {
+				uint32_t o = ppn_old[i + j];
+				lpn[j] = p2l_get(f, o) - 1;
+				seq = seq && lpn[j] == lpn[0] + j;
+				inval_add(f, &iv, o);
+				ucls_move(f, o, ppn + j, cause);
+				f->l2p[lpn[j]] = ppn + j + 1;
 			}
-			if (ppn == NONE && err)
-				break;
+			if (seq) /* as a host write of the whole page records it (ftl_int.h) */
+				f->p2l_pg[page_of(f, ppn)] = lpn[0] + 1;
+			else
+				for (uint32_t j = 0; j < k; j++)
+					f->p2l[ppn + j] = lpn[j] + 1;
+			bits_set(f->valid, ppn, k);
+			inval_flush(f, &iv);
+			f->gu[gu_of(f, ppn)].valid += k;
+			if (seq && f->sp_whole)
+				certify_page(f, lpn[0], ppn);
+			if (full)
+				ftl_frontier_fill(f, f->gc_dst, t, cause);
+			run_units += k;
+			i += k - 1;
+			continue;
 		}
 		uint32_t old = ppn_old[i], lpn = p2l_get(f, old) - 1;
 		uint32_t ppn = ftl_frontier_take(f, f->gc_dst, t, &err, cause, NULL);
