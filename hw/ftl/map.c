@@ -128,20 +128,25 @@ static inline __attribute__((always_inline)) void inval_add(struct ftl *f, struc
 }
 
 /*
- * Page ppn.. now holds lpn.. lpn + upp - 1, all valid (a host write of the whole page): its
- * stripe certificate, and whether it continues the page before it in write order (same
- * superblock; that page whole, its last unit lpn - 1).
+ * Page ppn.. now holds lpn.. lpn + upp - 1, all valid (a whole page, mapped from frontier fr
+ * before its program, so fr's current slot is that page): its stripe certificate, and whether
+ * it continues the page before it in write order (same superblock; that page whole, its last
+ * unit lpn - 1). The page's place in write order comes from the frontier (the superblock, the
+ * member, the row), not from dividing ppn: this runs for every page of a KV replay.
  */
-static void certify_page(struct ftl *f, uint32_t lpn, uint32_t ppn)
+static void certify_page(struct ftl *f, const struct frontier *fr, uint32_t lpn, uint32_t ppn)
 {
-	const uint32_t P = f->bpg;
-	uint32_t b, row, m;
-	uint64_t s = spage_parts(f, ppn, &b, &row, &m);
+	const uint32_t P = f->bpg, m = fr->cur, b = fr->slot[m].gblk, row = fr->slot[m].page;
+	const uint64_t s = ((uint64_t)fr->gu * f->ppb + row) * P + m;
+	assert((uint64_t)b * f->upb + (uint64_t)row * f->upp == ppn && s == spage_of(f, ppn));
+	(void)ppn;
 	bit_set(f->sp_whole, s);
 	if ((!row && !m) || !lpn || !bit_get(f->sp_whole, s - 1))
 		return; /* the superblock's first page, or the page before is not whole */
-	uint32_t pb = m ? b - 1 : b + P - 1, prow = m ? row : row - 1;
-	if (p2l_get(f, pb * f->upb + prow * f->upp + f->upp - 1) == lpn) /* (p2l holds lpn + 1) */
+	/* the page before: the member before on the same row, or the last member a row up */
+	const uint64_t prev = (uint64_t)(m ? b - 1 : b + P - 1) * f->ppb + (m ? row : row - 1);
+	const uint32_t h = f->p2l_pg ? f->p2l_pg[prev] : 0; /* (lpn + 1 of its unit 0) */
+	if ((h ? h + f->upp - 1 : f->p2l[(prev + 1) * f->upp - 1]) == lpn) /* its last: lpn - 1 */
 		bit_set(f->sp_cont, s);
 }
 
@@ -149,18 +154,19 @@ static void certify_page(struct ftl *f, uint32_t lpn, uint32_t ppn)
  * map_unit() for n units lpn.. to ppn.. of one open (not closed) GC unit, as n calls would
  * leave it: the open unit has no bucket to keep, so its valid count moves once. Host writes.
  */
-static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n)
+static inline void map_run(struct ftl *f, const struct frontier *fr, uint32_t lpn, uint32_t ppn,
+                           uint32_t n)
 {
 	struct inval iv = {NONE, 0, NONE};
 	const bool whole = f->p2l_pg && n == f->upp; /* the page's lpns go to p2l_pg */
 	uint32_t *l2p = f->l2p + lpn;
-	/* the old copies first, then the new mapping: the new units were never valid, so the
-	 * order does not matter */
-	for (uint32_t i = 0; i < n; i++)
+	/* each unit's old copy, then its new mapping (the new units were never valid: no old
+	 * copy is among them) */
+	for (uint32_t i = 0; i < n; i++) {
 		if (l2p[i])
 			inval_add(f, &iv, l2p[i] - 1);
-	for (uint32_t i = 0; i < n; i++)
 		l2p[i] = ppn + i + 1;
+	}
 	if (whole)
 		f->p2l_pg[page_of(f, ppn)] = lpn + 1;
 	else
@@ -171,7 +177,7 @@ static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n
 	f->gu[gu_of(f, ppn)].valid += n;
 	ucls_host(f, ppn, n);
 	if (f->sp_whole && n == f->upp)
-		certify_page(f, lpn, ppn);
+		certify_page(f, fr, lpn, ppn);
 }
 
 /*
@@ -248,7 +254,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 			bits_set(f->valid, ppn, k);
 			f->gu[gu_of(f, ppn)].valid += k;
 			if (seq && f->sp_whole)
-				certify_page(f, lpn[0], ppn);
+				certify_page(f, &f->fr[f->gc_dst], lpn[0], ppn);
 			if (full)
 				ftl_frontier_fill(f, f->gc_dst, t, cause);
 			run_units += k;
@@ -363,7 +369,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 			                                           &n, &err, PROG_HOST, &ready, &full);
 			if (n) {
 				run_units += n;
-				map_run(f, (uint32_t)lpn, ppn, n);
+				map_run(f, &f->fr[fid], (uint32_t)lpn, ppn, n);
 				if (full)
 					ftl_frontier_fill(f, fid, now, PROG_HOST);
 				done = max64(done, ready);
