@@ -198,76 +198,78 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 	uint64_t bytes = (uint64_t)n * f->cfg.unit_size;
 	f->st.gc_read_bytes += bytes;
 	f->st.nand_read_bytes += bytes;
-	uint64_t run_units = 0;
 	int err = 0;
+	if (f->upp == 1) { /* one unit per page: one per call */
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t old = ppn_old[i], lpn = p2l_get(f, old) - 1;
+			uint32_t ppn = ftl_frontier_take(f, f->gc_dst, t, &err, cause, NULL);
+			if (ppn == NONE)
+				break;
+			ftl_invalidate(f, old);
+			map_set(f, lpn, ppn);
+			ucls_move(f, old, ppn, cause);
+		}
+		return err;
+	}
 	/* what the units share, once: their page (no longer whole), its lpns if it was written
 	 * whole, their bitmap word when a page's units lie in one word (units_per_page a power of
 	 * two), their GC unit */
 	const uint32_t spg = page_of(f, ppn_old[0]), h = f->p2l_pg ? f->p2l_pg[spg] : 0;
 	const bool one_word = !(f->upp & (f->upp - 1));
 	const int why = cause == PROG_GC ? FTL_ATTR_GC : FTL_ATTR_WL;
+	uint64_t run_units = 0;
 	if (f->sp_whole)
 		bit_clr(f->sp_whole, spage_of(f, ppn_old[0]));
 	for (uint32_t i = 0; i < n; i++) {
-		if (f->upp > 1) {
-			/* units into the GC frontier's open page, up to its end: one reservation, the
-			 * units mapped, then the page's program if they filled it */
-			bool full;
-			uint32_t k, ppn = ftl_frontier_take_to_end(f, f->gc_dst, t, n - i, &k, &err, cause,
-			                                           NULL, &full);
-			if (!k)
-				break; /* the frontier could not get a block: err says why */
-			uint32_t lpn[64];
-			bool seq = f->p2l_pg && k == f->upp, same = true; /* a whole page in order? */
-			uint64_t clr = 0;
-			uint32_t run0 = 0; /* units of class c0 before any other: charged at once */
-			const uint8_t c0 = f->ucls[ppn_old[i]] & UCLS_CLS;
-			for (uint32_t j = 0; j < k; j++) {
-				uint32_t o = ppn_old[i + j];
-				assert(page_of(f, o) == spg && bit_get(f->valid, o));
-				lpn[j] = h ? h - 1 + (o - spg * f->upp) : f->p2l[o] - 1;
-				seq = seq && lpn[j] == lpn[0] + j;
-				if (one_word)
-					clr |= 1ull << (o & 63);
-				else
-					bit_clr(f->valid, o);
-				uint8_t c = f->ucls[o] & UCLS_CLS;
-				f->ucls[o] |= UCLS_MOVED;
-				f->ucls[ppn + j] = c;
-				same = same && c == c0;
-				if (same)
-					run0++;
-				else
-					f->attr.prog[c ? c - 1 : 0][why] += f->cfg.unit_size;
-				f->l2p[lpn[j]] = ppn + j + 1;
-			}
-			f->attr.prog[c0 ? c0 - 1 : 0][why] += (uint64_t)run0 * f->cfg.unit_size;
+		/* units into the GC frontier's open page, up to its end: one reservation, the
+		 * units mapped, then the page's program if they filled it */
+		bool full;
+		uint32_t k, ppn = ftl_frontier_take_to_end(f, f->gc_dst, t, n - i, &k, &err, cause,
+		                                           NULL, &full);
+		if (!k)
+			break; /* the frontier could not get a block: err says why */
+		uint32_t lpn[64];
+		bool seq = f->p2l_pg && k == f->upp, same = true; /* a whole page in order? */
+		uint64_t clr = 0;
+		uint32_t run0 = 0; /* units of class c0 before any other: charged at once */
+		const uint8_t c0 = f->ucls[ppn_old[i]] & UCLS_CLS;
+		for (uint32_t j = 0; j < k; j++) {
+			uint32_t o = ppn_old[i + j];
+			assert(page_of(f, o) == spg && bit_get(f->valid, o));
+			lpn[j] = h ? h - 1 + (o - spg * f->upp) : f->p2l[o] - 1;
+			seq = seq && lpn[j] == lpn[0] + j;
 			if (one_word)
-				f->valid[ppn_old[i] >> 6] &= ~clr;
-			struct inval iv = {gu_of(f, ppn_old[i]), k, NONE};
-			inval_flush(f, &iv);
-			if (seq) /* as a host write of the whole page records it (ftl_int.h) */
-				f->p2l_pg[page_of(f, ppn)] = lpn[0] + 1;
+				clr |= 1ull << (o & 63);
 			else
-				for (uint32_t j = 0; j < k; j++)
-					f->p2l[ppn + j] = lpn[j] + 1;
-			bits_set(f->valid, ppn, k);
-			f->gu[gu_of(f, ppn)].valid += k;
-			if (seq && f->sp_whole)
-				certify_page(f, &f->fr[f->gc_dst], lpn[0], ppn);
-			if (full)
-				ftl_frontier_fill(f, f->gc_dst, t, cause);
-			run_units += k;
-			i += k - 1;
-			continue;
+				bit_clr(f->valid, o);
+			uint8_t c = f->ucls[o] & UCLS_CLS;
+			f->ucls[o] |= UCLS_MOVED;
+			f->ucls[ppn + j] = c;
+			same = same && c == c0;
+			if (same)
+				run0++;
+			else
+				f->attr.prog[c ? c - 1 : 0][why] += f->cfg.unit_size;
+			f->l2p[lpn[j]] = ppn + j + 1;
 		}
-		uint32_t old = ppn_old[i], lpn = p2l_get(f, old) - 1;
-		uint32_t ppn = ftl_frontier_take(f, f->gc_dst, t, &err, cause, NULL);
-		if (ppn == NONE)
-			break;
-		ftl_invalidate(f, old);
-		map_set(f, lpn, ppn);
-		ucls_move(f, old, ppn, cause);
+		f->attr.prog[c0 ? c0 - 1 : 0][why] += (uint64_t)run0 * f->cfg.unit_size;
+		if (one_word)
+			f->valid[ppn_old[i] >> 6] &= ~clr;
+		struct inval iv = {gu_of(f, ppn_old[i]), k, NONE};
+		inval_flush(f, &iv);
+		if (seq) /* as a host write of the whole page records it (ftl_int.h) */
+			f->p2l_pg[page_of(f, ppn)] = lpn[0] + 1;
+		else
+			for (uint32_t j = 0; j < k; j++)
+				f->p2l[ppn + j] = lpn[j] + 1;
+		bits_set(f->valid, ppn, k);
+		f->gu[gu_of(f, ppn)].valid += k;
+		if (seq && f->sp_whole)
+			certify_page(f, &f->fr[f->gc_dst], lpn[0], ppn);
+		if (full)
+			ftl_frontier_fill(f, f->gc_dst, t, cause);
+		run_units += k;
+		i += k - 1;
 	}
 	ftl_count_prog(f, cause, run_units);
 	return err;
