@@ -490,6 +490,17 @@ static void test_random_superblock_shared_burst(void **state)
 	random_ops(&c, 300000);
 }
 
+/* 3 units a page (12 KiB pages): a page's units can straddle two words of the valid bitmap,
+ * so GC moves clear them one by one (map.c ftl_move_run); static WL moves them too */
+static void test_random_three_unit_pages(void **state)
+{
+	(void)state;
+	struct ftl_config c = small();
+	c.page_size = 12288;
+	c.wl_threshold = 4;
+	random_ops(&c, 300000);
+}
+
 static void test_random_policies(void **state)
 {
 	(void)state;
@@ -620,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_random_multi_superblock),
 		cmocka_unit_test(test_random_block_shared),
 		cmocka_unit_test(test_random_superblock_shared_burst),
+		cmocka_unit_test(test_random_three_unit_pages),
 		cmocka_unit_test(test_random_policies),
 		cmocka_unit_test(test_random_wear_out),
 		cmocka_unit_test(test_unit_valid),

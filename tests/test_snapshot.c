@@ -285,6 +285,35 @@ static void test_checkpoint(void **state)
 	ftl_destroy(b);
 }
 
+/* a snapshot's header (hw/ftl/snapshot.c), to edit a saved file and make it whole again */
+struct snap_hdr {
+	char magic[8];
+	uint32_t version, sizes[4], pad;
+	uint64_t body_len;
+	uint32_t body_crc, hdr_crc;
+};
+
+/* a busy drive (*a) saved to path, its file read back (*n bytes) with its header (*h, version 5) */
+static char *save_busy(struct ftl **a, struct snap_hdr *h, size_t *n)
+{
+	char err[256];
+	*a = busy_ftl(FTL_GC_GREEDY, FTL_GC_SUPERBLOCK);
+	assert_int_equal(ftl_snapshot_save(*a, path, err, sizeof(err)), FTL_OK);
+	char *buf = read_file(path, n);
+	assert_true(*n > sizeof(*h));
+	memcpy(h, buf, sizeof(*h));
+	assert_int_equal(h->version, 5);
+	return buf;
+}
+
+/* h's checksums redone over buf's body, h written back into buf */
+static void redo_checksums(char *buf, struct snap_hdr *h)
+{
+	h->body_crc = ftl_crc32c(0, buf + sizeof(*h), h->body_len);
+	h->hdr_crc = ftl_crc32c(0, h, offsetof(struct snap_hdr, hdr_crc));
+	memcpy(buf, h, sizeof(*h));
+}
+
 /*
  * A version-4 snapshot (before wear attribution): version 5's file with its last three sections
  * (the attribution bytes, counters and write class) cut off, the header's version, length and
@@ -295,27 +324,16 @@ static void test_v4_attribution(void **state)
 {
 	(void)state;
 	char err[256], old[320];
-	struct ftl *a = busy_ftl(FTL_GC_GREEDY, FTL_GC_SUPERBLOCK);
-	assert_int_equal(ftl_snapshot_save(a, path, err, sizeof(err)), FTL_OK);
+	struct ftl *a;
+	struct snap_hdr h;
 	size_t n;
-	char *buf = read_file(path, &n);
-	struct {
-		char magic[8];
-		uint32_t version, sizes[4], pad;
-		uint64_t body_len;
-		uint32_t body_crc, hdr_crc;
-	} h;
-	assert_true(n > sizeof(h));
-	memcpy(&h, buf, sizeof(h));
-	assert_int_equal(h.version, 5);
+	char *buf = save_busy(&a, &h, &n);
 	uint64_t cut = 3 * sizeof(uint64_t) + ftl_get_geometry(a)->phys_units +
 	               sizeof(struct ftl_attribution) + 1;
 	assert_true(h.body_len > cut && sizeof(h) + h.body_len == n);
 	h.version = 4;
 	h.body_len -= cut;
-	h.body_crc = ftl_crc32c(0, buf + sizeof(h), h.body_len);
-	h.hdr_crc = ftl_crc32c(0, &h, offsetof(__typeof__(h), hdr_crc));
-	memcpy(buf, &h, sizeof(h));
+	redo_checksums(buf, &h);
 	snprintf(old, sizeof(old), "%s/v4.snap", dir);
 	write_file(old, buf, sizeof(h) + h.body_len);
 	free(buf);
@@ -343,6 +361,46 @@ static void test_v4_attribution(void **state)
 	ftl_destroy(a);
 }
 
+/*
+ * An attribution byte naming a class the drive does not have (7), in a file whose checksums are
+ * right: the erase would count it outside its tables, so the load refuses it, naming the section.
+ * A byte with a class it has (4, moved) loads.
+ */
+static void test_bad_attribution_byte(void **state)
+{
+	(void)state;
+	char err[256], bad[320];
+	struct ftl *a;
+	struct snap_hdr h;
+	size_t n;
+	char *buf = save_busy(&a, &h, &n);
+	/* the body ends with [len][ucls][len][attribution][len][write class] */
+	uint64_t phys = ftl_get_geometry(a)->phys_units;
+	size_t at = n - (1 + sizeof(uint64_t) + sizeof(struct ftl_attribution) + sizeof(uint64_t) + phys);
+	uint64_t len;
+	memcpy(&len, buf + at - sizeof(len), sizeof(len));
+	assert_int_equal(len, phys);
+	snprintf(bad, sizeof(bad), "%s/badcls.snap", dir);
+	const uint8_t vals[2] = {0x07, 0x44}; /* class 7 (refused); class 4, moved (loads) */
+	for (int k = 0; k < 2; k++) {
+		buf[at + phys / 2] = (char)vals[k];
+		redo_checksums(buf, &h);
+		write_file(bad, buf, n);
+		struct ftl *b = ftl_snapshot_load(bad, err, sizeof(err));
+		if (k == 0) {
+			assert_null(b);
+			if (!strstr(err, "wear attribution"))
+				fail_msg("refused, but not naming the section: %s", err);
+		} else {
+			if (!b && strstr(err, "wear attribution"))
+				fail_msg("a valid attribution byte refused: %s", err);
+			ftl_destroy(b); /* (it may fail ftl_check if that unit is valid: not this test's) */
+		}
+	}
+	free(buf);
+	ftl_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_attribution, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_attribution_byte, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -517,8 +517,10 @@ out:
 
 /* The figures of (a)-(c); g is the geometry they share. */
 static void print_ftl_bench(struct json_out *j, const struct ftl_geometry *g,
-                            const struct ftl_bench *r)
+                            const struct ftl_bench *r, const char *only)
 {
+	if (!strchr(only, 'a'))
+		goto b;
 	jout_object(j, "a_random_4k_steady", JOUT_INLINE);
 	jout_u64(j, "user_bytes", g->user_bytes);
 	jout_num(j, "host_writes_per_s", "%.0f", r->a_rate);
@@ -528,16 +530,25 @@ static void print_ftl_bench(struct json_out *j, const struct ftl_geometry *g,
 	jout_num(j, "metadata_bytes_per_user_unit", "%.3f", r->meta / g->user_units);
 	jout_num(j, "metadata_bytes_per_physical_unit", "%.3f", r->meta / g->phys_units);
 	jout_end(j);
+b:
+	if (!strchr(only, 'b'))
+		goto c;
 	jout_object(j, "b_seq_1m", JOUT_INLINE);
 	jout_num(j, "units_per_s", "%.0f", r->b_rate);
 	jout_num(j, "units_per_cpu_s", "%.0f", r->b_cpu);
 	jout_num(j, "waf", "%.4f", r->b_waf);
 	jout_end(j);
+c:
+	if (!strchr(only, 'c'))
+		goto e;
 	jout_object(j, "c_kv_objects", JOUT_INLINE);
 	jout_num(j, "units_per_s", "%.0f", r->c_rate);
 	jout_num(j, "units_per_cpu_s", "%.0f", r->c_cpu);
 	jout_num(j, "waf", "%.4f", r->c_waf);
 	jout_end(j);
+e:
+	if (!strchr(only, 'e'))
+		return;
 	jout_object(j, "e_mqsim_1g", JOUT_INLINE);
 	jout_u64(j, "user_bytes", r->e_user);
 	jout_u64(j, "host_writes", r->e_writes);
@@ -862,8 +873,8 @@ static int bench_qlc8t(struct json_out *j, uint64_t *rng)
 	return 0;
 }
 
-/* (a)-(c) on fresh devices of the same geometry, and with big (d) */
-static int bench_ftl(bool quick, bool big)
+/* (a)-(c) and (e) on fresh devices of the same geometry, (d) and (f): those of only's letters */
+static int bench_ftl(bool quick, const char *only)
 {
 	/* 64 GiB user at Sf 0.10: 8 ch x 8 LUN, 1 MiB blocks (64 x 16 KiB pages), superblock GC */
 	const char *bpp = quick ? "blocks_per_plane=143" : "blocks_per_plane=1138";
@@ -871,42 +882,50 @@ static int bench_ftl(bool quick, bool big)
 			"pages_per_block=64", "page_size=16384", "unit_size=4096", "spare_factor=0.10",
 			"gc_policy=greedy", "gc_bg_free_pct=0", "gc_fg_free_pct=0", "pe_cycles=100000", NULL};
 	uint64_t rng = 42;
-	struct ftl_bench r;
-	int rc;
+	struct ftl_bench r = {0};
+	int rc = 0;
 
 	struct ftl *f = make("tiny", sets);
 	if (!f)
 		return 1;
-	if ((rc = bench_random_4k(f, &rng, &r)))
+	r.units = ftl_get_geometry(f)->user_units;
+	if (strchr(only, 'a') && (rc = bench_random_4k(f, &rng, &r)))
 		goto fail;
 	ftl_destroy(f);
 
-	fprintf(stderr, "bench (b): 1 MiB sequential...\n");
-	if (!(f = make("tiny", sets)) || (rc = bench_seq_1m(f, &r)))
-		goto fail;
-	ftl_destroy(f);
+	if (strchr(only, 'b')) {
+		fprintf(stderr, "bench (b): 1 MiB sequential...\n");
+		if (!(f = make("tiny", sets)) || (rc = bench_seq_1m(f, &r)))
+			goto fail;
+		ftl_destroy(f);
+	}
 
-	if (!(f = make("tiny", sets)) || (rc = fill_seq(f, ftl_get_geometry(f)->user_bytes, 1 << 20)))
-		goto fail;
-	fprintf(stderr, "bench (c): KV-like 2-64 MiB objects...\n");
-	if ((rc = bench_kv_objects(f, &rng, &r)))
-		goto fail;
-	if ((rc = bench_mqsim(&rng, &r)))
+	if (!(f = make("tiny", sets)))
+		return 1;
+	if (strchr(only, 'c')) {
+		if ((rc = fill_seq(f, ftl_get_geometry(f)->user_bytes, 1 << 20)))
+			goto fail;
+		fprintf(stderr, "bench (c): KV-like 2-64 MiB objects...\n");
+		if ((rc = bench_kv_objects(f, &rng, &r)))
+			goto fail;
+	}
+	if (strchr(only, 'e') && (rc = bench_mqsim(&rng, &r)))
 		goto fail;
 
 	struct json_out j;
 	jout_init(&j, stdout);
 	jout_object(&j, NULL, JOUT_BLOCK);
-	print_ftl_bench(&j, ftl_get_geometry(f), &r);
+	print_ftl_bench(&j, ftl_get_geometry(f), &r, only);
 	ftl_destroy(f);
-	if (big && (bench_big(&j, &rng) || bench_qlc8t(&j, &rng)))
+	if ((strchr(only, 'd') && bench_big(&j, &rng)) || (strchr(only, 'f') && bench_qlc8t(&j, &rng)))
 		return 1;
 	long peak = rss_kib("VmHWM:");
 	jout_i64(&j, "peak_rss_kib", peak > peak_before_reset ? peak : peak_before_reset);
 	jout_end(&j);
 	return fg_json_finish(&j);
 fail:
-	fprintf(stderr, "femu-gandalf bench: write failed: %s\n", ftl_strerror(rc));
+	if (f)
+		fprintf(stderr, "femu-gandalf bench: write failed: %s\n", ftl_strerror(rc));
 	ftl_destroy(f);
 	return 1;
 }
@@ -914,10 +933,11 @@ fail:
 int cmd_bench(int argc, char **argv)
 {
 	gboolean big = FALSE, quick = FALSE;
-	char **parse = NULL, *kv = NULL, *policy = "all", *device = NULL;
+	char **parse = NULL, *kv = NULL, *policy = "all", *device = NULL, *only = NULL;
 	GOptionEntry opts[] = {
 		{"quick", 'q', 0, G_OPTION_ARG_NONE, &quick, "8 GiB device instead of 64 GiB (faster, less exact)", NULL},
 		{"big", 0, 0, G_OPTION_ARG_NONE, &big, "also run (d) and (f): the 3.84 TB ent-tlc-4t and 7.68 TB qlc-8t presets at full size, peak RSS", NULL},
+		{"only", 0, 0, G_OPTION_ARG_STRING, &only, "run only these of the cases a-f (e.g. --only c, --only ce; d and f need no --big)", "LETTERS"},
 		{"parse", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &parse, "instead, time the trace reader on PATH (repeatable)", "PATH"},
 		{"kv", 0, 0, G_OPTION_ARG_FILENAME, &kv, "instead, time the KV simulator's policies on the KV trace PATH", "PATH"},
 		{"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "with --kv: one policy (default all)", "P"},
@@ -928,6 +948,7 @@ int cmd_bench(int argc, char **argv)
 	g_option_context_add_main_entries(ctx, opts, NULL);
 	g_option_context_set_description(ctx, "Examples:\n  femu-gandalf bench\n  femu-gandalf bench --quick\n"
 					      "  femu-gandalf bench --big   # needs ~10 GiB RAM\n"
+					      "  femu-gandalf bench --only c   # one case: (c), the KV-like objects\n"
 					      "  femu-gandalf bench --parse ../shared/traces/weka-claude-code\n"
 					      "  femu-gandalf bench --kv ../shared/traces/weka-claude-code --policy lru\n"
 					      "  femu-gandalf bench --kv ../shared/traces/weka-claude-code --policy lru --device ent-tlc-1t\n");
@@ -944,5 +965,9 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (kv)
 		return bench_kv(kv, policy, device);
-	return bench_ftl(quick, big);
+	if (only && (!*only || only[strspn(only, "abcdef")])) {
+		fprintf(stderr, "femu-gandalf bench: --only %s: the cases are letters a-f (e.g. --only c)\n", only);
+		return EXIT_USAGE;
+	}
+	return bench_ftl(quick, only ? only : big ? "abcdef" : "abce");
 }

@@ -283,11 +283,17 @@ static uint64_t frontier_program(struct ftl *f, struct frontier *fr, uint64_t no
 	f->blk[s->gblk].wp = s->page; /* pages below wp are on NAND; the rest is buffered */
 	{
 		/* the frontier's pages stripe over its slots, so each slot's P2L is its own stream:
-		 * start fetching the P2L line of the page a few slots ahead will fill */
+		 * start fetching the P2L line of the page a few slots ahead will fill (its p2l_pg
+		 * entry when there is one: a whole page goes there, and p2l may never have been
+		 * touched, its pages not even mapped, where a prefetch costs a page walk for nothing) */
 		uint32_t n = f->g.frontier_slots, j = fr->cur + 8 < n ? fr->cur + 8 : (fr->cur + 8) % n;
 		const struct slot *a = &fr->slot[j];
-		if (a->gblk != NONE && a->page < f->ppb)
-			__builtin_prefetch(&f->p2l[a->gblk * f->upb + a->page * f->upp], 1);
+		if (a->gblk != NONE && a->page < f->ppb) {
+			if (f->p2l_pg)
+				__builtin_prefetch(&f->p2l_pg[(uint64_t)a->gblk * f->ppb + a->page], 1);
+			else
+				__builtin_prefetch(&f->p2l[a->gblk * f->upb + a->page * f->upp], 1);
+		}
 	}
 	if (f->cfg.gc_unit == FTL_GC_BLOCK) {
 		if (s->page == f->ppb) {

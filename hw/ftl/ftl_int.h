@@ -14,8 +14,9 @@
  *               cleared on invalidation: the valid bitmap says whether it is current. Read it
  *               through p2l_get(): a page a host write filled whole keeps its lpns in
  *               p2l_pg instead, and its units' p2l entries are not written.
- *   p2l_pg[pg] = lpn + 1 of unit 0 of page pg when a host write mapped the whole page (units
- *               lpn.., in order) since its block's erase, else 0 (upp > 1 only; 4 bytes a page).
+ *   p2l_pg[pg] = lpn + 1 of unit 0 of page pg when a host write, or a GC or wear-leveling
+ *               move, mapped the whole page (units lpn.., in order) since its block's erase,
+ *               else 0 (upp > 1 only; 4 bytes a page).
  *               A KV replay writes objects in whole pages, so p2l is never touched and the
  *               kernel never has to zero it (1 GB on ent-tlc-1t); the erase clears the
  *               entries it finds set, and only those, so a drive written in single units never

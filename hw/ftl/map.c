@@ -128,20 +128,25 @@ static inline __attribute__((always_inline)) void inval_add(struct ftl *f, struc
 }
 
 /*
- * Page ppn.. now holds lpn.. lpn + upp - 1, all valid (a host write of the whole page): its
- * stripe certificate, and whether it continues the page before it in write order (same
- * superblock; that page whole, its last unit lpn - 1).
+ * Page ppn.. now holds lpn.. lpn + upp - 1, all valid (a whole page, mapped from frontier fr
+ * before its program, so fr's current slot is that page): its stripe certificate, and whether
+ * it continues the page before it in write order (same superblock; that page whole, its last
+ * unit lpn - 1). The page's place in write order comes from the frontier (the superblock, the
+ * member, the row), not from dividing ppn: this runs for every page of a KV replay.
  */
-static void certify_page(struct ftl *f, uint32_t lpn, uint32_t ppn)
+static void certify_page(struct ftl *f, const struct frontier *fr, uint32_t lpn, uint32_t ppn)
 {
-	const uint32_t P = f->bpg;
-	uint32_t b, row, m;
-	uint64_t s = spage_parts(f, ppn, &b, &row, &m);
+	const uint32_t P = f->bpg, m = fr->cur, b = fr->slot[m].gblk, row = fr->slot[m].page;
+	const uint64_t s = ((uint64_t)fr->gu * f->ppb + row) * P + m;
+	assert((uint64_t)b * f->upb + (uint64_t)row * f->upp == ppn && s == spage_of(f, ppn));
+	(void)ppn;
 	bit_set(f->sp_whole, s);
 	if ((!row && !m) || !lpn || !bit_get(f->sp_whole, s - 1))
 		return; /* the superblock's first page, or the page before is not whole */
-	uint32_t pb = m ? b - 1 : b + P - 1, prow = m ? row : row - 1;
-	if (p2l_get(f, pb * f->upb + prow * f->upp + f->upp - 1) == lpn) /* (p2l holds lpn + 1) */
+	/* the page before: the member before on the same row, or the last member a row up */
+	const uint64_t prev = (uint64_t)(m ? b - 1 : b + P - 1) * f->ppb + (m ? row : row - 1);
+	const uint32_t h = f->p2l_pg ? f->p2l_pg[prev] : 0; /* (lpn + 1 of its unit 0) */
+	if ((h ? h + f->upp - 1 : f->p2l[(prev + 1) * f->upp - 1]) == lpn) /* its last: lpn - 1 */
 		bit_set(f->sp_cont, s);
 }
 
@@ -149,18 +154,19 @@ static void certify_page(struct ftl *f, uint32_t lpn, uint32_t ppn)
  * map_unit() for n units lpn.. to ppn.. of one open (not closed) GC unit, as n calls would
  * leave it: the open unit has no bucket to keep, so its valid count moves once. Host writes.
  */
-static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n)
+static inline void map_run(struct ftl *f, const struct frontier *fr, uint32_t lpn, uint32_t ppn,
+                           uint32_t n)
 {
 	struct inval iv = {NONE, 0, NONE};
 	const bool whole = f->p2l_pg && n == f->upp; /* the page's lpns go to p2l_pg */
 	uint32_t *l2p = f->l2p + lpn;
-	/* the old copies first, then the new mapping: the new units were never valid, so the
-	 * order does not matter */
-	for (uint32_t i = 0; i < n; i++)
+	/* each unit's old copy, then its new mapping (the new units were never valid: no old
+	 * copy is among them) */
+	for (uint32_t i = 0; i < n; i++) {
 		if (l2p[i])
 			inval_add(f, &iv, l2p[i] - 1);
-	for (uint32_t i = 0; i < n; i++)
 		l2p[i] = ppn + i + 1;
+	}
 	if (whole)
 		f->p2l_pg[page_of(f, ppn)] = lpn + 1;
 	else
@@ -171,13 +177,14 @@ static inline void map_run(struct ftl *f, uint32_t lpn, uint32_t ppn, uint32_t n
 	f->gu[gu_of(f, ppn)].valid += n;
 	ucls_host(f, ppn, n);
 	if (f->sp_whole && n == f->upp)
-		certify_page(f, lpn, ppn);
+		certify_page(f, fr, lpn, ppn);
 }
 
 /*
- * Move n valid units that share one NAND page (GC or WL): one read of that page, then each unit
- * to the GC frontier. The old copies are known, so L2P is only written, never read: the
- * stores overlap instead of stalling on cache misses one after another.
+ * Move n valid units that share one NAND page (GC or WL): one read of that page, then the units
+ * to the GC frontier a page at a time, as the host path writes them (a whole page of lpns in
+ * order is recorded in p2l_pg and certified). The old copies are known, so L2P is only written,
+ * never read: the stores overlap instead of stalling on cache misses one after another.
  */
 int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cause, uint64_t now)
 {
@@ -191,39 +198,78 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 	uint64_t bytes = (uint64_t)n * f->cfg.unit_size;
 	f->st.gc_read_bytes += bytes;
 	f->st.nand_read_bytes += bytes;
-	uint64_t run_units = 0;
 	int err = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		if (f->upp > 1 && i + 1 < n) {
-			/* units that fit the GC frontier's open page before its last: one reservation */
-			uint32_t k, ppn = ftl_frontier_take_run(f, f->gc_dst, t, n - i, &k, &err, cause,
-			                                        NULL);
-			if (k) {
-				struct inval iv = {NONE, 0, NONE};
-				for (uint32_t j = 0; j < k; j++) {
-					uint32_t o = ppn_old[i + j], lpn = p2l_get(f, o) - 1;
-					inval_add(f, &iv, o);
-					ucls_move(f, o, ppn + j, cause);
-					f->l2p[lpn] = ppn + j + 1;
-					f->p2l[ppn + j] = lpn + 1;
-					bit_set(f->valid, ppn + j);
-				}
-				inval_flush(f, &iv);
-				f->gu[gu_of(f, ppn)].valid += k;
-				run_units += k;
-				i += k - 1;
-				continue;
-			}
-			if (ppn == NONE && err)
+	if (f->upp == 1) { /* one unit per page: one per call */
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t old = ppn_old[i], lpn = p2l_get(f, old) - 1;
+			uint32_t ppn = ftl_frontier_take(f, f->gc_dst, t, &err, cause, NULL);
+			if (ppn == NONE)
 				break;
+			ftl_invalidate(f, old);
+			map_set(f, lpn, ppn);
+			ucls_move(f, old, ppn, cause);
 		}
-		uint32_t old = ppn_old[i], lpn = p2l_get(f, old) - 1;
-		uint32_t ppn = ftl_frontier_take(f, f->gc_dst, t, &err, cause, NULL);
-		if (ppn == NONE)
-			break;
-		ftl_invalidate(f, old);
-		map_set(f, lpn, ppn);
-		ucls_move(f, old, ppn, cause);
+		return err;
+	}
+	/* what the units share, once: their page (no longer whole), its lpns if it was written
+	 * whole, their bitmap word when a page's units lie in one word (units_per_page a power of
+	 * two), their GC unit */
+	const uint32_t spg = page_of(f, ppn_old[0]), h = f->p2l_pg ? f->p2l_pg[spg] : 0;
+	const bool one_word = !(f->upp & (f->upp - 1));
+	const int why = cause == PROG_GC ? FTL_ATTR_GC : FTL_ATTR_WL;
+	uint64_t run_units = 0;
+	if (f->sp_whole)
+		bit_clr(f->sp_whole, spage_of(f, ppn_old[0]));
+	for (uint32_t i = 0; i < n; i++) {
+		/* units into the GC frontier's open page, up to its end: one reservation, the
+		 * units mapped, then the page's program if they filled it */
+		bool full;
+		uint32_t k, ppn = ftl_frontier_take_to_end(f, f->gc_dst, t, n - i, &k, &err, cause,
+		                                           NULL, &full);
+		if (!k)
+			break; /* the frontier could not get a block: err says why */
+		uint32_t lpn[64];
+		bool seq = f->p2l_pg && k == f->upp, same = true; /* a whole page in order? */
+		uint64_t clr = 0;
+		uint32_t run0 = 0; /* units of class c0 before any other: charged at once */
+		const uint8_t c0 = f->ucls[ppn_old[i]] & UCLS_CLS;
+		for (uint32_t j = 0; j < k; j++) {
+			uint32_t o = ppn_old[i + j];
+			assert(page_of(f, o) == spg && bit_get(f->valid, o));
+			lpn[j] = h ? h - 1 + (o - spg * f->upp) : f->p2l[o] - 1;
+			seq = seq && lpn[j] == lpn[0] + j;
+			if (one_word)
+				clr |= 1ull << (o & 63);
+			else
+				bit_clr(f->valid, o);
+			uint8_t c = f->ucls[o] & UCLS_CLS;
+			f->ucls[o] |= UCLS_MOVED;
+			f->ucls[ppn + j] = c;
+			same = same && c == c0;
+			if (same)
+				run0++;
+			else
+				f->attr.prog[c ? c - 1 : 0][why] += f->cfg.unit_size;
+			f->l2p[lpn[j]] = ppn + j + 1;
+		}
+		f->attr.prog[c0 ? c0 - 1 : 0][why] += (uint64_t)run0 * f->cfg.unit_size;
+		if (one_word)
+			f->valid[ppn_old[i] >> 6] &= ~clr;
+		struct inval iv = {gu_of(f, ppn_old[i]), k, NONE};
+		inval_flush(f, &iv);
+		if (seq) /* as a host write of the whole page records it (ftl_int.h) */
+			f->p2l_pg[page_of(f, ppn)] = lpn[0] + 1;
+		else
+			for (uint32_t j = 0; j < k; j++)
+				f->p2l[ppn + j] = lpn[j] + 1;
+		bits_set(f->valid, ppn, k);
+		f->gu[gu_of(f, ppn)].valid += k;
+		if (seq && f->sp_whole)
+			certify_page(f, &f->fr[f->gc_dst], lpn[0], ppn);
+		if (full)
+			ftl_frontier_fill(f, f->gc_dst, t, cause);
+		run_units += k;
+		i += k - 1;
 	}
 	ftl_count_prog(f, cause, run_units);
 	return err;
@@ -325,7 +371,7 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 			                                           &n, &err, PROG_HOST, &ready, &full);
 			if (n) {
 				run_units += n;
-				map_run(f, (uint32_t)lpn, ppn, n);
+				map_run(f, &f->fr[fid], (uint32_t)lpn, ppn, n);
 				if (full)
 					ftl_frontier_fill(f, fid, now, PROG_HOST);
 				done = max64(done, ready);

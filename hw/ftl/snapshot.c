@@ -225,6 +225,28 @@ static void get_streams(struct rd *r, struct ftl *f, uint32_t version)
 }
 
 /*
+ * Every attribution byte names a class the drive has (at most FTL_CLASSES) and no bits but
+ * UCLS_MOVED and UCLS_TRIMMED besides: the erase counts by them (stats.c). Eight bytes at a
+ * time: a byte's low nibble plus 11 carries into 0x10 exactly when the class is above 4.
+ */
+static bool ucls_ok(const uint8_t *u, uint64_t n)
+{
+	_Static_assert(FTL_CLASSES == 4 && UCLS_CLS == 0x0f, "ucls_ok() tests for classes 0-4");
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, u + i, 8);
+		if ((w & 0x30 * ones) || (((w & 0x0f * ones) + 0x0b * ones) & 0x10 * ones))
+			return false;
+	}
+	for (; i < n; i++)
+		if ((u[i] & 0x30) || (u[i] & UCLS_CLS) > FTL_CLASSES)
+			return false;
+	return true;
+}
+
+/*
  * Version 5's wear attribution. An older file has none: every unit programmed since its
  * block's erase, or mapped in a page still open, is taken as class 0's, and what the drive did before the load is charged to
  * class 0 (its programs by cause, its erases as overwritten data, its GC copies to no cause),
@@ -236,7 +258,7 @@ static void get_attribution(struct rd *r, struct ftl *f, uint32_t version)
 		get_sec(r, f->ucls, f->ucls_bytes, "wear attribution");
 		get_sec(r, &f->attr, sizeof(f->attr), "wear attribution");
 		get_sec(r, &f->wcls, sizeof(f->wcls), "wear attribution");
-		if (!r->bad && f->wcls >= FTL_CLASSES) {
+		if (!r->bad && (f->wcls >= FTL_CLASSES || !ucls_ok(f->ucls, f->ucls_bytes))) {
 			r->bad = 2;
 			r->what = "wear attribution";
 		}

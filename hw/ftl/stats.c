@@ -54,23 +54,54 @@ void ftl_get_attribution(const struct ftl *f, struct ftl_attribution *a)
  * they held, and, for a GC victim, its copies to its invalid units' classes and ways of
  * leaving (largest remainder: the shares add up to the copies exactly). Resets its units.
  */
+/* a ucls byte's class (at most FTL_CLASSES, so 3 bits) and its way of leaving, packed into 5
+ * bits: the index of its count */
+#define UCLS_IDX(x) (((x) & 7) | ((x) >> 6) << 3)
+
+/*
+ * Counts the ucls bytes u[0..n) by UCLS_IDX into h (4 tables: the caller adds them up). A word
+ * of 8 equal bytes counts at once: a unit's byte is set per host write or move, so they come in
+ * runs. The rest go to the 4 tables in turn, so that a run of equal bytes does not make each
+ * increment wait for the one before it through the store buffer.
+ */
+static void ucls_count(const uint8_t *u, uint64_t n, uint32_t h[4][32])
+{
+	uint64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, u + i, 8);
+		if (w == u[i] * 0x0101010101010101ull) {
+			h[0][UCLS_IDX(u[i])] += 8;
+			continue;
+		}
+		for (int k = 0; k < 8; k++)
+			h[k & 3][UCLS_IDX((uint8_t)(w >> 8 * k))]++;
+	}
+	for (; i < n; i++)
+		h[i & 3][UCLS_IDX(u[i])]++;
+}
+
 void ftl_attr_erase(struct ftl *f, uint32_t g, uint8_t cause)
 {
 	uint64_t n[FTL_CLASSES][3] = {{0}}, empty = 0, us = f->cfg.unit_size;
+	uint32_t h[4][32] = {{0}}; /* (a GC unit holds under 2^32 units: ppns are 32-bit) */
 	for (uint32_t i = 0; i < f->bpg; i++) {
 		uint32_t b = g * f->bpg + i;
 		uint8_t *u = f->ucls + (uint64_t)b * f->upb;
 		if (!f->blk[b].bad) /* (a retired block is not erased, and holds nothing) */
-			for (uint32_t k = 0; k < f->upb; k++) {
-				uint8_t x = u[k], c = x & UCLS_CLS;
-				if (!c)
-					empty++;
-				else
-					n[c - 1][x & UCLS_MOVED     ? FTL_ATTR_MOVED
-					         : x & UCLS_TRIMMED ? FTL_ATTR_TRIMMED
-					                            : FTL_ATTR_OVERWRITTEN]++;
-			}
+			ucls_count(u, f->upb, h);
 		memset(u, 0, f->upb);
+	}
+	for (unsigned x = 0; x < 32; x++) {
+		uint64_t k = (uint64_t)h[0][x] + h[1][x] + h[2][x] + h[3][x], c = x & 7;
+		if (!k)
+			continue;
+		if (!c)
+			empty += k;
+		else
+			n[c - 1][x & (UCLS_MOVED >> 3)     ? FTL_ATTR_MOVED
+			         : x & (UCLS_TRIMMED >> 3) ? FTL_ATTR_TRIMMED
+			                                   : FTL_ATTR_OVERWRITTEN] += k;
 	}
 	uint64_t moved = 0, inval = 0;
 	for (int c = 0; c < FTL_CLASSES; c++) {
