@@ -199,6 +199,24 @@ rc=$(expect_rc scripts/experiments/waf-check --quick --trace "$T/nope.jsonl")
 if [ "$rc" = 2 ] && grep -q "waf-check: --trace $T/nope.jsonl: no such file or directory" "$T/e.log"; then
 	pass "--trace of a missing file: exit 2, named"
 else fail "--trace missing: exit $rc: $(cat "$T/e.log")"; fi
+# --policies: where --only picks the presets, it picks the policies (hbf-endurance's whole-trace
+# lru runs are the ones `all` made, so this reruns nothing); elsewhere, and for a name the
+# experiment does not run, exit 2 with the reason
+if FG_EXP_WORK=$T/work scripts/experiments/hbf-endurance --quick --folds 0 --policies lru --out "$T/hbf-lru" \
+	>"$T/p.log" 2>&1 && python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1] + '/hbf-endurance.csv')))
+assert [(r['set'], r['policy']) for r in rows] == [('all', 'lru')], rows
+" "$T/hbf-lru"; then pass "hbf-endurance --policies lru: one run, lru's"
+else fail "hbf-endurance --policies lru: $(tail -5 "$T/p.log")"; fi
+rc=$(expect_rc scripts/experiments/hbf-endurance --quick --policies "lru nope" --out "$T/hbf-nope")
+if [ "$rc" = 2 ] && grep -q "hbf-endurance: --policies nope: not one of: gandalf lru" "$T/e.log"; then
+	pass "--policies with a policy the experiment does not run: exit 2, named"
+else fail "--policies nope: exit $rc: $(cat "$T/e.log")"; fi
+rc=$(expect_rc scripts/experiments/capacity-ratio --quick --policies lru --out "$T/cr-policies")
+if [ "$rc" = 2 ] && grep -q "capacity-ratio: --policies: this experiment picks its policies with --only" "$T/e.log"; then
+	pass "--policies where --only picks the policies: exit 2, said"
+else fail "capacity-ratio --policies: exit $rc: $(cat "$T/e.log")"; fi
 if out=$(scripts/experiments/readme-sync --check --quick-root "$O" 2>&1); then
 	pass "results/README.md: every quick table is the script's, byte for byte"
 else

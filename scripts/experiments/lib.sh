@@ -50,7 +50,8 @@ Common flags: --quick (the small setup, under a minute or two; into results/$EXP
 --jobs N (runs at once, default 2), --folds K (the whole trace, then K disjoint folds of its
 sessions, each scaled to 1/K: default 4, 2 with --quick, 0 for the whole trace only), --fresh (forget finished runs), --out DIR (instead of
 results/$EXP[/quick]), --only "A B" (only these of the drives, presets or policies the
-experiment loops over first; the tables say which ran), --trace PATH (the experiment on your
+experiment loops over first; the tables say which ran), --policies "A B" (only these policies,
+in an experiment whose --only picks drives or presets; meta.json records it), --trace PATH (the experiment on your
 own KV trace, e.g. Bailian trace A: any format \`femu-gandalf kv\` reads; into
 results/$EXP-NAME[/quick]/, NAME the trace's file name without its extension).
 EOF
@@ -60,11 +61,12 @@ exp_init() {
 	EXP=$1
 	shift
 	EXP_ARGS=("$@")
-	QUICK=0 JOBS=2 FRESH=0 OUT= ONLY= EXP_TRACE= EXP_TAGNAME= FOLDS=
+	QUICK=0 JOBS=2 FRESH=0 OUT= ONLY= EXP_POLICIES= EXP_TRACE= EXP_TAGNAME= FOLDS=
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--quick) QUICK=1; shift ;;
 		--only) ONLY=${2:?--only needs a list}; shift 2 ;;
+		--policies) EXP_POLICIES=${2:?--policies needs a list}; shift 2 ;;
 		--trace) EXP_TRACE=${2:?--trace needs a path}; shift 2 ;;
 		--jobs) JOBS=${2:?--jobs needs N}; shift 2 ;;
 		--folds) FOLDS=${2:?--folds needs K}; shift 2 ;;
@@ -75,6 +77,9 @@ exp_init() {
 		esac
 	done
 	[[ $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "$EXP: --jobs $JOBS: must be a number >= 1" >&2; exit 2; }
+	# (an experiment that cannot take --policies says so rather than run every policy)
+	[ -z "$EXP_POLICIES" ] || grep -q '^kept=$(exp_policies ' "$0" ||
+		{ echo "$EXP: --policies: this experiment picks its policies with --only" >&2; exit 2; }
 	[ -n "$FOLDS" ] || FOLDS=$([ $QUICK = 1 ] && echo 2 || echo 4)
 	[[ $FOLDS =~ ^[0-9]+$ ]] && [ "$FOLDS" != 1 ] ||
 		{ echo "$EXP: --folds $FOLDS: must be 0 (the whole trace only) or a number >= 2" >&2; exit 2; }
@@ -223,11 +228,19 @@ exp_merge() {
 
 # exp_only NAME...: NAME... restricted to --only's list (all of them without --only); prints
 # the kept names, one line; an --only name outside the list is an error
-exp_only() {
-	[ -n "$ONLY" ] || { echo "$*"; return; }
-	local n kept=()
-	for n in $ONLY; do
-		[[ " $* " == *" $n "* ]] || { echo "$EXP: --only $n: not one of: $*" >&2; return 2; }
+exp_only() { exp_keep --only "$ONLY" "$@"; }
+
+# exp_policies NAME...: the same for --policies, in experiments whose --only picks the drives
+exp_policies() { exp_keep --policies "$EXP_POLICIES" "$@"; }
+
+# exp_keep FLAG LIST NAME...: NAME... restricted to LIST, in LIST's order (all of them if LIST
+# is empty)
+exp_keep() {
+	local flag=$1 list=$2 n kept=()
+	shift 2
+	[ -n "$list" ] || { echo "$*"; return; }
+	for n in $list; do
+		[[ " $* " == *" $n "* ]] || { echo "$EXP: $flag $n: not one of: $*" >&2; return 2; }
 		kept+=("$n")
 	done
 	echo "${kept[*]}"
