@@ -410,9 +410,11 @@ static inline void ucls_host(struct ftl *f, uint32_t ppn, uint32_t n)
 static inline void ucls_move(struct ftl *f, const uint32_t *old, uint32_t ppn, uint32_t k, int why)
 {
 	const uint8_t c0 = f->ucls[old[0]] & UCLS_CLS;
-	uint32_t run0 = 0;
+	f->ucls[old[0]] |= UCLS_MOVED;
+	f->ucls[ppn] = c0;
+	uint32_t run0 = 1;
 	bool same = true;
-	for (uint32_t j = 0; j < k; j++) {
+	for (uint32_t j = 1; j < k; j++) {
 		uint8_t c = f->ucls[old[j]] & UCLS_CLS;
 		f->ucls[old[j]] |= UCLS_MOVED;
 		f->ucls[ppn + j] = c;
