@@ -401,13 +401,30 @@ static inline void ucls_host(struct ftl *f, uint32_t ppn, uint32_t n)
 	}
 	f->attr.prog[f->wcls][FTL_ATTR_HOST] += (uint64_t)n * f->cfg.unit_size;
 }
-/* a GC or WL copy (cause PROG_GC or PROG_WL) of the unit at old to ppn */
-static inline void ucls_move(struct ftl *f, uint32_t old, uint32_t ppn, uint8_t cause)
+/*
+ * GC or WL copies (why FTL_ATTR_GC or FTL_ATTR_WL) of the k units at old[0..k) to ppn..ppn+k-1:
+ * each copy keeps its class and the old unit is marked moved. The units before the first of
+ * another class (all of them, usually: a page is written by one kind of object) are charged in
+ * one addition.
+ */
+static inline void ucls_move(struct ftl *f, const uint32_t *old, uint32_t ppn, uint32_t k, int why)
 {
-	uint8_t c = f->ucls[old] & UCLS_CLS;
-	f->ucls[old] |= UCLS_MOVED;
-	f->ucls[ppn] = c;
-	f->attr.prog[c ? c - 1 : 0][cause == PROG_GC ? FTL_ATTR_GC : FTL_ATTR_WL] += f->cfg.unit_size;
+	const uint8_t c0 = f->ucls[old[0]] & UCLS_CLS;
+	f->ucls[old[0]] |= UCLS_MOVED;
+	f->ucls[ppn] = c0;
+	uint32_t run0 = 1;
+	bool same = true;
+	for (uint32_t j = 1; j < k; j++) {
+		uint8_t c = f->ucls[old[j]] & UCLS_CLS;
+		f->ucls[old[j]] |= UCLS_MOVED;
+		f->ucls[ppn + j] = c;
+		same = same && c == c0;
+		if (same)
+			run0++;
+		else
+			f->attr.prog[c ? c - 1 : 0][why] += f->cfg.unit_size;
+	}
+	f->attr.prog[c0 ? c0 - 1 : 0][why] += (uint64_t)run0 * f->cfg.unit_size;
 }
 void ftl_attr_erase(struct ftl *f, uint32_t g, uint8_t cause);
 

@@ -199,6 +199,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 	f->st.gc_read_bytes += bytes;
 	f->st.nand_read_bytes += bytes;
 	int err = 0;
+	const int why = cause == PROG_GC ? FTL_ATTR_GC : FTL_ATTR_WL;
 	if (f->upp == 1) { /* one unit per page: one per call */
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t old = ppn_old[i], lpn = p2l_get(f, old) - 1;
@@ -207,7 +208,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 				break;
 			ftl_invalidate(f, old);
 			map_set(f, lpn, ppn);
-			ucls_move(f, old, ppn, cause);
+			ucls_move(f, &ppn_old[i], ppn, 1, why);
 		}
 		return err;
 	}
@@ -216,7 +217,6 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 	 * two), their GC unit */
 	const uint32_t spg = page_of(f, ppn_old[0]), h = f->p2l_pg ? f->p2l_pg[spg] : 0;
 	const bool one_word = !(f->upp & (f->upp - 1));
-	const int why = cause == PROG_GC ? FTL_ATTR_GC : FTL_ATTR_WL;
 	uint64_t run_units = 0;
 	if (f->sp_whole)
 		bit_clr(f->sp_whole, spage_of(f, ppn_old[0]));
@@ -229,10 +229,8 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 		if (!k)
 			break; /* the frontier could not get a block: err says why */
 		uint32_t lpn[64];
-		bool seq = f->p2l_pg && k == f->upp, same = true; /* a whole page in order? */
+		bool seq = f->p2l_pg && k == f->upp; /* a whole page in order? */
 		uint64_t clr = 0;
-		uint32_t run0 = 0; /* units of class c0 before any other: charged at once */
-		const uint8_t c0 = f->ucls[ppn_old[i]] & UCLS_CLS;
 		for (uint32_t j = 0; j < k; j++) {
 			uint32_t o = ppn_old[i + j];
 			assert(page_of(f, o) == spg && bit_get(f->valid, o));
@@ -242,17 +240,9 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 				clr |= 1ull << (o & 63);
 			else
 				bit_clr(f->valid, o);
-			uint8_t c = f->ucls[o] & UCLS_CLS;
-			f->ucls[o] |= UCLS_MOVED;
-			f->ucls[ppn + j] = c;
-			same = same && c == c0;
-			if (same)
-				run0++;
-			else
-				f->attr.prog[c ? c - 1 : 0][why] += f->cfg.unit_size;
 			f->l2p[lpn[j]] = ppn + j + 1;
 		}
-		f->attr.prog[c0 ? c0 - 1 : 0][why] += (uint64_t)run0 * f->cfg.unit_size;
+		ucls_move(f, &ppn_old[i], ppn, k, why);
 		if (one_word)
 			f->valid[ppn_old[i] >> 6] &= ~clr;
 		struct inval iv = {gu_of(f, ppn_old[i]), k, NONE};
