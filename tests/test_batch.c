@@ -3,8 +3,10 @@
  * completion times, counters, JSON report and whole saved state (the snapshot holds every table
  * and scalar), through GC, static wear leveling and the batch boundaries, on every GC mode and
  * stream layout, with issue times given or chained (FTL_NOW_PREV); a failing write stops the
- * batch where the loop would stop. Also the
- * multiply-for-divide helper of the hot paths (udiv32, ftl_int.h) against the divide.
+ * batch where the loop would stop. The same for the closed forms of the hot paths against their
+ * page-by-page references: striped reads (read_stripe), whole pages written a stripe at a time
+ * (write_stripe) and trimmed a page at a time. Also the multiply-for-divide helper of the hot
+ * paths (udiv32, ftl_int.h) against the divide.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -255,6 +257,97 @@ static void test_read_stripe_closed_form(void **state)
 	run_reads(c, 10000, dir);
 }
 
+/*
+ * Host writes of whole pages a stripe at a time (map.c, write_stripe) and whole-page TRIMs
+ * (trim_page) give what the general path gives page by page and unit by unit: every return code
+ * and completion time, the tables the snapshot leaves out (p2l_pg, the stripe certificates) and
+ * the whole saved state. KV-like objects of whole pages go to trimmed places (the stripe path),
+ * over live data (old copies: the general path for those pages), or start inside a page; with
+ * small writes, TRIMs of whole and partial pages, two streams, issue times that leave the
+ * write buffer full or empty, GC throughout, and blocks that retire (pe_cycles low, with
+ * variation) so that superblocks have bad members to skip, until the drive wears out.
+ */
+static void run_writes(struct ftl_config c, uint64_t ops, const char *dir)
+{
+	struct ftl *a = mk(&c), *b = mk(&c);
+	a->host_per_unit = true;
+	const struct ftl_geometry *g = ftl_get_geometry(a);
+	uint64_t page = c.page_size, pages = g->user_bytes / page, now = 0, i, pages_written = 0;
+	int rc = FTL_OK;
+	for (i = 0; i < ops && rc == FTL_OK; i++) {
+		uint64_t r = rnd(), kind = r % 100, np = 1 + (r >> 8) % (3 * g->planes);
+		uint64_t off = (r >> 16) % (pages - np) * page, len = np * page, da = 0, db = 0;
+		now += (r >> 40) % 4 == 0 ? 0 : (r >> 42) % 4000000; /* at once, or 0-4 ms later */
+		int ra, rb;
+		if (kind < 40) { /* an object into a trimmed place */
+			ra = ftl_trim(a, off, len, now, NULL);
+			rb = ftl_trim(b, off, len, now, NULL);
+			assert_int_equal(ra, rb);
+			if (ra == FTL_OK) {
+				ra = ftl_write(a, off, len, (r >> 30) % 2, now, &da);
+				rb = ftl_write(b, off, len, (r >> 30) % 2, now, &db);
+			}
+			pages_written += np;
+		} else if (kind < 70) { /* over live data, or starting inside a page */
+			if (kind >= 60)
+				off += (r >> 24) % 4 * 4096, len -= (r >> 28) % 2 * 4096;
+			ra = ftl_write(a, off, len, (r >> 30) % 2, now, &da);
+			rb = ftl_write(b, off, len, (r >> 30) % 2, now, &db);
+		} else if (kind < 85) { /* a small write */
+			uint64_t o = off + (r >> 24) % 4 * 4096, l = kind < 80 ? 4096 : 512;
+			ra = ftl_write(a, o, l, 1, now, &da);
+			rb = ftl_write(b, o, l, 1, now, &db);
+		} else if (kind < 95) { /* a TRIM of whole pages, or of a part of one */
+			uint64_t o = kind < 92 ? off : off + 4096, l = kind < 92 ? len : 8192;
+			ra = ftl_trim(a, o, l, now, &da);
+			rb = ftl_trim(b, o, l, now, &db);
+		} else {
+			ra = ftl_read(a, off, len, now, &da);
+			rb = ftl_read(b, off, len, now, &db);
+		}
+		assert_int_equal(ra, rb);
+		assert_int_equal(da, db);
+		rc = ra;
+		if (i % 4096 == 4095)
+			check_ok(b);
+	}
+	/* not vacuous: most object pages went a stripe at a time, and none in the reference */
+	assert_int_equal(a->stripe_pages, 0);
+	struct ftl_stats st;
+	ftl_get_stats(b, &st);
+	assert_true(b->stripe_pages > pages_written / 2);
+	/* and the general path the rest: the writes over live data and inside pages, about 40% */
+	assert_true(b->stripe_pages * page < st.host_write_bytes / 10 * 7);
+	assert_true(st.gc_victims > 0);
+	if (c.pe_cycles < 100) { /* worn out, through retirements */
+		assert_int_equal(rc, FTL_E_WORN);
+		assert_true(st.retired_blocks > 0);
+	} else {
+		assert_int_equal(rc, FTL_OK);
+	}
+	assert_memory_equal(a->p2l_pg, b->p2l_pg, a->p2l_pg_bytes);
+	assert_memory_equal(a->sp_whole, b->sp_whole, a->sp_bytes);
+	assert_memory_equal(a->sp_cont, b->sp_cont, a->sp_bytes);
+	assert_same(a, b, dir);
+	ftl_destroy(a);
+	ftl_destroy(b);
+}
+
+static void test_write_stripe(void **state)
+{
+	(void)state;
+	struct ftl_config c = small();
+	c.gc_unit = FTL_GC_SUPERBLOCK;
+	c.multiplane = true;
+	c.host_mbps = 7000;
+	c.t_cmd_us = 15;
+	run_writes(c, 30000, dir);
+	c.multiplane = false;
+	c.pe_cycles = 30;
+	c.pe_variation = 0.3;
+	run_writes(c, 1000000, dir);
+}
+
 static void test_batch_superblock_separate(void **state)
 {
 	(void)state;
@@ -377,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_batch_policies_wl),
 		cmocka_unit_test(test_batch_unit_is_page),
 		cmocka_unit_test(test_read_stripe_closed_form),
+		cmocka_unit_test(test_write_stripe),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rmdir(dir);

@@ -122,6 +122,9 @@ struct ftl {
 	uint32_t nfr, gc_fr;
 	uint32_t gc_dst;       /* where the victim in hand moves to (ftl_relocate) */
 	bool in_gc;
+	bool stripe_writes; /* host writes of whole pages go a stripe at a time (map.c, write_stripe) */
+	bool host_per_unit; /* tests: whole pages written and trimmed by the general path (reference) */
+	uint64_t stripe_pages; /* pages write_stripe() wrote (tests) */
 	uint32_t gc_futile; /* FIFO victims in a row with nothing to reclaim */
 	uint32_t bg_min_reclaim; /* background GC skips victims reclaiming fewer units */
 
@@ -219,6 +222,7 @@ uint32_t ftl_frontier_take_to_end(struct ftl *f, uint32_t fid, uint64_t now, uin
 				  uint32_t *n, int *err, uint8_t cause, uint64_t *ready, bool *full);
 void ftl_frontier_fill(struct ftl *f, uint32_t fid, uint64_t now, uint8_t cause);
 void ftl_frontier_pad(struct ftl *f, uint32_t fr, uint64_t now, uint64_t *done);
+uint32_t ftl_frontier_next_slot(const struct ftl *f, const struct frontier *fr, uint32_t i);
 void ftl_pool_put(struct ftl *f, uint32_t gu);
 void ftl_closed_add(struct ftl *f, uint32_t gu);
 void ftl_closed_del(struct ftl *f, uint32_t gu);
@@ -240,13 +244,10 @@ void ftl_wear_level(struct ftl *f, uint64_t now);
 bool ftl_worn_out(const struct ftl *f);
 uint64_t ftl_held_units(const struct ftl *f);
 
-/* timing.c (ftl_time_read is inline, below) */
+/* timing.c (ftl_time_read, ftl_time_program and the write buffer's are inline, below) */
 uint64_t ftl_time_suspend(struct ftl *f, uint32_t l, uint64_t t);
 uint64_t ftl_time_link(struct ftl *f, uint64_t bytes, uint64_t t);
-uint64_t ftl_time_program(struct ftl *f, uint32_t gblk, uint64_t now);
 uint64_t ftl_time_erase(struct ftl *f, uint32_t gblk, uint64_t now);
-uint64_t ftl_wbuf_wait(struct ftl *f, uint64_t now);
-void ftl_wbuf_done(struct ftl *f, uint64_t done);
 
 /* stats.c */
 void ftl_stats_tick(struct ftl *f);
@@ -387,18 +388,56 @@ static inline uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t unit
 	f->ch_busy[c] = x;
 	return x;
 }
+/* Program a page of gblk (timing.c's model); returns when it is done. Inline: a kv replay
+ * programs a page per 16 KiB written. */
+static inline uint64_t ftl_time_program(struct ftl *f, uint32_t gblk, uint64_t now)
+{
+	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p], c = f->plane_ch[p];
+	uint64_t d;
+	/*
+	 * multiplane: the page moves into the plane's cache register as soon as the plane's current
+	 * program has started (cache program), so the transfer overlaps that program and does not
+	 * hold the channel until the plane frees. multiplane=off (FEMU-like): once the LUN is done.
+	 */
+	uint64_t reg = f->cfg.multiplane ? (f->pl_busy[p] > f->t_prog_ns ? f->pl_busy[p] - f->t_prog_ns : 0)
+	                                 : f->lun_busy[l];
+	uint64_t x = max64(now, max64(reg, f->ch_busy[c])) + f->xfer_page_ns;
+	f->ch_busy[c] = x;
+	d = array_start(f, p, l, OP_PROG, x) + f->t_prog_ns;
+	array_end(f, p, l, d);
+	f->clock = max64(f->clock, d);
+	return d;
+}
+
+/* A host page needs a buffer slot: it gets the oldest one once that slot's program is done. */
+static inline uint64_t ftl_wbuf_wait(struct ftl *f, uint64_t now)
+{
+	return max64(now, f->wbuf[f->wbuf_head]);
+}
+
+static inline void ftl_wbuf_done(struct ftl *f, uint64_t done)
+{
+	f->wbuf[f->wbuf_head] = done;
+	f->wbuf_head = f->wbuf_head + 1 == f->nwbuf ? 0 : f->wbuf_head + 1;
+}
+
 #define UCLS_CLS 0x0f
 #define UCLS_MOVED 0x40
 #define UCLS_TRIMMED 0x80
-/* host data of class f->wcls now at ppn .. ppn+n-1 */
-static inline void ucls_host(struct ftl *f, uint32_t ppn, uint32_t n)
+/* n attribution bytes at p, each v (a class + 1) */
+static inline void ucls_fill(uint8_t *p, uint8_t v, uint32_t n)
 {
 	if (n == 4) { /* a 16 KiB page of 4 KiB units: one store, not a call */
-		uint32_t v = 0x01010101u * (uint8_t)(f->wcls + 1);
-		memcpy(f->ucls + ppn, &v, 4);
+		uint32_t w = 0x01010101u * v;
+		memcpy(p, &w, 4);
 	} else {
-		memset(f->ucls + ppn, f->wcls + 1, n);
+		memset(p, v, n);
 	}
+}
+/* host data of class f->wcls now at ppn .. ppn+n-1: its bytes, and their count */
+static inline void ucls_host(struct ftl *f, uint32_t ppn, uint32_t n)
+{
+	ucls_fill(f->ucls + ppn, (uint8_t)(f->wcls + 1), n);
 	f->attr.prog[f->wcls][FTL_ATTR_HOST] += (uint64_t)n * f->cfg.unit_size;
 }
 /*

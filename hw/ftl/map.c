@@ -181,6 +181,96 @@ static inline void map_run(struct ftl *f, const struct frontier *fr, uint32_t lp
 }
 
 /*
+ * Whole pages of a host write, lpn.. (npg pages), into frontier fid's open superblock a page
+ * per slot in stripe order: what ftl_frontier_take_to_end(), map_run() and ftl_frontier_fill()
+ * leave page by page, with what the pages share done once at the end (the GC unit's valid
+ * count, the attribution's and the media's byte counts) and the frontier's checks made once
+ * per page instead of once per step. Per page remain its L2P entries, its p2l_pg entry, its
+ * valid bits, its attribution bytes, its certificates, its write-buffer slot and its program's
+ * timing (ftl_time_program(): the planes and channels a stripe shares make it a recurrence, so
+ * it stays one step per page). Returns the pages written (*done: the latest buffer-slot time)
+ * and stops, possibly at 0, before a page that takes the general path: one whose units have
+ * old copies (their invalidation), the superblock's last page (its program closes the GC
+ * unit), a page followed by a bad block's slot, or no open superblock (opening may run GC).
+ * Needs p2l_pg and the certificates (a superblock of one block per plane) and a power-of-two
+ * units_per_page (a page's valid bits in one word): ftl_write() checks that.
+ */
+static inline __attribute__((always_inline)) uint32_t
+stripe_run(struct ftl *f, uint32_t fid, uint32_t lpn, uint64_t npg, uint64_t now, uint64_t *done,
+           const uint32_t U)
+{
+	struct frontier *fr = &f->fr[fid];
+	if (fr->gu == NONE || fr->slot[fr->cur].unit)
+		return 0;
+	/* (in locals: the stores into the tables could otherwise alias them, and reload them) */
+	const uint32_t n = f->g.frontier_slots, last = f->ppb - 1, upb = f->upb, ppb = f->ppb;
+	const uint64_t mask = U == 64 ? UINT64_MAX : (1ull << U) - 1;
+	const uint64_t sp0 = (uint64_t)fr->gu * ppb, P = f->bpg;
+	uint32_t *const l2p = f->l2p, *const p2l_pg = f->p2l_pg;
+	uint64_t *const valid = f->valid, *const sp_whole = f->sp_whole, *const sp_cont = f->sp_cont;
+	uint8_t *const ucls = f->ucls;
+	const uint8_t cls = (uint8_t)(f->wcls + 1);
+	struct slot *const slot = fr->slot;
+	uint32_t m = fr->cur, k = 0;
+	uint64_t rdy = *done;
+	for (; k < npg; k++, lpn += U) {
+		struct slot *s = &slot[m];
+		const uint32_t b = s->gblk, row = s->page, ppn = b * upb + row * U;
+		uint32_t nx = m + 1 < n ? m + 1 : 0;
+		if (slot[nx].gblk == NONE || (nx <= m && row == last))
+			break; /* a bad block's slot follows, or this page closes the superblock */
+		uint32_t *l = l2p + lpn, any = 0;
+		for (uint32_t j = 0; j < U; j++)
+			any |= l[j];
+		if (any)
+			break; /* old copies to invalidate */
+		if (n > 8) { /* the P2L line and valid word of the page 8 slots ahead (another block) */
+			const struct slot *a = &slot[m + 8 < n ? m + 8 : m + 8 - n];
+			if (a->gblk != NONE && a->page < ppb) {
+				__builtin_prefetch(&p2l_pg[(uint64_t)a->gblk * ppb + a->page], 1);
+				__builtin_prefetch(&valid[(a->gblk * upb + a->page * U) >> 6], 1);
+			}
+		}
+		const uint64_t ready = ftl_wbuf_wait(f, now);
+		s->ready = ready;
+		for (uint32_t j = 0; j < U; j++)
+			l[j] = ppn + j + 1;
+		p2l_pg[(uint64_t)b * ppb + row] = lpn + 1;
+		valid[ppn >> 6] |= mask << (ppn & 63);
+		ucls_fill(ucls + ppn, cls, U);
+		if (!k) {
+			certify_page(f, fr, lpn, ppn);
+		} else { /* the page before in write order is the one just written, its last lpn - 1 */
+			const uint64_t sp = (sp0 + row) * P + m;
+			bit_set(sp_whole, sp);
+			bit_set(sp_cont, sp);
+		}
+		ftl_wbuf_done(f, ftl_time_program(f, b, now));
+		s->page = row + 1;
+		f->blk[b].wp = row + 1;
+		rdy = max64(rdy, ready);
+		m = nx;
+		fr->cur = m; /* (certify_page() reads the page's slot from the frontier) */
+	}
+	if (k) {
+		f->stripe_pages += k;
+		f->gu[fr->gu].valid += k * U;
+		f->attr.prog[f->wcls][FTL_ATTR_HOST] += (uint64_t)k * U * f->cfg.unit_size;
+		f->own_media[fr->owner] += (uint64_t)k * f->cfg.page_size;
+	}
+	*done = rdy;
+	return k;
+}
+
+/* stripe_run() with its loops over a page's units unrolled for 16 KiB pages of 4 KiB units */
+static uint32_t write_stripe(struct ftl *f, uint32_t fid, uint32_t lpn, uint64_t npg,
+                             uint64_t now, uint64_t *done)
+{
+	return f->upp == 4 ? stripe_run(f, fid, lpn, npg, now, done, 4)
+	                   : stripe_run(f, fid, lpn, npg, now, done, f->upp);
+}
+
+/*
  * Move n valid units that share one NAND page (GC or WL): one read of that page, then the units
  * to the GC frontier a page at a time, as the host path writes them (a whole page of lpns in
  * order is recorded in p2l_pg and certified). The old copies are known, so L2P is only written,
@@ -351,6 +441,18 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	uint64_t whole_end = tail_part ? last : last + 1, run_units = 0;
 	for (uint64_t lpn = first; lpn <= last; lpn++) {
 		uint64_t t = now, ready = now;
+		if (f->stripe_writes && !f->host_per_unit && lpn < whole_end && (lpn != first || !head_part) &&
+		    whole_end - lpn >= f->upp) {
+			/* whole pages, a page per slot of the open superblock (as many as it takes
+			 * before a page needs the general path below) */
+			uint32_t r = write_stripe(f, fid, (uint32_t)lpn, (whole_end - lpn) / f->upp,
+			                          now, &done);
+			if (r) {
+				run_units += (uint64_t)r * f->upp;
+				lpn += (uint64_t)r * f->upp - 1;
+				continue;
+			}
+		}
 		if (f->upp > 1 && lpn < whole_end && (lpn != first || !head_part)) {
 			/* a run of whole units into the open page, up to its end: one reservation for
 			 * all, then the page's program once they are mapped */
@@ -762,6 +864,45 @@ timed:
 	return FTL_OK;
 }
 
+/*
+ * Trim lpn.. lpn + units_per_page - 1 if they are one whole page in order (the first at its
+ * page's first unit): what inval_add() and the unit loop of ftl_trim() do unit by unit, once for
+ * the page (its valid bits in one word, its certificate, its attribution bytes). False, with
+ * nothing done, when they are not.
+ */
+static bool trim_page(struct ftl *f, struct inval *iv, uint64_t lpn)
+{
+	const uint32_t U = f->upp, *l = f->l2p + lpn, ppn = l[0] - 1;
+	for (uint32_t j = 1; j < U; j++)
+		if (l[j] != l[0] + j)
+			return false;
+	const uint64_t mask = (U == 64 ? UINT64_MAX : (1ull << U) - 1) << (ppn & 63);
+	assert((f->valid[ppn >> 6] & mask) == mask);
+	f->valid[ppn >> 6] &= ~mask;
+	uint32_t g = gu_of(f, ppn);
+	if (f->sp_whole) {
+		iv->page = page_of(f, ppn);
+		bit_clr(f->sp_whole, spage_of(f, ppn));
+	}
+	if (g != iv->gu) {
+		inval_flush(f, iv);
+		iv->gu = g;
+	}
+	iv->n += U;
+	if (U == 4) { /* 16 KiB pages of 4 KiB units: one load and store */
+		uint32_t w;
+		memcpy(&w, f->ucls + ppn, 4);
+		w |= 0x01010101u * UCLS_TRIMMED;
+		memcpy(f->ucls + ppn, &w, 4);
+	} else {
+		for (uint32_t j = 0; j < U; j++)
+			f->ucls[ppn + j] |= UCLS_TRIMMED;
+	}
+	memset(f->l2p + lpn, 0, U * sizeof(uint32_t));
+	f->st.trim_units += U;
+	return true;
+}
+
 int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *done_ns)
 {
 	assert(f && f->l2p && f->p2l && f->valid);
@@ -775,8 +916,15 @@ int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	uint64_t touched = (off + len + us - 1) / us - off / us;
 	f->st.trim_partial_units += touched - (end > first ? end - first : 0);
 	struct inval iv = {NONE, 0, NONE};
+	const uint32_t U = f->upp;
+	/* whole pages at once where a page's valid bits lie in one word */
+	const bool pages = U > 1 && U <= 64 && !(U & (U - 1)) && !f->host_per_unit;
 	for (uint64_t lpn = first; lpn < end; lpn++) {
 		uint32_t m = f->l2p[lpn];
+		if (pages && m && !((m - 1) & (U - 1)) && end - lpn >= U && trim_page(f, &iv, lpn)) {
+			lpn += U - 1;
+			continue;
+		}
 		if (m) {
 			inval_add(f, &iv, m - 1);
 			f->ucls[m - 1] |= UCLS_TRIMMED;

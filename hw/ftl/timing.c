@@ -71,25 +71,6 @@ uint64_t ftl_time_suspend(struct ftl *f, uint32_t l, uint64_t t)
 	return s;
 }
 
-uint64_t ftl_time_program(struct ftl *f, uint32_t gblk, uint64_t now)
-{
-	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p], c = f->plane_ch[p];
-	uint64_t d;
-	/*
-	 * multiplane: the page moves into the plane's cache register as soon as the plane's current
-	 * program has started (cache program), so the transfer overlaps that program and does not
-	 * hold the channel until the plane frees. multiplane=off (FEMU-like): once the LUN is done.
-	 */
-	uint64_t reg = f->cfg.multiplane ? (f->pl_busy[p] > f->t_prog_ns ? f->pl_busy[p] - f->t_prog_ns : 0)
-	                                 : f->lun_busy[l];
-	uint64_t x = max64(now, max64(reg, f->ch_busy[c])) + f->xfer_page_ns;
-	f->ch_busy[c] = x;
-	d = array_start(f, p, l, OP_PROG, x) + f->t_prog_ns;
-	array_end(f, p, l, d);
-	f->clock = max64(f->clock, d);
-	return d;
-}
-
 uint64_t ftl_time_erase(struct ftl *f, uint32_t gblk, uint64_t now)
 {
 	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p];
@@ -105,16 +86,4 @@ uint64_t ftl_time_link(struct ftl *f, uint64_t bytes, uint64_t t)
 	uint64_t s = max64(t, f->host_busy) + link_ns(f, bytes);
 	f->host_busy = s;
 	return s;
-}
-
-/* A host page needs a buffer slot: it gets the oldest one once that slot's program is done. */
-uint64_t ftl_wbuf_wait(struct ftl *f, uint64_t now)
-{
-	return max64(now, f->wbuf[f->wbuf_head]);
-}
-
-void ftl_wbuf_done(struct ftl *f, uint64_t done)
-{
-	f->wbuf[f->wbuf_head] = done;
-	f->wbuf_head = f->wbuf_head + 1 == f->nwbuf ? 0 : f->wbuf_head + 1;
 }
