@@ -390,7 +390,8 @@ static inline uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t unit
 }
 /* Program a page of gblk (timing.c's model); returns when it is done. Inline: a kv replay
  * programs a page per 16 KiB written. */
-static inline uint64_t ftl_time_program(struct ftl *f, uint32_t gblk, uint64_t now)
+static inline __attribute__((always_inline)) uint64_t ftl_time_program(struct ftl *f, uint32_t gblk,
+                                                                       uint64_t now)
 {
 	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p], c = f->plane_ch[p];
 	uint64_t d;
