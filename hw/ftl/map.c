@@ -224,13 +224,12 @@ stripe_run(struct ftl *f, uint32_t fid, uint32_t lpn, uint64_t npg, uint64_t now
 			any |= l[j];
 		if (any)
 			break; /* old copies to invalidate */
-		if (n > 8) { /* the P2L line and valid word of the page 8 slots ahead (another block) */
-			const struct slot *a = &slot[m + 8 < n ? m + 8 : m + 8 - n];
-			if (a->gblk != NONE && a->page < ppb) {
-				__builtin_prefetch(&p2l_pg[(uint64_t)a->gblk * ppb + a->page], 1);
-				__builtin_prefetch(&valid[(a->gblk * upb + a->page * U) >> 6], 1);
-			}
-		}
+		/* the slot's next line of p2l_pg (16 rows on) and of the valid bitmap (128 pages of 4
+		 * units on), fetched long before it is needed: two instructions, and no slower than
+		 * fetching the lines 8 slots ahead or nothing (bench --kv, 4 interleaved runs each:
+		 * 4.74-5.04 s of CPU against 4.78-5.38 and 4.80-6.24) */
+		__builtin_prefetch(&p2l_pg[(uint64_t)b * ppb + row + 16], 1);
+		__builtin_prefetch(&valid[(ppn >> 6) + 8], 1);
 		const uint64_t ready = ftl_wbuf_wait(f, now);
 		s->ready = ready;
 		for (uint32_t j = 0; j < U; j++)
