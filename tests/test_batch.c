@@ -261,8 +261,8 @@ static void test_read_stripe_closed_form(void **state)
  * Host writes of whole pages a stripe at a time (map.c, write_stripe) and whole-page TRIMs
  * (trim_page) give what the general path gives page by page and unit by unit: every return code
  * and completion time, the tables the snapshot leaves out (p2l_pg, the stripe certificates) and
- * the whole saved state. KV-like objects of whole pages go to trimmed places (the stripe path),
- * over live data (old copies: the general path for those pages), or start inside a page; with
+ * the whole saved state. KV-like objects of whole pages go to trimmed places or over live data
+ * (old copies to invalidate, a page at a time), or start inside a page (the general path); with
  * small writes, TRIMs of whole and partial pages, two streams, issue times that leave the
  * write buffer full or empty, GC throughout, and blocks that retire (pe_cycles low, with
  * variation) so that superblocks have bad members to skip, until the drive wears out.
@@ -311,13 +311,13 @@ static void run_writes(struct ftl_config c, uint64_t ops, const char *dir)
 		if (i % 4096 == 4095)
 			check_ok(b);
 	}
-	/* not vacuous: most object pages went a stripe at a time, and none in the reference */
+	/* not vacuous: the object pages went a stripe at a time, none in the reference */
 	assert_int_equal(a->stripe_pages, 0);
 	struct ftl_stats st;
 	ftl_get_stats(b, &st);
-	assert_true(b->stripe_pages > pages_written / 2);
-	/* and the general path the rest: the writes over live data and inside pages, about 40% */
-	assert_true(b->stripe_pages * page < st.host_write_bytes / 10 * 7);
+	assert_true(b->stripe_pages > pages_written); /* objects, and overwrites of whole pages */
+	/* the general path the rest: writes inside pages, small ones, superblocks' last pages */
+	assert_true(b->stripe_pages * page < st.host_write_bytes / 100 * 95);
 	assert_true(st.gc_victims > 0);
 	if (c.pe_cycles < 100) { /* worn out, through retirements */
 		assert_int_equal(rc, FTL_E_WORN);

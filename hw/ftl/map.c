@@ -189,9 +189,10 @@ static inline void map_run(struct ftl *f, const struct frontier *fr, uint32_t lp
  * valid bits, its attribution bytes, its certificates, its write-buffer slot and its program's
  * timing (ftl_time_program(): the planes and channels a stripe shares make it a recurrence, so
  * it stays one step per page). Returns the pages written (*done: the latest buffer-slot time)
- * and stops, possibly at 0, before a page that takes the general path: one whose units have
- * old copies (their invalidation), the superblock's last page (its program closes the GC
- * unit), a page followed by a bad block's slot, or no open superblock (opening may run GC).
+ * and stops, possibly at 0, before a page that takes the general path: the superblock's last
+ * page (its program closes the GC unit), a page followed by a bad block's slot, or no open
+ * superblock (opening may run GC). Old copies of a page's units are invalidated as map_run()
+ * does, a page at a time (one greedy bucket move per GC unit and page, in the same order).
  * Needs p2l_pg and the certificates (a superblock of one block per plane) and a power-of-two
  * units_per_page (a page's valid bits in one word): ftl_write() checks that.
  */
@@ -222,8 +223,13 @@ stripe_run(struct ftl *f, uint32_t fid, uint32_t lpn, uint64_t npg, uint64_t now
 		uint32_t *l = l2p + lpn, any = 0;
 		for (uint32_t j = 0; j < U; j++)
 			any |= l[j];
-		if (any)
-			break; /* old copies to invalidate */
+		if (any) { /* the old copies, as map_run() invalidates them: batched per page */
+			struct inval iv = {NONE, 0, NONE};
+			for (uint32_t j = 0; j < U; j++)
+				if (l[j])
+					inval_add(f, &iv, l[j] - 1);
+			inval_flush(f, &iv);
+		}
 		/* the slot's next line of p2l_pg (16 rows on) and of the valid bitmap (128 pages of 4
 		 * units on), fetched long before it is needed: two instructions, and no slower than
 		 * fetching the lines 8 slots ahead or nothing (bench --kv, 4 interleaved runs each:
