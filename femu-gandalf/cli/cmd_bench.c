@@ -881,7 +881,8 @@ static int bench_qlc8t(struct json_out *j, uint64_t *rng)
 /* (a)-(c) and (e) on fresh devices of the same geometry, (d) and (f): those of only's letters */
 static int bench_ftl(bool quick, const char *only)
 {
-	/* 64 GiB user at Sf 0.10: 8 ch x 8 LUN, 1 MiB blocks (64 x 16 KiB pages), superblock GC */
+	/* 64 GiB user at Sf 0.10: 8 ch x 8 LUN, 1 MiB blocks (64 x 16 KiB pages), GC by block (the
+	 * tiny preset's gc_unit: the published figures of (a)-(c) are block GC's) */
 	const char *bpp = quick ? "blocks_per_plane=143" : "blocks_per_plane=1138";
 	char *sets[] = {"channels=8", "luns_per_channel=8", "planes_per_lun=1", (char *)bpp,
 			"pages_per_block=64", "page_size=16384", "unit_size=4096", "spare_factor=0.10",
