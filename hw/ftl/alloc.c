@@ -213,11 +213,6 @@ static uint32_t next_good_slot(const struct ftl *f, const struct frontier *fr, u
 	return NONE;
 }
 
-uint32_t ftl_frontier_next_slot(const struct ftl *f, const struct frontier *fr, uint32_t i)
-{
-	return next_good_slot(f, fr, i);
-}
-
 /* Give slot fr->cur an open block. Host frontiers run foreground GC first when space is low. */
 static int frontier_open(struct ftl *f, uint32_t fid, uint64_t now, uint64_t *gc_end)
 {

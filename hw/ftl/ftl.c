@@ -142,8 +142,9 @@ static bool ftl_tables_alloc(struct ftl *f)
 		f->sp_whole = ftl_big_alloc(f->sp_bytes);
 		f->sp_cont = ftl_big_alloc(f->sp_bytes);
 	}
+	f->page_word = f->upp <= 64 && !(f->upp & (f->upp - 1));
 	f->stripe_writes = f->p2l_pg && f->sp_whole && f->cfg.gc_unit == FTL_GC_SUPERBLOCK &&
-	                   f->g.frontier_slots == f->bpg && f->upp <= 64 && !(f->upp & (f->upp - 1));
+	                   f->g.frontier_slots == f->bpg && f->page_word;
 	f->blk = calloc(f->g.blocks, sizeof(*f->blk));
 	f->gu = calloc(f->g.gc_units, sizeof(*f->gu));
 	f->lun_busy = calloc(f->g.luns, sizeof(uint64_t));

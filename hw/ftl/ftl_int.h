@@ -122,6 +122,7 @@ struct ftl {
 	uint32_t nfr, gc_fr;
 	uint32_t gc_dst;       /* where the victim in hand moves to (ftl_relocate) */
 	bool in_gc;
+	bool page_word;     /* a page's valid bits lie in one bitmap word (units_per_page 2^k <= 64) */
 	bool stripe_writes; /* host writes of whole pages go a stripe at a time (map.c, write_stripe) */
 	bool host_per_unit; /* tests: whole pages written and trimmed by the general path (reference) */
 	uint64_t stripe_pages; /* pages write_stripe() wrote (tests) */
@@ -222,7 +223,6 @@ uint32_t ftl_frontier_take_to_end(struct ftl *f, uint32_t fid, uint64_t now, uin
 				  uint32_t *n, int *err, uint8_t cause, uint64_t *ready, bool *full);
 void ftl_frontier_fill(struct ftl *f, uint32_t fid, uint64_t now, uint8_t cause);
 void ftl_frontier_pad(struct ftl *f, uint32_t fr, uint64_t now, uint64_t *done);
-uint32_t ftl_frontier_next_slot(const struct ftl *f, const struct frontier *fr, uint32_t i);
 void ftl_pool_put(struct ftl *f, uint32_t gu);
 void ftl_closed_add(struct ftl *f, uint32_t gu);
 void ftl_closed_del(struct ftl *f, uint32_t gu);
@@ -433,6 +433,19 @@ static inline void ucls_fill(uint8_t *p, uint8_t v, uint32_t n)
 		memcpy(p, &w, 4);
 	} else {
 		memset(p, v, n);
+	}
+}
+/* bits (UCLS_TRIMMED, UCLS_MOVED) into n attribution bytes at p */
+static inline void ucls_or(uint8_t *p, uint8_t bits, uint32_t n)
+{
+	if (n == 4) { /* a 16 KiB page of 4 KiB units: one load and store */
+		uint32_t w;
+		memcpy(&w, p, 4);
+		w |= 0x01010101u * bits;
+		memcpy(p, &w, 4);
+	} else {
+		for (uint32_t j = 0; j < n; j++)
+			p[j] |= bits;
 	}
 }
 /* host data of class f->wcls now at ppn .. ppn+n-1: its bytes, and their count */

@@ -311,7 +311,7 @@ int ftl_move_run(struct ftl *f, const uint32_t *ppn_old, uint32_t n, uint8_t cau
 	 * whole, their bitmap word when a page's units lie in one word (units_per_page a power of
 	 * two), their GC unit */
 	const uint32_t spg = page_of(f, ppn_old[0]), h = f->p2l_pg ? f->p2l_pg[spg] : 0;
-	const bool one_word = !(f->upp & (f->upp - 1));
+	const bool one_word = f->page_word;
 	uint64_t run_units = 0;
 	if (f->sp_whole)
 		bit_clr(f->sp_whole, spage_of(f, ppn_old[0]));
@@ -446,19 +446,18 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 	uint64_t whole_end = tail_part ? last : last + 1, run_units = 0;
 	for (uint64_t lpn = first; lpn <= last; lpn++) {
 		uint64_t t = now, ready = now;
-		if (f->stripe_writes && !f->host_per_unit && lpn < whole_end && (lpn != first || !head_part) &&
-		    whole_end - lpn >= f->upp) {
-			/* whole pages, a page per slot of the open superblock (as many as it takes
-			 * before a page needs the general path below) */
-			uint32_t r = write_stripe(f, fid, (uint32_t)lpn, (whole_end - lpn) / f->upp,
-			                          now, &done);
-			if (r) {
-				run_units += (uint64_t)r * f->upp;
-				lpn += (uint64_t)r * f->upp - 1;
-				continue;
-			}
-		}
 		if (f->upp > 1 && lpn < whole_end && (lpn != first || !head_part)) {
+			if (f->stripe_writes && !f->host_per_unit && whole_end - lpn >= f->upp) {
+				/* whole pages, a page per slot of the open superblock (as many as it
+				 * takes before a page needs the general path below) */
+				uint32_t r = write_stripe(f, fid, (uint32_t)lpn,
+				                          (whole_end - lpn) / f->upp, now, &done);
+				if (r) {
+					run_units += (uint64_t)r * f->upp;
+					lpn += (uint64_t)r * f->upp - 1;
+					continue;
+				}
+			}
 			/* a run of whole units into the open page, up to its end: one reservation for
 			 * all, then the page's program once they are mapped */
 			uint64_t want = whole_end - lpn;
@@ -894,15 +893,7 @@ static bool trim_page(struct ftl *f, struct inval *iv, uint64_t lpn)
 		iv->gu = g;
 	}
 	iv->n += U;
-	if (U == 4) { /* 16 KiB pages of 4 KiB units: one load and store */
-		uint32_t w;
-		memcpy(&w, f->ucls + ppn, 4);
-		w |= 0x01010101u * UCLS_TRIMMED;
-		memcpy(f->ucls + ppn, &w, 4);
-	} else {
-		for (uint32_t j = 0; j < U; j++)
-			f->ucls[ppn + j] |= UCLS_TRIMMED;
-	}
+	ucls_or(f->ucls + ppn, UCLS_TRIMMED, U);
 	memset(f->l2p + lpn, 0, U * sizeof(uint32_t));
 	f->st.trim_units += U;
 	return true;
@@ -923,7 +914,7 @@ int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	struct inval iv = {NONE, 0, NONE};
 	const uint32_t U = f->upp;
 	/* whole pages at once where a page's valid bits lie in one word */
-	const bool pages = U > 1 && U <= 64 && !(U & (U - 1)) && !f->host_per_unit;
+	const bool pages = U > 1 && f->page_word && !f->host_per_unit;
 	for (uint64_t lpn = first; lpn < end; lpn++) {
 		uint32_t m = f->l2p[lpn];
 		if (pages && m && !((m - 1) & (U - 1)) && end - lpn >= U && trim_page(f, &iv, lpn)) {
