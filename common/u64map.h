@@ -23,6 +23,8 @@
 
 #include <stdint.h>
 
+#include "prefetch.h"
+
 #define U64MAP_EMPTY UINT64_MAX
 
 struct u64map_slot {
@@ -57,7 +59,7 @@ static inline uint64_t u64map_get(const struct u64map *m, uint64_t key)
 static inline void u64map_prefetch(const struct u64map *m, uint64_t key)
 {
 	if (m->cap)
-		__builtin_prefetch(&m->slot[u64map_home(m, key)]);
+		fg_prefetch(&m->slot[u64map_home(m, key)]);
 }
 
 /* An empty map with room for about hint entries before it grows. 0, or -1 when out of memory. */

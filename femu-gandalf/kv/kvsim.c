@@ -527,7 +527,7 @@ static inline void serve_hit(struct kvsim *s, const struct kv_request *rq, uint3
 	h->t_ssd_done = kv_now_ns(s);
 	for (uint32_t i = 0; i < b; i++) {
 		if (i + 4 < b) /* the objects are scattered: overlap their misses */
-			__builtin_prefetch(&s->obj[s->idx[i + 4]]);
+			fg_prefetch(&s->obj[s->idx[i + 4]]);
 		if (i + 2 < b) /* and so are their L2P entries on the drive */
 			kv_port_prefetch(s, &s->obj[s->idx[i + 2]]);
 		serve_obj(s, s->idx[i], h);
