@@ -372,8 +372,9 @@ static inline void array_end(struct ftl *f, uint32_t p, uint32_t l, uint64_t end
  * Returns when they are in the controller. The caller moves f->clock. Inline: kv replays read
  * terabytes, a call per page.
  */
-static inline uint64_t ftl_time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now,
-				     bool host)
+static inline __attribute__((always_inline)) uint64_t ftl_time_read(struct ftl *f, uint32_t gblk,
+                                                                    uint32_t units, uint64_t now,
+                                                                    bool host)
 {
 	uint32_t p = plane_of(f, gblk), l = f->plane_lun[p], c = f->plane_ch[p];
 	uint64_t s;

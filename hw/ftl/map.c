@@ -561,6 +561,25 @@ int ftl_write_batch(struct ftl *f, const struct ftl_wreq *w, size_t n, uint64_t 
 }
 
 /*
+ * Do l[1..U) follow l[0] = m, i.e. are the U units one page's in order? Inline with a constant
+ * U (4: 16 KiB pages of 4 KiB units) the loop is one vector compare, where a loop over a
+ * variable count costs about 12 instructions a page on the read and TRIM paths (page_follows()).
+ */
+static inline __attribute__((always_inline)) bool units_follow(const uint32_t *l, uint32_t m,
+                                                               uint32_t U)
+{
+	uint32_t bad = 0;
+	for (uint32_t k = 1; k < U; k++)
+		bad |= l[k] ^ (m + k);
+	return !bad;
+}
+static inline __attribute__((always_inline)) bool page_follows(const struct ftl *f,
+                                                               const uint32_t *l, uint32_t m)
+{
+	return f->upp == 4 ? units_follow(l, m, 4) : units_follow(l, m, f->upp);
+}
+
+/*
  * Units l2p[0, npg * upp) are the pages of a stripe: page k on slot (s0 + k) mod P of the
  * superblock whose first unit is base, row r0 + (s0 + k) / P. Inline, and called with a
  * constant upp where it is 4 (16 KiB pages of 4 KiB units), so that the compare of a page
@@ -825,10 +844,7 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 			/* a whole page written in order (a large sequential write's layout): take its
 			 * upp units at once; the next unit is on another page (a page holds upp) */
 			if (page != NONE && m - 1 == pg * upp && lpn + upp - 1 <= last) {
-				uint32_t same = 1;
-				for (uint32_t k = 1; k < upp; k++)
-					same &= l2p[lpn + k] == m + k;
-				if (same) {
+				if (page_follows(f, l2p + lpn, m)) {
 					if (run_page != NONE)
 						read_units += run_n, done = time_read(f, run_blk, run_n, now, done);
 					run_page = NONE;
@@ -874,12 +890,12 @@ timed:
  * the page (its valid bits in one word, its certificate, its attribution bytes). False, with
  * nothing done, when they are not.
  */
-static bool trim_page(struct ftl *f, struct inval *iv, uint64_t lpn)
+static inline __attribute__((always_inline)) bool trim_page_u(struct ftl *f, struct inval *iv,
+                                                              uint64_t lpn, const uint32_t U)
 {
-	const uint32_t U = f->upp, *l = f->l2p + lpn, ppn = l[0] - 1;
-	for (uint32_t j = 1; j < U; j++)
-		if (l[j] != l[0] + j)
-			return false;
+	const uint32_t *l = f->l2p + lpn, ppn = l[0] - 1;
+	if (!units_follow(l, l[0], U))
+		return false;
 	const uint64_t mask = (U == 64 ? UINT64_MAX : (1ull << U) - 1) << (ppn & 63);
 	assert((f->valid[ppn >> 6] & mask) == mask);
 	f->valid[ppn >> 6] &= ~mask;
@@ -897,6 +913,12 @@ static bool trim_page(struct ftl *f, struct inval *iv, uint64_t lpn)
 	memset(f->l2p + lpn, 0, U * sizeof(uint32_t));
 	f->st.trim_units += U;
 	return true;
+}
+/* trim_page_u() with a constant page of 4 units where it is one (its checks and stores then
+ * are a vector compare and single stores, not loops and a memset call) */
+static bool trim_page(struct ftl *f, struct inval *iv, uint64_t lpn)
+{
+	return f->upp == 4 ? trim_page_u(f, iv, lpn, 4) : trim_page_u(f, iv, lpn, f->upp);
 }
 
 int ftl_trim(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *done_ns)
