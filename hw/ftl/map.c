@@ -563,7 +563,7 @@ int ftl_write_batch(struct ftl *f, const struct ftl_wreq *w, size_t n, uint64_t 
 /*
  * Do l[1..U) follow l[0] = m, i.e. are the U units one page's in order? Inline with a constant
  * U (4: 16 KiB pages of 4 KiB units) the loop is one vector compare, where a loop over a
- * variable count costs about 12 instructions a page on the read and TRIM paths (page_follows()).
+ * variable count costs about 12 instructions a page on the read and TRIM paths.
  */
 static inline __attribute__((always_inline)) bool units_follow(const uint32_t *l, uint32_t m,
                                                                uint32_t U)
