@@ -91,9 +91,14 @@ uint32_t ftl_gc_victim(struct ftl *f)
 	return NONE;
 }
 
-/* The valid units of the upp units from ppn (upp <= 64), as a count. */
+/* The valid units of the page whose first unit is ppn (upp <= 64), as a count. */
 static inline uint32_t page_valid(const struct ftl *f, uint64_t ppn)
 {
+	if (f->upp == 4) { /* 4 bits of one word: their count from a table of 16 in one constant
+	                    * (__builtin_popcountll is a library call without -mpopcnt) */
+		uint64_t nib = (f->valid[ppn >> 6] >> (ppn & 63)) & 15;
+		return (uint32_t)(0x4332322132212110ull >> (nib * 4)) & 15;
+	}
 	uint64_t w = ppn >> 6, sh = ppn & 63, bits = f->valid[w] >> sh;
 	if (sh + f->upp > 64)
 		bits |= f->valid[w + 1] << (64 - sh);
