@@ -509,8 +509,9 @@ int ftl_write(struct ftl *f, uint64_t off, uint64_t len, unsigned stream, uint64
 }
 
 /* ftl_time_read() of a host read, folded into its completion time */
-static inline uint64_t time_read(struct ftl *f, uint32_t gblk, uint32_t units, uint64_t now,
-                                 uint64_t done)
+static inline __attribute__((always_inline)) uint64_t time_read(struct ftl *f, uint32_t gblk,
+                                                                uint32_t units, uint64_t now,
+                                                                uint64_t done)
 {
 	return max64(done, ftl_time_read(f, gblk, units, now, true));
 }
@@ -916,7 +917,8 @@ static inline __attribute__((always_inline)) bool trim_page_u(struct ftl *f, str
 }
 /* trim_page_u() with a constant page of 4 units where it is one (its checks and stores then
  * are a vector compare and single stores, not loops and a memset call) */
-static bool trim_page(struct ftl *f, struct inval *iv, uint64_t lpn)
+static inline __attribute__((always_inline)) bool trim_page(struct ftl *f, struct inval *iv,
+                                                           uint64_t lpn)
 {
 	return f->upp == 4 ? trim_page_u(f, iv, lpn, 4) : trim_page_u(f, iv, lpn, f->upp);
 }
