@@ -390,8 +390,9 @@ static void victims_build(struct kvsim *s)
 	g->vbuilt = true;
 	for (int k = 0; k < 2; k++)
 		g->vq[k].heap.n = g->vq[k].n = g->vq[k].cur = 0;
-	/* the list without its stale and repeated entries, each kept one priced as it is kept (in
-	 * list order, as victims_push() would: the heaps break ties by push order) */
+	/* the list without its stale and repeated entries, each kept one priced as it is kept, in
+	 * list order as victims_push() would (a binary heap's order among equal keys depends on
+	 * the order of the pushes, so the results do too) */
 	size_t n = 0;
 	for (size_t i = 0; i < g->nswatch; i++) {
 		uint32_t o = g->swatch[i];
