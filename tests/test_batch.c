@@ -258,8 +258,9 @@ static void test_read_stripe_closed_form(void **state)
 }
 
 /*
- * Host writes of whole pages a stripe at a time (map.c, write_stripe) and whole-page TRIMs
- * (trim_page) give what the general path gives page by page and unit by unit: every return code
+ * Host writes of whole pages a stripe at a time (map.c, write_stripe), whole-page TRIMs
+ * (trim_page) and GC's count of a victim page's valid units from a table (gc.c, page_valid:
+ * it times the victim's reads) give what the general path and popcount give: every return code
  * and completion time, the tables the snapshot leaves out (p2l_pg, the stripe certificates) and
  * the whole saved state. KV-like objects of whole pages go to trimmed places or over live data
  * (old copies to invalidate, a page at a time), or start inside a page (the general path); with

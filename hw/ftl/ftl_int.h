@@ -124,7 +124,8 @@ struct ftl {
 	bool in_gc;
 	bool page_word;     /* a page's valid bits lie in one bitmap word (units_per_page 2^k <= 64) */
 	bool stripe_writes; /* host writes of whole pages go a stripe at a time (map.c, write_stripe) */
-	bool host_per_unit; /* tests: whole pages written and trimmed by the general path (reference) */
+	bool host_per_unit; /* tests: whole pages written and trimmed by the general path, GC's
+	                     * valid count of a page by popcount (the reference) */
 	uint64_t stripe_pages; /* pages write_stripe() wrote (tests) */
 	uint32_t gc_futile; /* FIFO victims in a row with nothing to reclaim */
 	uint32_t bg_min_reclaim; /* background GC skips victims reclaiming fewer units */
