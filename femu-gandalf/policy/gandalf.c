@@ -366,6 +366,12 @@ static void swatch_prefetch(const struct kvsim *s, size_t i)
 		u64map_prefetch(&g->sess, kv_obj_session(s, g->swatch[i + SWATCH_AHEAD / 2]));
 }
 
+/* price SSD-only leaf o into its kind's victim heap */
+static void victim_price(struct kvsim *s, uint32_t o)
+{
+	pheap_push(&gandalf_of(s)->vq[kv_obj_kind(s, o)].heap, victim_key(s, o), o);
+}
+
 /* price SSD-only leaves swatch[from..] into their kind's victim heap */
 static void victims_push(struct kvsim *s, size_t from)
 {
@@ -374,7 +380,7 @@ static void victims_push(struct kvsim *s, size_t from)
 		uint32_t o = g->swatch[i];
 		swatch_prefetch(s, i);
 		if (victim_ok(s, o))
-			pheap_push(&g->vq[kv_obj_kind(s, o)].heap, victim_key(s, o), o);
+			victim_price(s, o);
 	}
 	g->npriced += g->nswatch - from;
 	g->swpriced = g->nswatch;
@@ -400,7 +406,7 @@ static void victims_build(struct kvsim *s)
 		if (!(*flags(s, o) & KEPT) && victim_ok(s, o)) {
 			g->swatch[n++] = o;
 			*flags(s, o) |= ON_SWATCH | KEPT;
-			pheap_push(&g->vq[kv_obj_kind(s, o)].heap, victim_key(s, o), o);
+			victim_price(s, o);
 		} else if (!(*flags(s, o) & KEPT)) {
 			*flags(s, o) &= ~ON_SWATCH;
 		}
