@@ -926,6 +926,112 @@ static void make_trace(uint64_t seed)
 	future = (struct kv_trace){.rq = tr, .n = NREQ};
 }
 
+/* The peak active KV by its definition, one reference at a time (ids < 256, sessions < 8). */
+static void active_reference(const struct kv_trace *kt, const struct kv_model *m, struct kv_active *a)
+{
+	uint64_t first[256], last[256], sfirst[8], slast[8], leave[64] = {0}, active = 0;
+	double sum = 0;
+	memset(a, 0, sizeof(*a));
+	for (int i = 0; i < 256; i++)
+		first[i] = UINT64_MAX, last[i] = 0;
+	for (int i = 0; i < 8; i++)
+		sfirst[i] = UINT64_MAX, slast[i] = 0;
+	for (uint64_t r = 0; r < kt->n; r++) {
+		const struct kv_request *rq = &kt->rq[r];
+		for (uint32_t i = 0; i < rq->nblocks; i++) {
+			if (first[rq->blocks[i]] == UINT64_MAX)
+				first[rq->blocks[i]] = r;
+			last[rq->blocks[i]] = r;
+		}
+		if (rq->session != KV_NO_SESSION) {
+			if (sfirst[rq->session] == UINT64_MAX)
+				sfirst[rq->session] = r;
+			slast[rq->session] = r;
+		}
+	}
+	for (uint64_t r = 0; r < kt->n; r++) {
+		const struct kv_request *rq = &kt->rq[r];
+		for (int id = 0; id < 256; id++)
+			if (first[id] == r) {
+				uint64_t chunk = (uint64_t)rq->block_tokens * m->full_kv_bytes_per_token;
+				active += chunk;
+				leave[last[id]] += chunk;
+			}
+		uint32_t bnd = rq->block_tokens ? rq->input_tokens / rq->block_tokens : rq->nblocks;
+		bnd = bnd > rq->nblocks ? rq->nblocks : bnd;
+		if (m->linear_state_bytes && rq->session != KV_NO_SESSION) {
+			if (sfirst[rq->session] == r) {
+				active += m->linear_state_bytes;
+				leave[slast[rq->session]] += m->linear_state_bytes;
+			}
+		} else if (m->linear_state_bytes && bnd) {
+			active += m->linear_state_bytes;
+			leave[last[rq->blocks[bnd - 1]]] += m->linear_state_bytes;
+		}
+		if (active > a->peak_bytes)
+			a->peak_bytes = active, a->peak_req = r, a->peak_t = rq->t;
+		sum += (double)active;
+		active -= leave[r];
+	}
+	a->mean_bytes = kt->n ? sum / (double)kt->n : 0;
+}
+
+/*
+ * kv_active_peak() counts per stored id, not per reference (active.c): requests whose ids lie
+ * in the same memory share slots. Random traces of 64 requests pointing into two shared pools
+ * (prefixes, overlapping middles, nested ranges, empty ones), into their own arrays, and into
+ * the pools at addresses that touch a run already laid out; ids repeat within and across
+ * ranges; some requests have sessions and some not, block sizes vary. Every figure equals the
+ * per-reference count exactly, for a hybrid and a dense model.
+ */
+static void test_active_peak_shared(void **state)
+{
+	(void)state;
+	static uint64_t pool[2][96], own[64][12];
+	struct kv_request rq[64];
+	for (uint64_t seed = 1; seed <= 300; seed++) {
+		rs = seed * 0x9e3779b97f4a7c15ull;
+		int spread = 8 + (int)(rnd() % 248); /* ids in 0..spread-1: few repeats or many */
+		for (int b = 0; b < 2; b++)
+			for (int i = 0; i < 96; i++)
+				pool[b][i] = rnd() % (uint64_t)spread;
+		for (int r = 0; r < 64; r++) {
+			uint32_t n = (uint32_t)(rnd() % 13), where = (uint32_t)(rnd() % 4);
+			const uint64_t *p;
+			if (where == 0) { /* its own array */
+				for (uint32_t i = 0; i < n; i++)
+					own[r][i] = rnd() % (uint64_t)spread;
+				p = own[r];
+			} else if (where == 1) { /* a prefix of a pool */
+				p = pool[rnd() % 2];
+			} else { /* anywhere in a pool */
+				uint32_t at = (uint32_t)(rnd() % (96 - 12));
+				p = pool[rnd() % 2] + at;
+			}
+			uint32_t tok = 1 + (uint32_t)(rnd() % 3) * TOK;
+			rq[r] = (struct kv_request){.t = r * 0.5,
+			                            .session = rnd() % 3 ? rnd() % 8 : KV_NO_SESSION,
+			                            .parent = KV_NO_SESSION,
+			                            .block_tokens = tok,
+			                            .input_tokens = (uint32_t)(rnd() % (n * tok + 2)),
+			                            .nblocks = n,
+			                            .blocks = p};
+		}
+		struct kv_trace kt = {.rq = rq, .n = 64};
+		for (int hybrid = 0; hybrid < 2; hybrid++) {
+			struct kv_config c = cfg(8, 64, hybrid);
+			struct kv_active a, want;
+			char err[256];
+			assert_int_equal(kv_active_peak(&kt, &c.model, &a, err, sizeof(err)), 0);
+			active_reference(&kt, &c.model, &want);
+			assert_int_equal(a.peak_bytes, want.peak_bytes);
+			assert_int_equal(a.peak_req, want.peak_req);
+			assert_true(a.peak_t == want.peak_t);
+			assert_true(a.mean_bytes == want.mean_bytes);
+		}
+	}
+}
+
 static struct kvsim *sim_any(const char *pol, struct kv_config c)
 {
 	const struct kv_policy *p = kv_policy_find(pol);
@@ -1578,6 +1684,7 @@ int main(void)
 		cmocka_unit_test(test_gandalf_state_rules),
 		cmocka_unit_test(test_gandalf_wa_victim),
 		cmocka_unit_test(test_active_peak),
+		cmocka_unit_test(test_active_peak_shared),
 		cmocka_unit_test(test_hotprefix_ssd),
 		cmocka_unit_test(test_hotprefix),
 		cmocka_unit_test(test_recency_policies_match_lru),
