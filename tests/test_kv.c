@@ -977,12 +977,12 @@ static void active_reference(const struct kv_trace *kt, const struct kv_model *m
 }
 
 /*
- * kv_active_peak() counts per stored id, not per reference (active.c): requests whose ids lie
- * in the same memory share slots. Random traces of 64 requests pointing into two shared pools
- * (prefixes, overlapping middles, nested ranges, empty ones), into their own arrays, and into
- * the pools at addresses that touch a run already laid out; ids repeat within and across
- * ranges; some requests have sessions and some not, block sizes vary. Every figure equals the
- * per-reference count exactly, for a hybrid and a dense model.
+ * kv_active_peak() hashes a slot (an id kept at one position over a session's consecutive
+ * turns) once, not every reference (active.c). Random traces of 64 requests: turns that extend
+ * their session's previous one with its last id rehashed (AIPerf) or kept (WEKA), prefixes and
+ * middles of two shared pools (ids kept, then a divergence), arrays of their own, empty
+ * requests; ids repeat within and across sessions; some requests have no session, block sizes
+ * vary. Every figure equals the per-reference count exactly, for a hybrid and a dense model.
  */
 static void test_active_peak_shared(void **state)
 {
@@ -996,9 +996,24 @@ static void test_active_peak_shared(void **state)
 			for (int i = 0; i < 96; i++)
 				pool[b][i] = rnd() % (uint64_t)spread;
 		for (int r = 0; r < 64; r++) {
-			uint32_t n = (uint32_t)(rnd() % 13), where = (uint32_t)(rnd() % 4);
+			uint32_t n = (uint32_t)(rnd() % 13), where = (uint32_t)(rnd() % 5);
+			uint64_t sess = rnd() % 3 ? rnd() % 8 : KV_NO_SESSION;
+			int prev = -1;
+			for (int q = r - 1; q >= 0 && prev < 0; q--)
+				if (rq[q].session == sess && sess != KV_NO_SESSION)
+					prev = q;
 			const uint64_t *p;
-			if (where == 0) { /* its own array */
+			if (where == 4 && prev >= 0 && rq[prev].nblocks) { /* the next turn */
+				uint32_t keep = rq[prev].nblocks;
+				memcpy(own[r], rq[prev].blocks, keep * sizeof(uint64_t));
+				if (rnd() % 2)
+					own[r][keep - 1] = rnd() % (uint64_t)spread; /* rehashed */
+				n = keep + (uint32_t)(rnd() % 3);
+				n = n > 12 ? 12 : n;
+				for (uint32_t i = keep; i < n; i++)
+					own[r][i] = rnd() % (uint64_t)spread;
+				p = own[r];
+			} else if (where == 0 || where == 4) { /* its own array */
 				for (uint32_t i = 0; i < n; i++)
 					own[r][i] = rnd() % (uint64_t)spread;
 				p = own[r];
@@ -1010,7 +1025,7 @@ static void test_active_peak_shared(void **state)
 			}
 			uint32_t tok = 1 + (uint32_t)(rnd() % 3) * TOK;
 			rq[r] = (struct kv_request){.t = r * 0.5,
-			                            .session = rnd() % 3 ? rnd() % 8 : KV_NO_SESSION,
+			                            .session = sess,
 			                            .parent = KV_NO_SESSION,
 			                            .block_tokens = tok,
 			                            .input_tokens = (uint32_t)(rnd() % (n * tok + 2)),

@@ -6,7 +6,10 @@
 #  3. a missing and a cut-short result stop the merge, which names both and writes nothing;
 #     --missing prints exactly their two lines, and once run the merge is whole again;
 #  4. emitting again keeps the jobs and results, another sweep in the same directory is refused;
-#  5. --job and --output, and every bad flag, each with a clear error.
+#  5. --job and --output, and every bad flag, each with a clear error;
+#  6. --emit-batch: each line's jobs.txt the same bytes as --emit-jobs writes (a directory with a
+#     space and a quote in its name among them); a refused line names FILE:LINE, the sweeps
+#     before it are written and the ones after it are not.
 # Usage: test_sweep.sh path/to/femu-gandalf (run from the source root: it reads traces/)
 set -u
 FG=${1:?usage: test_sweep.sh FEMU_GANDALF}
@@ -155,12 +158,57 @@ expect 2 "is larger than the tiny drive" "--emit-jobs checks the sizes as a run 
 expect 2 "lambda=x: not a number" "--emit-jobs checks --param as a run would" -- \
 	sweep --emit-jobs "$T/d" "${ONE[@]}" --policy gandalf --param lambda=x
 [ ! -e "$T/d/jobs.txt" ] && pass "no jobs.txt after refused flags" || fail "refused flags left a jobs.txt"
-expect 2 "the first flag must be --emit-jobs, --merge or --missing" "sweep --bogus" -- sweep --bogus x
+expect 2 "the first flag must be --emit-jobs, --emit-batch, --merge or --missing" "sweep --bogus" -- sweep --bogus x
 expect 2 "needs a directory" "sweep --merge without a directory" -- sweep --merge
 expect 1 "write the jobs first" "merge of a directory without jobs" -- sweep --merge "$T"
 mkdir -p "$T/e" && printf 'cd / && true' >"$T/e/jobs.txt"
 expect 1 "empty, cut short or not text" "jobs.txt without its last newline" -- sweep --merge "$T/e"
 expect 2 "unexpected --out" "a misspelt merge flag" -- sweep --merge "$T/a" --out x
+
+# --- 6. --emit-batch --------------------------------------------------------------------------
+q="$T/b d'q"
+{
+	echo "# an experiment's sweeps"
+	echo "$T/b1 --trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 8G --ssd 32G --device none --policy lru"
+	echo ""
+	printf "'%s' %s\n" "${q//\'/\'\\\'\'}" "--trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 4G --ssd 32G --device none --policy dynamo --sweep"
+	echo "$T/b3 --trace traces/agentic-small.jsonl --model qwen3-next-80b-a3b --dram 8G --ssd 32G --device none --policy all"
+} >"$T/batch"
+"$FG" sweep --emit-jobs "$T/s1" --trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 8G \
+	--ssd 32G --device none --policy lru >/dev/null 2>&1
+"$FG" sweep --emit-jobs "$T/s2" --trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 4G \
+	--ssd 32G --device none --policy dynamo --sweep >/dev/null 2>&1
+"$FG" sweep --emit-jobs "$T/s3" --trace traces/agentic-small.jsonl --model qwen3-next-80b-a3b --dram 8G \
+	--ssd 32G --device none --policy all >/dev/null 2>&1
+out=$("$FG" sweep --emit-batch "$T/batch" 2>&1 >/dev/null)
+n3=$(wc -l <"$T/s3/jobs.txt")
+# samejobs DIR1 DIR2: the same jobs.txt, word for word, but for the directory each names
+samejobs() {
+	python3 - "$1" "$2" <<'EOF'
+import shlex, sys
+def words(d):
+    return [[w.replace(d + "/", "X/") for w in shlex.split(l)] for l in open(d + "/jobs.txt")]
+sys.exit(0 if words(sys.argv[1]) == words(sys.argv[2]) else 1)
+EOF
+}
+if [ -z "$(ls "$T/b1/logs")" ] && samejobs "$T/s1" "$T/b1" && samejobs "$T/s2" "$q" && samejobs "$T/s3" "$T/b3" &&
+	grep -q "3 sweeps, $((1 + 3 + n3)) jobs written" <<<"$out"; then
+	pass "emit-batch: three sweeps (two traces, a quoted directory), each jobs.txt as --emit-jobs writes it"
+else
+	fail "emit-batch: $out"
+fi
+{
+	echo "$T/c1 --trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 8G --ssd 32G --device none --policy lru"
+	echo "$T/c2 --trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 8G --ssd 32G --device none --policy gandalf --param lambda=x"
+	echo "$T/c3 --trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 8G --ssd 32G --device none --policy lru"
+} >"$T/batch2"
+expect 2 "batch2:2: the sweep into $T/c2 failed" "emit-batch with a refused line" -- sweep --emit-batch "$T/batch2"
+[ -s "$T/c1/jobs.txt" ] && [ ! -e "$T/c2/jobs.txt" ] && [ ! -e "$T/c3" ] &&
+	pass "emit-batch: the sweep before the refused line is written, the one after it is not" ||
+	fail "emit-batch after a refused line: $(ls "$T")"
+printf "%s --trace 'x\n" "$T/c4" >"$T/batch3"
+expect 2 "batch3:1: Text ended before matching quote" "emit-batch with an unclosed quote" -- sweep --emit-batch "$T/batch3"
+expect 1 "No such file" "emit-batch of a missing file" -- sweep --emit-batch "$T/nofile"
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

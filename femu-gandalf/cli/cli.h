@@ -29,7 +29,16 @@ int cmd_sweep(int argc, char **argv);
 struct kv_jobs {
 	int (*emit)(const struct kv_jobs *j, const char *policy, uint64_t point); /* 0 or exit code */
 	void *arg;
+	struct kv_trace_keep *keep; /* sweep --emit-batch: the last trace, kept; else NULL */
 };
+/* The trace the last sweep of a batch loaded, for the next one that reads the same path with
+ * the same options (a batch lists an experiment's sweeps set by set, so one is enough). */
+struct kv_trace_keep {
+	char *path;
+	struct trace_opts to;
+	struct kv_trace kt;
+};
+void kv_trace_keep_free(struct kv_trace_keep *k);
 /* `femu-gandalf kv ARGS` checked as a run would be (the trace loaded and measured), then its
  * points handed to jobs->emit instead of run. 0, or an exit code after printing the error. */
 int kv_emit_jobs(int argc, char **argv, const struct kv_jobs *jobs);

@@ -164,6 +164,7 @@ struct kv_cli {
 	struct trace_cli tc;
 	struct trace_opts to;
 	struct kv_trace kt; /* parsed once, replayed by every run */
+	bool kt_borrowed;   /* kt is a batch's kept trace (kv_trace_get()): not freed here */
 	/* a sweep's jobs (cmd_sweep.c): --job runs one point, --output keeps it; with jobs set,
 	 * the points are written as commands instead of run */
 	char *job, *output;
@@ -602,6 +603,36 @@ static int kv_check_flags(struct kv_cli *c, struct kv_run_opts *ro)
 	return kv_store_flags(c, ro, dram);
 }
 
+void kv_trace_keep_free(struct kv_trace_keep *k)
+{
+	g_free(k->path);
+	kv_trace_free(&k->kt);
+	memset(k, 0, sizeof(*k));
+}
+
+/* c->kt: --trace loaded, or the batch's kept trace when it is the same file read the same way
+ * (then c->kt is borrowed: kv_main() leaves it to the batch). 0, or -1 with the error in err. */
+static int kv_trace_get(struct kv_cli *c, char *err, size_t errlen)
+{
+	struct kv_trace_keep *k = c->jobs ? c->jobs->keep : NULL;
+	if (k && k->path && !strcmp(k->path, c->trace) && trace_opts_same(&k->to, &c->to)) {
+		c->kt = k->kt;
+		c->kt_borrowed = true;
+		return 0;
+	}
+	if (k)
+		kv_trace_keep_free(k);
+	if (kv_trace_load(c->trace, &c->to, &c->kt, err, errlen))
+		return -1;
+	if (k) {
+		k->path = g_strdup(c->trace);
+		k->to = c->to;
+		k->kt = c->kt;
+		c->kt_borrowed = true;
+	}
+	return 0;
+}
+
 /* Which policies (*one, or NULL for all), the --param values, and the trace. 0, or -1 after
  * printing the error. */
 static int kv_select(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_policy **one)
@@ -636,7 +667,7 @@ static int kv_select(struct kv_cli *c, struct kv_run_opts *ro, const struct kv_p
 	for (char **p = c->params; p && *p; p++)
 		snprintf(c->joined + strlen(c->joined), sizeof(c->joined) - strlen(c->joined),
 		         "%s%s", *c->joined ? "," : "", *p);
-	if (kv_trace_load(c->trace, &c->to, &c->kt, err, sizeof(err))) {
+	if (kv_trace_get(c, err, sizeof(err))) {
 		fprintf(stderr, "femu-gandalf: %s\n", err);
 		return -1;
 	}
@@ -1004,7 +1035,8 @@ static int kv_main(int argc, char **argv, const struct kv_jobs *jobs)
 		c.out = c.output ? open_memstream(&c.out_buf, &c.out_len) : stdout;
 		rc = c.out ? kv_output_close(&c, kv_policies_run(&c, &ro, one)) : 1;
 	}
-	kv_trace_free(&c.kt);
+	if (!c.kt_borrowed)
+		kv_trace_free(&c.kt);
 	g_option_context_free(ctx);
 	return rc;
 }

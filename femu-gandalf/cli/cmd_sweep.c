@@ -6,6 +6,13 @@
  *                                                    DIR/results/NNNN.csv (NNNN = line number)
  *   femu-gandalf sweep --merge DIR [--output FILE]   every result checked, then the table
  *   femu-gandalf sweep --missing DIR                 the lines whose result is missing or bad
+ *   femu-gandalf sweep --emit-batch FILE             --emit-jobs for each line of FILE, "DIR
+ *                                                    KV-FLAGS..." in shell words, in one process
+ *
+ * A batch is how an experiment writes its sweeps (scripts/experiments/lib.sh): a process per
+ * sweep would parse the trace again for each of them (the WEKA subset: half a second, and an
+ * experiment has up to 400 sweeps), where the batch keeps the last trace for the next sweep that
+ * reads it the same way.
  *
  * The merged table is the CSV that `femu-gandalf kv KV-FLAGS` prints, row for row, without its
  * wall_s column: what is left depends only on the flags, so the table is the same bytes
@@ -26,6 +33,7 @@ struct emit {
 	char *cwd, *self, *dir;
 	char **args; /* the kv flags, as given */
 	unsigned n;
+	bool quiet; /* in a batch: no job list on stdout, no how-to-run on stderr */
 };
 
 /* s for a POSIX shell: as is when nothing in it is special, else single-quoted */
@@ -91,7 +99,7 @@ static int emit_save(struct emit *e)
 	}
 	if (!rc && !old && fg_save_file("sweep", path, e->lines->str, e->lines->len))
 		rc = 1;
-	if (!rc) {
+	if (!rc && !e->quiet) {
 		GString *w = g_string_new(NULL), *q = g_string_new(NULL);
 		g_string_printf(w, "sed -n \"${SLURM_ARRAY_TASK_ID}p\" ");
 		sh_word(w, path);
@@ -118,10 +126,14 @@ static int emit_save(struct emit *e)
 	return rc;
 }
 
-static int sweep_emit(const char *dir, int argc, char **argv)
+/* --emit-jobs DIR with kv's argv (argv[0] a program name). keep: a batch's kept trace, or
+ * NULL. *njobs += the jobs written. 0, or an exit code after printing the error. */
+static int sweep_emit(const char *dir, int argc, char **argv, struct kv_trace_keep *keep,
+                      unsigned *njobs)
 {
-	struct emit e = {.jobs = {.emit = emit_one}, .lines = g_string_new(NULL)};
+	struct emit e = {.jobs = {.emit = emit_one, .keep = keep}, .lines = g_string_new(NULL)};
 	e.jobs.arg = &e;
+	e.quiet = keep != NULL;
 	e.cwd = g_get_current_dir();
 	e.self = g_file_read_link("/proc/self/exe", NULL);
 	e.dir = g_path_is_absolute(dir) ? g_strdup(dir) : g_build_filename(e.cwd, dir, NULL);
@@ -139,11 +151,65 @@ static int sweep_emit(const char *dir, int argc, char **argv)
 	}
 	if (!rc)
 		rc = emit_save(&e);
+	if (!rc && njobs)
+		*njobs += e.n;
 	g_string_free(e.lines, TRUE);
 	g_free(e.args);
 	g_free(e.cwd);
 	g_free(e.self);
 	g_free(e.dir);
+	return rc;
+}
+
+/* --emit-batch FILE: each line "DIR KV-FLAGS..." (POSIX shell words; blank lines and lines
+ * starting with # skipped) emitted as --emit-jobs DIR KV-FLAGS would, in order, the trace kept
+ * from one sweep to the next. Stops at the first line that fails: the sweeps before it are
+ * written, the rest are not. 0, or an exit code after printing the error. */
+static int sweep_emit_batch(const char *file)
+{
+	char *text = NULL;
+	GError *e = NULL;
+	if (!g_file_get_contents(file, &text, NULL, &e)) {
+		fprintf(stderr, "femu-gandalf: sweep --emit-batch: %s\n", e->message);
+		g_error_free(e);
+		return 1;
+	}
+	struct kv_trace_keep keep = {0};
+	char **lines = g_strsplit(text, "\n", -1);
+	unsigned sweeps = 0, jobs = 0;
+	int rc = 0;
+	for (unsigned i = 0; lines[i] && !rc; i++) {
+		char **words = NULL;
+		int n = 0;
+		const char *l = lines[i] + strspn(lines[i], " \t");
+		if (!*l || *l == '#')
+			continue;
+		if (!g_shell_parse_argv(l, &n, &words, &e) || n < 2) {
+			fprintf(stderr, "femu-gandalf: sweep --emit-batch: %s:%u: %s\n", file, i + 1,
+			        e ? e->message : "needs a directory and kv's flags");
+			g_clear_error(&e);
+			rc = EXIT_USAGE;
+		} else {
+			/* kv's argv: a program name, then the flags after DIR (a copy of the
+			 * pointers: option parsing reorders them) */
+			char **argv = g_memdup2(words, ((size_t)n + 1) * sizeof(*words));
+			argv[0] = "sweep";
+			rc = sweep_emit(words[0], n, argv, &keep, &jobs);
+			g_free(argv);
+			if (rc)
+				fprintf(stderr, "femu-gandalf: sweep --emit-batch: %s:%u: the sweep into %s "
+				                "failed (above); the ones before it are written\n",
+				        file, i + 1, words[0]);
+			sweeps++;
+		}
+		g_strfreev(words);
+	}
+	if (!rc)
+		fprintf(stderr, "femu-gandalf: sweep --emit-batch: %u sweeps, %u jobs written\n",
+		        sweeps, jobs);
+	kv_trace_keep_free(&keep);
+	g_strfreev(lines);
+	g_free(text);
 	return rc;
 }
 
@@ -368,7 +434,11 @@ static int sweep_usage(FILE *f, int rc)
 	           "  femu-gandalf sweep --merge DIR [--output FILE]  check every job's result and "
 	           "print the table\n"
 	           "  femu-gandalf sweep --missing DIR                the jobs whose result is "
-	           "missing or bad\n\n"
+	           "missing or bad\n"
+	           "  femu-gandalf sweep --emit-batch FILE            --emit-jobs for each line "
+	           "of FILE, \"DIR KV-FLAGS...\"\n"
+	           "                                                  (shell words), the trace "
+	           "read once for the sweeps that share it\n\n"
 	           "Each job writes DIR/results/NNNN.csv (NNNN: its line in jobs.txt). The table is "
 	           "kv's CSV without\nwall_s (each job's is in DIR/wall.csv), the same bytes "
 	           "wherever the jobs ran. docs/sweep.md\n");
@@ -382,14 +452,16 @@ int cmd_sweep(int argc, char **argv)
 	const char *mode = argv[1], *dir = NULL;
 	if (!strcmp(mode, "-h") || !strcmp(mode, "--help"))
 		return sweep_usage(stdout, 0);
-	if (strcmp(mode, "--emit-jobs") && strcmp(mode, "--merge") && strcmp(mode, "--missing")) {
-		fprintf(stderr, "femu-gandalf: sweep: %s: the first flag must be --emit-jobs, --merge "
-		                "or --missing (try --help)\n",
+	if (strcmp(mode, "--emit-jobs") && strcmp(mode, "--merge") && strcmp(mode, "--missing") &&
+	    strcmp(mode, "--emit-batch")) {
+		fprintf(stderr, "femu-gandalf: sweep: %s: the first flag must be --emit-jobs, "
+		                "--emit-batch, --merge or --missing (try --help)\n",
 		        mode);
 		return EXIT_USAGE;
 	}
 	if (argc < 3 || !*argv[2]) {
-		fprintf(stderr, "femu-gandalf: sweep %s needs a directory\n", mode);
+		fprintf(stderr, "femu-gandalf: sweep %s needs a %s\n", mode,
+		        strcmp(mode, "--emit-batch") ? "directory" : "file");
 		return EXIT_USAGE;
 	}
 	dir = argv[2];
@@ -397,7 +469,15 @@ int cmd_sweep(int argc, char **argv)
 		/* kv sees "sweep" as its program name, then the flags after DIR (and a "--") */
 		int skip = argc > 3 && !strcmp(argv[3], "--") ? 3 : 2;
 		argv[skip] = argv[0];
-		return sweep_emit(dir, argc - skip, argv + skip);
+		return sweep_emit(dir, argc - skip, argv + skip, NULL, NULL);
+	}
+	if (!strcmp(mode, "--emit-batch")) {
+		if (argc != 3) {
+			fprintf(stderr, "femu-gandalf: sweep --emit-batch FILE: unexpected %s\n",
+			        argv[3]);
+			return EXIT_USAGE;
+		}
+		return sweep_emit_batch(dir);
 	}
 	const char *output = NULL;
 	if (argc == 5 && !strcmp(mode, "--merge") && !strcmp(argv[3], "--output"))

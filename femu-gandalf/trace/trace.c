@@ -26,6 +26,14 @@ void trace_opts_default(struct trace_opts *o)
 	o->seed = 1;
 }
 
+bool trace_opts_same(const struct trace_opts *a, const struct trace_opts *b)
+{
+	return a->skip_bad == b->skip_bad && a->force == b->force &&
+	       a->block_tokens == b->block_tokens && a->session_rate == b->session_rate &&
+	       a->stagger == b->stagger && a->seed == b->seed && a->fold == b->fold &&
+	       a->folds == b->folds;
+}
+
 const char *trace_format_name(enum trace_format f)
 {
 	switch (f) {

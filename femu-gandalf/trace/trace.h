@@ -67,6 +67,8 @@ struct trace_opts {
 /* The fold (1..folds) of a key, for formats dealt out by hash. */
 uint32_t trace_fold_of(uint64_t key, uint32_t folds);
 void trace_opts_default(struct trace_opts *o);
+/* Whether a and b read a trace the same way (every field equal). */
+bool trace_opts_same(const struct trace_opts *a, const struct trace_opts *b);
 
 struct trace;
 /* Open a file or directory. On failure returns NULL with a message in err. */

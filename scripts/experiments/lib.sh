@@ -12,7 +12,8 @@
 #   . "$(dirname "$0")/lib.sh"; exp_init NAME "$@"
 #   exp_trace DEFAULT          TRACE: --trace's, or DEFAULT (missing: exit 77, a skip)
 #   exp_kv TAG KV-FLAGS...     the jobs of one `kv` command line (TAG: a directory name)
-#   exp_run                    every job not yet done, JOBS at a time
+#   exp_run                    the jobs of every exp_kv so far written (one process for all),
+#                              then every job not yet done, JOBS at a time
 #   exp_job OUT CMD...         a run that is not a kv sweep: CMD's output into WORK/OUT (kept)
 #   exp_run_jobs               every exp_job not yet made, JOBS at a time
 #   exp_merge TAG              that command's table (kv's CSV without wall_s) on stdout
@@ -106,8 +107,10 @@ exp_init() {
 	echo "$stamp" >"$WORK/stamp"
 	EXP_T0=$(date +%s)
 	EXP_TAGS=()
+	EXP_EMIT=()
 	EXP_JOBS=()
 	: >"$WORK/jobs"
+	: >"$WORK/batch"
 }
 
 exp_trace() {
@@ -159,22 +162,35 @@ exp_drive() {
 	echo "--device $preset${bpp:+ --set blocks_per_plane=$bpp}"
 }
 
+# exp_kv TAG FLAGS...: the sweep goes into WORK/batch, emitted by exp_run with all the others in
+# one process (`sweep --emit-batch`: the trace is parsed once for the sweeps that share it, not
+# once per sweep); WORK/TAG/flags records FLAGS once it is emitted
 exp_kv() {
-	local tag=$1 err
+	local tag=$1 w line
 	shift
 	EXP_TAGS+=("$tag")
-	# the same flags were emitted by this build already (emitting loads the trace: seconds)
+	# the same flags were emitted by this build already
 	[ "$(cat "$WORK/$tag/flags" 2>/dev/null)" != "$*" ] || return 0
 	rm -rf "${WORK:?}/$tag" # (other flags under this tag: its results are not these flags')
-	if ! err=$("$FG" sweep --emit-jobs "$WORK/$tag" "$@" 2>&1 >/dev/null); then
-		echo "$EXP: $tag: $err" >&2
-		exit 2
-	fi
-	echo "$*" >"$WORK/$tag/flags"
+	line="'${WORK//\'/\'\\\'\'}/${tag//\'/\'\\\'\'}'"
+	for w in "$@"; do
+		[[ $w != *$'\n'* ]] || { echo "$EXP: $tag: a flag with a newline in it: $w" >&2; exit 2; }
+		line+=" '${w//\'/\'\\\'\'}'"
+	done
+	echo "$line" >>"$WORK/batch"
+	EXP_EMIT+=("$tag")
+	printf '%s\n' "$*" >"$WORK/$tag.flags.next"
 }
 
 exp_run() {
 	local tag pending=$WORK/pending.txt n
+	if [ -s "$WORK/batch" ]; then
+		"$FG" sweep --emit-batch "$WORK/batch" 2>"$WORK/batch.err" ||
+			{ cat "$WORK/batch.err" >&2; echo "$EXP: a sweep's flags were refused (above)" >&2; exit 2; }
+		for tag in "${EXP_EMIT[@]}"; do mv "$WORK/$tag.flags.next" "$WORK/$tag/flags"; done
+	fi
+	: >"$WORK/batch"
+	EXP_EMIT=()
 	: >"$pending"
 	for tag in "${EXP_TAGS[@]}"; do
 		"$FG" sweep --missing "$WORK/$tag" >>"$pending"
