@@ -187,7 +187,11 @@ exp_run() {
 	if [ -s "$WORK/batch" ]; then
 		"$FG" sweep --emit-batch "$WORK/batch" 2>"$WORK/batch.err" ||
 			{ cat "$WORK/batch.err" >&2; echo "$EXP: a sweep's flags were refused (above)" >&2; exit 2; }
-		for tag in "${EXP_EMIT[@]}"; do mv "$WORK/$tag.flags.next" "$WORK/$tag/flags"; done
+		sed 's/^femu-gandalf: sweep --emit-batch/'"$EXP"'/' "$WORK/batch.err" >&2
+		# (a tag queued twice with the same flags: one file, moved once)
+		for tag in "${EXP_EMIT[@]}"; do
+			[ ! -e "$WORK/$tag.flags.next" ] || mv "$WORK/$tag.flags.next" "$WORK/$tag/flags"
+		done
 	fi
 	: >"$WORK/batch"
 	EXP_EMIT=()
