@@ -208,6 +208,38 @@ expect 2 "has 2 zones, the drive 1 host stream (set host_streams=2" "--zone-stre
 # ---- traces ----
 expect 0 '"format": "aiperf"' "trace info on a synth sample" -- trace info "$SRC/traces/multiturn-small.jsonl" --json
 expect 0 '"format": "blk-csv"' "trace info on the block sample" -- trace info "$SRC/traces/blk-kvcache-small.csv" --json
+# distinct ids, counted from the ids each turn adds to its session's previous turn: random
+# sessions whose turns extend, rehash their last block, shrink or start over, ids shared across
+# sessions and coming back after a turn dropped them, sessionless requests; against a set of all
+python3 - "$T/turns.jsonl" <<'EOF'
+import json, random, sys
+random.seed(7)
+prev, out, every = {}, [], set()
+for r in range(400):
+    s = random.choice([None] + ["s%d" % i for i in range(12)])
+    p = prev.get(s, []) if s else []
+    c = random.random()
+    if c < 0.5 and p:
+        ids = p[:-1] + [random.randrange(3000)] + [random.randrange(3000) for _ in range(random.randrange(4))]
+    elif c < 0.7:
+        ids = p + [random.randrange(3000) for _ in range(random.randrange(1, 5))]
+    elif c < 0.8:
+        ids = p[:random.randrange(len(p) + 1)]
+    else:
+        ids = [random.randrange(3000) for _ in range(random.randrange(1, 9))]
+    if s:
+        prev[s] = ids
+    every.update(ids)
+    rec = {"timestamp": r * 10, "input_length": 64 * max(len(ids), 1), "output_length": 10, "hash_ids": ids}
+    if s:
+        rec["session_id"] = s
+    out.append(json.dumps(rec))
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+open(sys.argv[1] + ".want", "w").write("%d\n" % len(every))
+EOF
+got=$("$FG" trace info "$T/turns.jsonl" --json 2>&1 | python3 -c "import json,sys; print(json.load(sys.stdin)['unique_blocks'])")
+[ "$got" = "$(cat "$T/turns.jsonl.want")" ] && pass "trace info: $got distinct ids in turns that extend, rehash, shrink and restart, as a set of all counts" ||
+	fail "trace info counted $got distinct ids, a set of all $(cat "$T/turns.jsonl.want")"
 expect 2 "expected one FILE" "trace info without a file" -- trace info
 expect 2 "No such file" "trace info on a missing file" -- trace info "$T/none.csv"
 printf '0,W,0,4096\n1,W,zz,4096\n2,W,8,4096\n' >"$T/bad.csv"
