@@ -157,9 +157,7 @@ static int count_kv(struct trace *t, struct info *s)
 				tn = g_new0(struct turn, 1);
 				g_hash_table_insert(s->seen, g_memdup2(&key, sizeof(key)), tn);
 			}
-			uint64_t m = tn->n < rq.nblocks ? tn->n : rq.nblocks;
-			while (k < m && tn->ids[k] == rq.blocks[k])
-				k++;
+			k = kv_ids_kept(tn->ids, (uint32_t)tn->n, rq.blocks, rq.nblocks);
 		}
 		for (uint32_t i = k; i < rq.nblocks; i++)
 			if (!u64map_upsert(&s->distinct, rq.blocks[i], 1))

@@ -106,9 +106,7 @@ static int chain_turn(struct peak *p, uint64_t r)
 	uint32_t k = 0;
 	if (c->last != UINT64_MAX) {
 		const struct kv_request *prev = &p->kt->rq[c->last];
-		uint32_t n = prev->nblocks < rq->nblocks ? prev->nblocks : rq->nblocks;
-		while (k < n && prev->blocks[k] == rq->blocks[k])
-			k++;
+		k = kv_ids_kept(prev->blocks, prev->nblocks, rq->blocks, rq->nblocks);
 		if (chain_cut(p, c, k))
 			return -1;
 	}

@@ -47,6 +47,16 @@ struct kv_request {
 };
 #define KV_NO_SESSION UINT64_MAX
 
+/* The leading ids b[0..nb) shares with a[0..na): what a turn keeps of its session's previous
+ * turn (the peak active KV and trace info count only the rest). */
+static inline uint32_t kv_ids_kept(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb)
+{
+	uint32_t n = na < nb ? na : nb, k = 0;
+	while (k < n && a[k] == b[k])
+		k++;
+	return k;
+}
+
 struct trace_opts {
 	bool skip_bad;           /* count and skip malformed records instead of failing */
 	enum trace_format force; /* TF_UNKNOWN = detect */

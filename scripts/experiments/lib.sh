@@ -172,10 +172,10 @@ exp_kv() {
 	# the same flags were emitted by this build already
 	[ "$(cat "$WORK/$tag/flags" 2>/dev/null)" != "$*" ] || return 0
 	rm -rf "${WORK:?}/$tag" # (other flags under this tag: its results are not these flags')
-	line="'${WORK//\'/\'\\\'\'}/${tag//\'/\'\\\'\'}'"
-	for w in "$@"; do
-		[[ $w != *$'\n'* ]] || { echo "$EXP: $tag: a flag with a newline in it: $w" >&2; exit 2; }
-		line+=" '${w//\'/\'\\\'\'}'"
+	line=
+	for w in "$WORK/$tag" "$@"; do # (each word single-quoted, a quote in it as '\'')
+		[[ $w != *$'\n'* ]] || { echo "$EXP: $tag: a newline in $w" >&2; exit 2; }
+		line+="${line:+ }'${w//\'/\'\\\'\'}'"
 	done
 	echo "$line" >>"$WORK/batch"
 	EXP_EMIT+=("$tag")
