@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,10 +38,9 @@ static int teardown(void **state)
 }
 
 
-static struct ftl *busy_ftl(enum ftl_gc_policy pol, enum ftl_gc_unit unit)
+static struct ftl_config busy_config(enum ftl_gc_policy pol, enum ftl_gc_unit unit)
 {
 	struct ftl_config c;
-	char err[256];
 	ftl_config_default(&c);
 	c.channels = 2;
 	c.luns_per_channel = 2;
@@ -52,8 +52,12 @@ static struct ftl *busy_ftl(enum ftl_gc_policy pol, enum ftl_gc_unit unit)
 	c.gc_policy = pol;
 	c.gc_unit = unit;
 	c.pe_variation = 0.1;
-	struct ftl *f = ftl_create(&c, err, sizeof(err));
-	assert_non_null(f);
+	return c;
+}
+
+/* 5 drive writes of single units, a tenth of them TRIMs */
+static struct ftl *busy_work(struct ftl *f)
+{
 	uint64_t n = ftl_get_geometry(f)->user_units, now = 0;
 	for (uint64_t i = 0; i < 5 * n; i++) {
 		uint64_t r = rnd();
@@ -63,6 +67,12 @@ static struct ftl *busy_ftl(enum ftl_gc_policy pol, enum ftl_gc_unit unit)
 			assert_int_equal(ftl_write(f, (r >> 8) % n * 4096, 4096, (unsigned)r % 2, now, &now), FTL_OK);
 	}
 	return f;
+}
+
+static struct ftl *busy_ftl(enum ftl_gc_policy pol, enum ftl_gc_unit unit)
+{
+	struct ftl_config c = busy_config(pol, unit);
+	return busy_work(mk(&c));
 }
 
 static void same_stats(struct ftl *a, struct ftl *b)
@@ -401,6 +411,75 @@ static void test_bad_attribution_byte(void **state)
 	ftl_destroy(a);
 }
 
+/* resident pages of a mapping (mincore) */
+static size_t resident(const void *p, size_t bytes)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = (bytes + pg - 1) / pg, k = 0;
+	unsigned char *v = malloc(n);
+	assert_non_null(v);
+	assert_int_equal(mincore((void *)p, bytes, v), 0);
+	for (size_t i = 0; i < n; i++)
+		k += v[i] & 1;
+	free(v);
+	return k;
+}
+
+/* The same work, whole pages too, then the snapshot's bytes */
+static char *work_and_save(struct ftl *f, const char *p, size_t *n)
+{
+	char err[256];
+	busy_work(f);
+	uint64_t units = ftl_get_geometry(f)->user_units, t = 1ull << 39;
+	for (uint64_t i = 0; i < units / 8; i++)
+		assert_int_equal(ftl_write(f, rnd() % (units / 4) * 16384, 16384, 0, t, &t), FTL_OK);
+	assert_int_equal(ftl_check(f, err, sizeof(err)), 0);
+	assert_int_equal(ftl_snapshot_save(f, p, err, sizeof(err)), FTL_OK);
+	return read_file(p, n);
+}
+
+/*
+ * ftl_keep_tables (sweep --run-batch): a drive made on the tables a busy drive of the same
+ * geometry left takes them (its L2P is resident before its first write) and then behaves as a
+ * new drive, byte for byte: the same snapshot after the same work, on every big table. A drive
+ * of another geometry gets new tables.
+ */
+static void test_kept_tables(void **state)
+{
+	(void)state;
+	char p2[320];
+	snprintf(p2, sizeof(p2), "%s/fresh.snap", dir);
+	struct ftl_config c = busy_config(FTL_GC_GREEDY, FTL_GC_SUPERBLOCK);
+	ftl_keep_tables(true);
+	struct ftl *a = busy_ftl(FTL_GC_GREEDY, FTL_GC_SUPERBLOCK);
+	assert_true(resident(a->l2p, a->l2p_bytes) > 0 && resident(a->p2l, a->p2l_bytes) > 0);
+	ftl_destroy(a);
+	struct ftl *b = mk(&c);
+	assert_true(resident(b->l2p, b->l2p_bytes) > 0); /* A's, zeroed */
+	uint64_t s = rs;
+	size_t nb, nc;
+	char *sb = work_and_save(b, path, &nb);
+	ftl_keep_tables(false);
+	struct ftl *fresh = mk(&c);
+	assert_int_equal(resident(fresh->l2p, fresh->l2p_bytes), 0);
+	rs = s;
+	char *sc = work_and_save(fresh, p2, &nc);
+	assert_int_equal(nb, nc);
+	assert_memory_equal(sb, sc, nb);
+	same_stats(b, fresh);
+	ftl_destroy(fresh);
+	/* another geometry: B's tables are let go, and the new drive's are new */
+	ftl_keep_tables(true);
+	ftl_destroy(b);
+	c.blocks_per_plane = 32;
+	struct ftl *d = mk(&c);
+	assert_int_equal(resident(d->l2p, d->l2p_bytes), 0);
+	assert_int_equal(resident(d->p2l, d->p2l_bytes), 0);
+	ftl_destroy(d);
+	ftl_keep_tables(false);
+	free(sb);
+	free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +488,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_attribution, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_attribution_byte, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kept_tables, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,11 @@
 #  5. --job and --output, and every bad flag, each with a clear error;
 #  6. --emit-batch: each line's jobs.txt the same bytes as --emit-jobs writes (a directory with a
 #     space and a quote in its name among them); a refused line names FILE:LINE, the sweeps
-#     before it are written and the ones after it are not.
+#     before it are written and the ones after it are not;
+#  7. --run-batch: the jobs of two sweeps on two drive geometries, interleaved, run in one
+#     process (the trace kept, the drive's tables reused) merge into the same bytes as run by sh,
+#     also from standard input; a line that is not a job, a job of another program and a run
+#     that fails each stop the batch with FILE:LINE, the results before it written.
 # Usage: test_sweep.sh path/to/femu-gandalf (run from the source root: it reads traces/)
 set -u
 FG=${1:?usage: test_sweep.sh FEMU_GANDALF}
@@ -158,7 +162,7 @@ expect 2 "is larger than the tiny drive" "--emit-jobs checks the sizes as a run 
 expect 2 "lambda=x: not a number" "--emit-jobs checks --param as a run would" -- \
 	sweep --emit-jobs "$T/d" "${ONE[@]}" --policy gandalf --param lambda=x
 [ ! -e "$T/d/jobs.txt" ] && pass "no jobs.txt after refused flags" || fail "refused flags left a jobs.txt"
-expect 2 "the first flag must be --emit-jobs, --emit-batch, --merge or --missing" "sweep --bogus" -- sweep --bogus x
+expect 2 "the first flag must be --emit-jobs, --emit-batch, --run-batch, --merge or --missing" "sweep --bogus" -- sweep --bogus x
 expect 2 "needs a directory" "sweep --merge without a directory" -- sweep --merge
 expect 1 "write the jobs first" "merge of a directory without jobs" -- sweep --merge "$T"
 mkdir -p "$T/e" && printf 'cd / && true' >"$T/e/jobs.txt"
@@ -209,6 +213,52 @@ expect 2 "batch2:2: the sweep into $T/c2 failed" "emit-batch with a refused line
 printf "%s --trace 'x\n" "$T/c4" >"$T/batch3"
 expect 2 "batch3:1: Text ended before matching quote" "emit-batch with an unclosed quote" -- sweep --emit-batch "$T/batch3"
 expect 1 "No such file" "emit-batch of a missing file" -- sweep --emit-batch "$T/nofile"
+
+# --- 7. --run-batch ---------------------------------------------------------------------------
+KD=(--trace traces/multiturn-small.jsonl --model qwen3-next-80b-a3b --dram 1G --device tiny)
+for d in ra rb; do
+	for s in A B; do
+		set=()
+		[ $s = A ] || set=(--set blocks_per_plane=200)
+		"$FG" sweep --emit-jobs "$T/$d$s" "${KD[@]}" "${set[@]}" --policy all >/dev/null 2>&1 ||
+			fail "emit $d$s"
+	done
+done
+# A and B alternate (each switch releases the kept tables; each return reuses them)
+paste -d '\n' "$T/raA/jobs.txt" "$T/raB/jobs.txt" | grep -v '^$' >"$T/ra.txt"
+paste -d '\n' "$T/rbA/jobs.txt" "$T/rbB/jobs.txt" | grep -v '^$' >"$T/rb.txt"
+sh "$T/ra.txt" 2>"$T/ra.err" || fail "the jobs run by sh: $(head -3 "$T/ra.err")"
+nr=$(wc -l <"$T/rb.txt")
+"$FG" sweep --run-batch "$T/rb.txt" 2>"$T/rb.err" || fail "run-batch: $(head -3 "$T/rb.err")"
+same=0
+for s in A B; do
+	"$FG" sweep --merge "$T/ra$s" --output "$T/ra$s.csv" 2>/dev/null &&
+		"$FG" sweep --merge "$T/rb$s" --output "$T/rb$s.csv" 2>/dev/null &&
+		cmp -s "$T/ra$s.csv" "$T/rb$s.csv" &&
+		same=$((same + 1))
+done
+[ "$same" -eq 2 ] && pass "run-batch: $nr jobs on two geometries, alternating, merge into the same bytes as run by sh" ||
+	fail "run-batch: the tables differ from sh's ($(head -3 "$T/rb.err"))"
+rm -rf "$T/rbA/results"/* && "$FG" sweep --run-batch - <"$T/rbA/jobs.txt" 2>"$T/rc.err" &&
+	"$FG" sweep --merge "$T/rbA" --output "$T/rcA.csv" 2>/dev/null && cmp -s "$T/raA.csv" "$T/rcA.csv" &&
+	pass "run-batch -: the jobs from standard input, the same table" || fail "run-batch -: $(head -3 "$T/rc.err")"
+# a run that fails in the middle: the one before it written, the one after it not run
+rm -rf "$T/rbA/results"/*
+{
+	sed -n 1p "$T/rbA/jobs.txt"
+	sed -n 2p "$T/rbA/jobs.txt" | sed 's/ --job [^ ]* / --job nope:0 /'
+	sed -n 3p "$T/rbA/jobs.txt"
+} >"$T/rd.txt"
+expect 2 "rd.txt:2: the run failed" "run-batch with a failing run" -- sweep --run-batch "$T/rd.txt"
+[ -s "$T/rbA/results/0001.csv" ] && [ ! -e "$T/rbA/results/0003.csv" ] &&
+	pass "run-batch: the result before the failed run is written, the one after it is not run" ||
+	fail "run-batch after a failed run: $(ls "$T/rbA/results")"
+printf '# a comment\n\n%s --policy lru\n' "$FG" >"$T/re.txt"
+expect 2 "re.txt:3: not a job line" "run-batch of a line that is not a job" -- sweep --run-batch "$T/re.txt"
+printf 'cd / && /bin/true kv --policy lru\n' >"$T/rf.txt"
+expect 2 "rf.txt:1: the job runs /bin/true, not this program" "run-batch of another program's job" -- \
+	sweep --run-batch "$T/rf.txt"
+expect 1 "No such file" "run-batch of a missing file" -- sweep --run-batch "$T/nofile"
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

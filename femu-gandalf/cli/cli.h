@@ -42,6 +42,9 @@ void kv_trace_keep_free(struct kv_trace_keep *k);
 /* `femu-gandalf kv ARGS` checked as a run would be (the trace loaded and measured), then its
  * points handed to jobs->emit instead of run. 0, or an exit code after printing the error. */
 int kv_emit_jobs(int argc, char **argv, const struct kv_jobs *jobs);
+/* `femu-gandalf kv ARGS`, run, with the trace taken from keep when it is the same file read
+ * the same way, and kept there for the next (sweep --run-batch). The exit code. */
+int kv_run_kept(int argc, char **argv, struct kv_trace_keep *keep);
 
 /* Options every trace-reading command shares (--format, --skip-bad, --block-tokens, WEKA arrivals). */
 struct trace_cli {

@@ -174,6 +174,7 @@ struct kv_cli {
 	char *out_buf;
 	size_t out_len;
 	const struct kv_jobs *jobs;
+	struct kv_trace_keep *keep; /* a batch's kept trace (sweep --emit-batch, --run-batch) */
 	char pols[256];     /* the policy names, for --help and errors */
 	char joined[256];   /* the --param values as one "k=v,..." */
 };
@@ -614,7 +615,7 @@ void kv_trace_keep_free(struct kv_trace_keep *k)
  * (then c->kt is borrowed: kv_main() leaves it to the batch). 0, or -1 with the error in err. */
 static int kv_trace_get(struct kv_cli *c, char *err, size_t errlen)
 {
-	struct kv_trace_keep *k = c->jobs ? c->jobs->keep : NULL;
+	struct kv_trace_keep *k = c->keep;
 	if (k && k->path && !strcmp(k->path, c->trace) && trace_opts_same(&k->to, &c->to)) {
 		c->kt = k->kt;
 		c->kt_borrowed = true;
@@ -1021,13 +1022,14 @@ static int kv_output_close(struct kv_cli *c, int rc)
 	return rc;
 }
 
-static int kv_main(int argc, char **argv, const struct kv_jobs *jobs)
+static int kv_main(int argc, char **argv, const struct kv_jobs *jobs, struct kv_trace_keep *keep)
 {
 	struct kv_cli c;
 	struct kv_run_opts ro;
 	const struct kv_policy *one;
 	kv_cli_default(&c, &ro);
 	c.jobs = jobs;
+	c.keep = keep;
 	GOptionContext *ctx = kv_context(&c, &ro.cfg);
 	int rc = EXIT_USAGE;
 	if (fg_parse_opts(ctx, &argc, &argv) && !kv_check_flags(&c, &ro) &&
@@ -1043,10 +1045,15 @@ static int kv_main(int argc, char **argv, const struct kv_jobs *jobs)
 
 int cmd_kv(int argc, char **argv)
 {
-	return kv_main(argc, argv, NULL);
+	return kv_main(argc, argv, NULL, NULL);
 }
 
 int kv_emit_jobs(int argc, char **argv, const struct kv_jobs *jobs)
 {
-	return kv_main(argc, argv, jobs);
+	return kv_main(argc, argv, jobs, jobs->keep);
+}
+
+int kv_run_kept(int argc, char **argv, struct kv_trace_keep *keep)
+{
+	return kv_main(argc, argv, NULL, keep);
 }

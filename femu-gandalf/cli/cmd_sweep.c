@@ -8,6 +8,8 @@
  *   femu-gandalf sweep --missing DIR                 the lines whose result is missing or bad
  *   femu-gandalf sweep --emit-batch FILE             --emit-jobs for each line of FILE, "DIR
  *                                                    KV-FLAGS..." in shell words, in one process
+ *   femu-gandalf sweep --run-batch FILE|-            jobs.txt lines run in one process, one
+ *                                                    after another
  *
  * A batch is how an experiment writes its sweeps (scripts/experiments/lib.sh): a process per
  * sweep would parse the trace again for each of them (the WEKA subset: half a second, and an
@@ -18,9 +20,12 @@
  * wall_s column: what is left depends only on the flags, so the table is the same bytes
  * wherever and in whatever order the jobs ran. Each job's wall time goes to DIR/wall.csv. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "run.h"
@@ -161,55 +166,162 @@ static int sweep_emit(const char *dir, int argc, char **argv, struct kv_trace_ke
 	return rc;
 }
 
-/* --emit-batch FILE: each line "DIR KV-FLAGS..." (POSIX shell words; blank lines and lines
- * starting with # skipped) emitted as --emit-jobs DIR KV-FLAGS would, in order, the trace kept
- * from one sweep to the next. Stops at the first line that fails: the sweeps before it are
- * written, the rest are not. 0, or an exit code after printing the error. */
-static int sweep_emit_batch(const char *file)
+/*
+ * A batch file's lines, each as POSIX shell words, handed to fn in order (blank lines and lines
+ * starting with # skipped) until one fails; FILE "-" is standard input. what names the mode in
+ * errors. 0, or the failing line's exit code after printing the error.
+ */
+typedef int (*batch_fn)(char **words, int n, const char *where, void *arg);
+static int batch_each(const char *what, const char *file, batch_fn fn, void *arg)
 {
 	char *text = NULL;
+	gsize len = 0;
 	GError *e = NULL;
-	if (!g_file_get_contents(file, &text, NULL, &e)) {
-		fprintf(stderr, "femu-gandalf: sweep --emit-batch: %s\n", e->message);
+	if (!strcmp(file, "-")) {
+		GIOChannel *in = g_io_channel_unix_new(0);
+		if (g_io_channel_set_encoding(in, NULL, &e) == G_IO_STATUS_NORMAL)
+			g_io_channel_read_to_end(in, &text, &len, &e);
+		g_io_channel_unref(in);
+	} else {
+		g_file_get_contents(file, &text, &len, &e);
+	}
+	if (e) {
+		fprintf(stderr, "femu-gandalf: sweep %s: %s: %s\n", what, file, e->message);
 		g_error_free(e);
+		g_free(text);
 		return 1;
 	}
-	struct kv_trace_keep keep = {0};
 	char **lines = g_strsplit(text, "\n", -1);
-	unsigned sweeps = 0, jobs = 0;
 	int rc = 0;
 	for (unsigned i = 0; lines[i] && !rc; i++) {
-		char **words = NULL;
+		char **words = NULL, where[PATH_MAX + 32];
 		int n = 0;
 		const char *l = lines[i] + strspn(lines[i], " \t");
 		if (!*l || *l == '#')
 			continue;
-		if (!g_shell_parse_argv(l, &n, &words, &e) || n < 2) {
-			fprintf(stderr, "femu-gandalf: sweep --emit-batch: %s:%u: %s\n", file, i + 1,
-			        e ? e->message : "needs a directory and kv's flags");
+		snprintf(where, sizeof(where), "%s:%u", strcmp(file, "-") ? file : "stdin", i + 1);
+		if (!g_shell_parse_argv(l, &n, &words, &e)) {
+			fprintf(stderr, "femu-gandalf: sweep %s: %s: %s\n", what, where, e->message);
 			g_clear_error(&e);
 			rc = EXIT_USAGE;
 		} else {
-			/* kv's argv: a program name, then the flags after DIR (a copy of the
-			 * pointers: option parsing reorders them) */
-			char **argv = g_memdup2(words, ((size_t)n + 1) * sizeof(*words));
-			argv[0] = "sweep";
-			rc = sweep_emit(words[0], n, argv, &keep, &jobs);
-			g_free(argv);
-			if (rc)
-				fprintf(stderr, "femu-gandalf: sweep --emit-batch: %s:%u: the sweep into %s "
-				                "failed (above); the ones before it are written\n",
-				        file, i + 1, words[0]);
-			sweeps++;
+			rc = fn(words, n, where, arg);
 		}
 		g_strfreev(words);
 	}
-	if (!rc)
-		fprintf(stderr, "femu-gandalf: sweep --emit-batch: %u sweeps, %u jobs written\n",
-		        sweeps, jobs);
-	kv_trace_keep_free(&keep);
 	g_strfreev(lines);
 	g_free(text);
+	return rc;
+}
+
+struct emit_batch {
+	struct kv_trace_keep keep;
+	unsigned sweeps, jobs;
+};
+
+static int emit_batch_line(char **words, int n, const char *where, void *arg)
+{
+	struct emit_batch *b = arg;
+	if (n < 2) {
+		fprintf(stderr, "femu-gandalf: sweep --emit-batch: %s: needs a directory and kv's "
+		                "flags\n", where);
+		return EXIT_USAGE;
+	}
+	/* kv's argv: a program name, then the flags after DIR (a copy of the pointers: option
+	 * parsing reorders them) */
+	char **argv = g_memdup2(words, ((size_t)n + 1) * sizeof(*words));
+	argv[0] = "sweep";
+	int rc = sweep_emit(words[0], n, argv, &b->keep, &b->jobs);
+	g_free(argv);
+	if (rc)
+		fprintf(stderr, "femu-gandalf: sweep --emit-batch: %s: the sweep into %s failed "
+		                "(above); the ones before it are written\n", where, words[0]);
+	b->sweeps++;
+	return rc;
+}
+
+/* --emit-batch FILE: each line "DIR KV-FLAGS..." emitted as --emit-jobs DIR KV-FLAGS would, in
+ * order, the trace kept from one sweep to the next. Stops at the first line that fails: the
+ * sweeps before it are written, the rest are not. 0, or an exit code after printing the
+ * error. */
+static int sweep_emit_batch(const char *file)
+{
+	struct emit_batch b = {0};
+	int rc = batch_each("--emit-batch", file, emit_batch_line, &b);
+	if (!rc)
+		fprintf(stderr, "femu-gandalf: sweep --emit-batch: %u sweeps, %u jobs written\n",
+		        b.sweeps, b.jobs);
+	kv_trace_keep_free(&b.keep);
+	return rc;
+}
+
+struct run_batch {
+	struct kv_trace_keep keep;
+	char *self; /* this program's real path */
+	int home;   /* the directory --run-batch started in (an fd, for fchdir) */
+	unsigned runs;
+};
+
+/* One line of jobs.txt, "cd DIR && PROGRAM kv FLAGS...", run here as PROGRAM would run it. */
+static int run_batch_line(char **words, int n, const char *where, void *arg)
+{
+	struct run_batch *b = arg;
+	char *prog = n >= 5 ? realpath(words[3], NULL) : NULL;
+	int rc = 0;
+	if (n < 5 || strcmp(words[0], "cd") || strcmp(words[2], "&&") || strcmp(words[4], "kv")) {
+		fprintf(stderr, "femu-gandalf: sweep --run-batch: %s: not a job line (\"cd DIR && "
+		                "PROGRAM kv FLAGS...\", as jobs.txt has them)\n", where);
+		rc = EXIT_USAGE;
+	} else if (!prog || strcmp(prog, b->self)) {
+		fprintf(stderr, "femu-gandalf: sweep --run-batch: %s: the job runs %s, not this "
+		                "program (%s): run it with sh\n", where, words[3], b->self);
+		rc = EXIT_USAGE;
+	} else if (chdir(words[1])) {
+		fprintf(stderr, "femu-gandalf: sweep --run-batch: %s: cd %s: %s\n", where, words[1],
+		        g_strerror(errno));
+		rc = 1;
+	} else {
+		char **argv = g_memdup2(words + 4, ((size_t)n - 4 + 1) * sizeof(*words));
+		rc = kv_run_kept(n - 4, argv, &b->keep);
+		g_free(argv);
+		if (rc)
+			fprintf(stderr, "femu-gandalf: sweep --run-batch: %s: the run failed (above); "
+			                "the ones before it are written\n", where);
+		if (fchdir(b->home) && !rc) {
+			fprintf(stderr, "femu-gandalf: sweep --run-batch: back to the first "
+			                "directory: %s\n", g_strerror(errno));
+			rc = 1;
+		}
+		b->runs++;
+	}
+	free(prog);
+	return rc;
+}
+
+/* --run-batch FILE: job lines run one after another in this process, as `sh` would run them,
+ * with the trace kept from one run to the next that reads it the same way and the drive's
+ * tables from one drive to the next of the same geometry (ftl_keep_tables). Stops at the first
+ * run that fails: the results of the runs before it are written. 0, or an exit code. */
+static int sweep_run_batch(const char *file)
+{
+	struct run_batch b = {.self = g_file_read_link("/proc/self/exe", NULL),
+	                      .home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+	int rc = 0;
+	if (!b.self || b.home < 0) {
+		fprintf(stderr, "femu-gandalf: sweep --run-batch: %s\n",
+		        !b.self ? "cannot find this program (/proc/self/exe)"
+		                : "cannot open the current directory");
+		rc = 1;
+	}
+	if (!rc) {
+		ftl_keep_tables(true);
+		rc = batch_each("--run-batch", file, run_batch_line, &b);
+		ftl_keep_tables(false);
+	}
+	kv_trace_keep_free(&b.keep);
+	if (b.home >= 0)
+		close(b.home);
+	g_free(b.self);
 	return rc;
 }
 
@@ -438,7 +550,11 @@ static int sweep_usage(FILE *f, int rc)
 	           "  femu-gandalf sweep --emit-batch FILE            --emit-jobs for each line "
 	           "of FILE, \"DIR KV-FLAGS...\"\n"
 	           "                                                  (shell words), the trace "
-	           "read once for the sweeps that share it\n\n"
+	           "read once for the sweeps that share it\n"
+	           "  femu-gandalf sweep --run-batch FILE|-           run jobs.txt lines in this "
+	           "process, one after another,\n"
+	           "                                                  the trace and the drive's "
+	           "tables kept between them\n\n"
 	           "Each job writes DIR/results/NNNN.csv (NNNN: its line in jobs.txt). The table is "
 	           "kv's CSV without\nwall_s (each job's is in DIR/wall.csv), the same bytes "
 	           "wherever the jobs ran. docs/sweep.md\n");
@@ -453,15 +569,15 @@ int cmd_sweep(int argc, char **argv)
 	if (!strcmp(mode, "-h") || !strcmp(mode, "--help"))
 		return sweep_usage(stdout, 0);
 	if (strcmp(mode, "--emit-jobs") && strcmp(mode, "--merge") && strcmp(mode, "--missing") &&
-	    strcmp(mode, "--emit-batch")) {
+	    strcmp(mode, "--emit-batch") && strcmp(mode, "--run-batch")) {
 		fprintf(stderr, "femu-gandalf: sweep: %s: the first flag must be --emit-jobs, "
-		                "--emit-batch, --merge or --missing (try --help)\n",
+		                "--emit-batch, --run-batch, --merge or --missing (try --help)\n",
 		        mode);
 		return EXIT_USAGE;
 	}
 	if (argc < 3 || !*argv[2]) {
 		fprintf(stderr, "femu-gandalf: sweep %s needs a %s\n", mode,
-		        strcmp(mode, "--emit-batch") ? "directory" : "file");
+		        strstr(mode, "-batch") ? "file" : "directory");
 		return EXIT_USAGE;
 	}
 	dir = argv[2];
@@ -471,13 +587,12 @@ int cmd_sweep(int argc, char **argv)
 		argv[skip] = argv[0];
 		return sweep_emit(dir, argc - skip, argv + skip, NULL, NULL);
 	}
-	if (!strcmp(mode, "--emit-batch")) {
+	if (strstr(mode, "-batch")) {
 		if (argc != 3) {
-			fprintf(stderr, "femu-gandalf: sweep --emit-batch FILE: unexpected %s\n",
-			        argv[3]);
+			fprintf(stderr, "femu-gandalf: sweep %s FILE: unexpected %s\n", mode, argv[3]);
 			return EXIT_USAGE;
 		}
-		return sweep_emit_batch(dir);
+		return strcmp(mode, "--run-batch") ? sweep_emit_batch(dir) : sweep_run_batch(dir);
 	}
 	const char *output = NULL;
 	if (argc == 5 && !strcmp(mode, "--merge") && !strcmp(argv[3], "--output"))

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "ftl_int.h"
 
@@ -57,10 +58,23 @@ void ftl_seed(uint64_t s[4], uint64_t seed)
 	}
 }
 
-void *ftl_big_alloc(size_t bytes)
+/*
+ * Mappings a destroyed drive left for the next one (ftl_keep_tables). A new drive of the same
+ * geometry asks for the same sizes and gets them back with their resident pages zeroed, as a
+ * fresh mapping would read: the kernel does not have to back them again. On a VM whose balloon
+ * reports free pages to its host, backing a freed page again costs 0.15-4.6 s/GiB (docs/
+ * performance.md); zeroing a resident one runs at memset's speed.
+ */
+#define KEPT_MAX 16
+static struct kept {
+	void *p;
+	size_t bytes;
+} kept[KEPT_MAX];
+static int nkept;
+static bool keep_on;
+
+static void *map_new(size_t bytes)
 {
-	if (!bytes)
-		bytes = 1;
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		       -1, 0);
 	if (p == MAP_FAILED)
@@ -72,10 +86,74 @@ void *ftl_big_alloc(size_t bytes)
 	return p;
 }
 
+/* Zero what the kernel backs of p (mincore: a page never touched reads as zero already and
+ * stays unbacked). false if mincore failed (then nothing was zeroed). */
+static bool zero_resident(void *p, size_t bytes)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = (bytes + pg - 1) / pg;
+	unsigned char *vec = malloc(n ? n : 1);
+	if (!vec || mincore(p, bytes, vec)) {
+		free(vec);
+		return false;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && (vec[j] & 1))
+			j++;
+		if (j > i) {
+			size_t end = j * pg < bytes ? j * pg : bytes;
+			memset((char *)p + i * pg, 0, end - i * pg);
+		}
+		i = j + 1;
+	}
+	free(vec);
+	return true;
+}
+
+static void kept_release(void)
+{
+	for (int i = 0; i < nkept; i++)
+		munmap(kept[i].p, kept[i].bytes);
+	nkept = 0;
+}
+
+void ftl_keep_tables(bool on)
+{
+	keep_on = on;
+	if (!on)
+		kept_release();
+}
+
+void *ftl_big_alloc(size_t bytes)
+{
+	if (!bytes)
+		bytes = 1;
+	for (int i = 0; keep_on && i < nkept; i++) {
+		if (kept[i].bytes != bytes)
+			continue;
+		void *p = kept[i].p;
+		kept[i] = kept[--nkept];
+		if (zero_resident(p, bytes))
+			return p;
+		munmap(p, bytes); /* (not zeroed: a new mapping instead) */
+		return map_new(bytes);
+	}
+	/* another geometry: what is kept would only add to this drive's memory */
+	if (keep_on)
+		kept_release();
+	return map_new(bytes);
+}
+
 void ftl_big_free(void *p, size_t bytes)
 {
-	if (p)
-		munmap(p, bytes ? bytes : 1);
+	if (!p)
+		return;
+	if (!bytes)
+		bytes = 1;
+	if (keep_on && nkept < KEPT_MAX)
+		kept[nkept++] = (struct kept){p, bytes};
+	else
+		munmap(p, bytes);
 }
 
 /* The timing model's figures in ns (the config's are in us and MB/s). */

@@ -200,6 +200,14 @@ struct ftl;
 
 struct ftl *ftl_create(const struct ftl_config *cfg, char *err, size_t errlen);
 void ftl_destroy(struct ftl *ftl);
+/*
+ * on: the tables of drives destroyed from now on are kept, and a drive created next with the
+ * same geometry reuses them, zeroed (its state is exactly a fresh drive's); a drive of another
+ * geometry releases them first. off: release what is kept. For a process that runs drives one
+ * after another (sweep --run-batch); not thread-safe: call it before and after, with no drive
+ * being created or destroyed meanwhile.
+ */
+void ftl_keep_tables(bool on);
 const struct ftl_config *ftl_get_config(const struct ftl *ftl);
 const struct ftl_geometry *ftl_get_geometry(const struct ftl *ftl);
 

@@ -201,10 +201,17 @@ exp_run() {
 	done
 	n=$(wc -l <"$pending")
 	if [ "$n" -gt 0 ]; then
-		echo "$EXP: $n runs to make, $JOBS at a time (parallel; build/exp keeps the finished ones)" >&2
+		# runs in groups of up to 8 consecutive ones (the same drive, mostly), each group in one
+		# process (sweep --run-batch: the trace parsed once, the drive's tables reused instead of
+		# backed again by the kernel); at least 4 groups per job, so that the last ones balance
+		local per=$((n / (4 * JOBS)))
+		[ "$per" -le 8 ] || per=8
+		[ "$per" -ge 1 ] || per=1
+		echo "$EXP: $n runs to make, $JOBS at a time, up to $per per process (parallel; build/exp keeps the finished ones)" >&2
 		local bar=()
 		[ ! -t 2 ] || bar=(--bar)
-		parallel --will-cite -j "$JOBS" "${bar[@]}" --halt soon,fail=1 <"$pending" ||
+		parallel --will-cite -q --pipe -N "$per" -j "$JOBS" "${bar[@]}" --halt soon,fail=1 \
+			"$FG" sweep --run-batch - <"$pending" ||
 			{ echo "$EXP: a run failed (its message is above); the finished ones are kept" >&2; exit 1; }
 	fi
 	for tag in "${EXP_TAGS[@]}"; do
