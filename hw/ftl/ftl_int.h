@@ -17,9 +17,12 @@
  *   p2l_pg[pg] = lpn + 1 of unit 0 of page pg when a host write, or a GC or wear-leveling
  *               move, mapped the whole page (units lpn.., in order) since its block's erase,
  *               else 0 (upp > 1 only; 4 bytes a page).
- *               A KV replay writes objects in whole pages, so p2l is never touched and the
- *               kernel never has to zero it (1 GB on ent-tlc-1t); the erase clears the
- *               entries it finds set, and only those, so a drive written in single units never
+ *               A KV replay whose objects are whole pages (qwen3-next-80b-a3b's 1.5 MiB
+ *               chunks) never touches p2l, and the kernel never has to zero it (1 GB on
+ *               ent-tlc-1t). Objects that end in a part of a page (paper-kimi-k3's chunks are
+ *               31.5 pages) write p2l for that page, one page in 32, which is enough to have
+ *               all of p2l resident (docs/performance.md). The erase clears the p2l_pg entries
+ *               it finds set, and only those, so a drive written in single units never
  *               touches p2l_pg either.
  *   valid     = one bit per physical unit.
  */
