@@ -10,9 +10,9 @@
 #  6. --emit-batch: each line's jobs.txt the same bytes as --emit-jobs writes (a directory with a
 #     space and a quote in its name among them); a refused line names FILE:LINE, the sweeps
 #     before it are written and the ones after it are not;
-#  7. --run-batch: the jobs of two sweeps on two drive geometries, interleaved, run in one
+#  7. --run-batch: the jobs of two sweeps on two drive geometries, two by two, run in one
 #     process (the trace kept, the drive's tables reused) merge into the same bytes as run by sh,
-#     also from standard input; a line that is not a job, a job of another program and a run
+#     also from standard input, and into kv's own table of the same points in one process; a line that is not a job, a job of another program and a run
 #     that fails each stop the batch with FILE:LINE, the results before it written.
 # Usage: test_sweep.sh path/to/femu-gandalf (run from the source root: it reads traces/)
 set -u
@@ -224,9 +224,13 @@ for d in ra rb; do
 			fail "emit $d$s"
 	done
 done
-# A and B alternate (each switch releases the kept tables; each return reuses them)
-paste -d '\n' "$T/raA/jobs.txt" "$T/raB/jobs.txt" | grep -v '^$' >"$T/ra.txt"
-paste -d '\n' "$T/rbA/jobs.txt" "$T/rbB/jobs.txt" | grep -v '^$' >"$T/rb.txt"
+# two of A, two of B, and so on: the second of each pair takes the first one's tables, and each
+# switch releases them
+pairs() { awk 'FNR == NR { a[FNR] = $0; n = FNR; next } { b[FNR] = $0; if (FNR > n) n = FNR }
+	END { for (i = 1; i <= n; i += 2) { if (i in a) print a[i]; if (i + 1 in a) print a[i + 1];
+		if (i in b) print b[i]; if (i + 1 in b) print b[i + 1] } }' "$1" "$2"; }
+pairs "$T/raA/jobs.txt" "$T/raB/jobs.txt" >"$T/ra.txt"
+pairs "$T/rbA/jobs.txt" "$T/rbB/jobs.txt" >"$T/rb.txt"
 sh "$T/ra.txt" 2>"$T/ra.err" || fail "the jobs run by sh: $(head -3 "$T/ra.err")"
 nr=$(wc -l <"$T/rb.txt")
 "$FG" sweep --run-batch "$T/rb.txt" 2>"$T/rb.err" || fail "run-batch: $(head -3 "$T/rb.err")"
@@ -237,8 +241,11 @@ for s in A B; do
 		cmp -s "$T/ra$s.csv" "$T/rb$s.csv" &&
 		same=$((same + 1))
 done
-[ "$same" -eq 2 ] && pass "run-batch: $nr jobs on two geometries, alternating, merge into the same bytes as run by sh" ||
+[ "$same" -eq 2 ] && pass "run-batch: $nr jobs on two geometries, two by two, merge into the same bytes as run by sh" ||
 	fail "run-batch: the tables differ from sh's ($(head -3 "$T/rb.err"))"
+# kv's own points on the drive, in one process (each drive on the last one's tables)
+"$FG" kv "${KD[@]}" --policy all >"$T/kvA.csv" 2>/dev/null && out=$(sameas "$T/kvA.csv" "$T/raA.csv") &&
+	pass "kv --policy all on a drive, in one process: the jobs' table ($out)" || fail "kv --policy all on a drive: $out"
 rm -rf "$T/rbA/results"/* && "$FG" sweep --run-batch - <"$T/rbA/jobs.txt" 2>"$T/rc.err" &&
 	"$FG" sweep --merge "$T/rbA" --output "$T/rcA.csv" 2>/dev/null && cmp -s "$T/raA.csv" "$T/rcA.csv" &&
 	pass "run-batch -: the jobs from standard input, the same table" || fail "run-batch -: $(head -3 "$T/rc.err")"

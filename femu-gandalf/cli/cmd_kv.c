@@ -923,6 +923,9 @@ static int kv_policies_run(struct kv_cli *c, struct kv_run_opts *ro, const struc
 			npoints += c->job_pol ? 1 : c->sweep ? kv_sweep_points(kv_policies[i]) : 1;
 	if (csv && !c->jobs)
 		kv_result_csv_header(c->out);
+	/* several drives in turn: each takes the last one's tables when it has the same
+	 * geometry, instead of the kernel backing new ones (ftl_keep_tables) */
+	ftl_keep_tables(true);
 	for (int i = 0; kv_policies[i] && !rc; i++) {
 		const struct kv_policy *pol = kv_policies[i];
 		if ((one && pol != one) || (c->job_pol && pol != c->job_pol))
@@ -937,7 +940,8 @@ static int kv_policies_run(struct kv_cli *c, struct kv_run_opts *ro, const struc
 		if (pol->prepare && !(pol->one_pass && ro->loops != 1)) {
 			if (!(ro->prepared = pol->prepare(&c->kt, &ro->cfg, err, sizeof(err)))) {
 				fprintf(stderr, "femu-gandalf: %s\n", err);
-				return 1;
+				rc = 1;
+				break;
 			}
 			ro->prepared_for = pol;
 		}
@@ -950,6 +954,7 @@ static int kv_policies_run(struct kv_cli *c, struct kv_run_opts *ro, const struc
 			ro->prepared = NULL;
 		}
 	}
+	ftl_keep_tables(false);
 	return rc;
 }
 

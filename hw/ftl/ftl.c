@@ -71,7 +71,7 @@ static struct kept {
 	size_t bytes;
 } kept[KEPT_MAX];
 static int nkept;
-static bool keep_on;
+static int keep_on; /* ftl_keep_tables(true) calls not yet matched by a false one */
 
 static void *map_new(size_t bytes)
 {
@@ -119,8 +119,9 @@ static void kept_release(void)
 
 void ftl_keep_tables(bool on)
 {
-	keep_on = on;
-	if (!on)
+	if (on)
+		keep_on++;
+	else if (keep_on && !--keep_on)
 		kept_release();
 }
 

@@ -203,9 +203,10 @@ void ftl_destroy(struct ftl *ftl);
 /*
  * on: the tables of drives destroyed from now on are kept, and a drive created next with the
  * same geometry reuses them, zeroed (its state is exactly a fresh drive's); a drive of another
- * geometry releases them first. off: release what is kept. For a process that runs drives one
- * after another (sweep --run-batch); not thread-safe: call it before and after, with no drive
- * being created or destroyed meanwhile.
+ * geometry releases them first. off: undo one on; the last one releases what is kept (so a
+ * batch of runs and each run's own points can both ask). For a process that runs drives one
+ * after another (kv's points, sweep --run-batch); not thread-safe: call it before and after,
+ * with no drive being created or destroyed meanwhile.
  */
 void ftl_keep_tables(bool on);
 const struct ftl_config *ftl_get_config(const struct ftl *ftl);
