@@ -131,6 +131,15 @@ static int emit_save(struct emit *e)
 	return rc;
 }
 
+/* This program's path, as jobs.txt names it (g_free it), or NULL after saying why. */
+static char *self_path(void)
+{
+	char *p = g_file_read_link("/proc/self/exe", NULL);
+	if (!p)
+		fprintf(stderr, "femu-gandalf: sweep: cannot find this program (/proc/self/exe)\n");
+	return p;
+}
+
 /* --emit-jobs DIR with kv's argv (argv[0] a program name). keep: a batch's kept trace, or
  * NULL. *njobs += the jobs written. 0, or an exit code after printing the error. */
 static int sweep_emit(const char *dir, int argc, char **argv, struct kv_trace_keep *keep,
@@ -140,14 +149,12 @@ static int sweep_emit(const char *dir, int argc, char **argv, struct kv_trace_ke
 	e.jobs.arg = &e;
 	e.quiet = keep != NULL;
 	e.cwd = g_get_current_dir();
-	e.self = g_file_read_link("/proc/self/exe", NULL);
+	e.self = self_path();
 	e.dir = g_path_is_absolute(dir) ? g_strdup(dir) : g_build_filename(e.cwd, dir, NULL);
 	e.args = g_new0(char *, argc + 1);
 	for (int i = 1; i < argc; i++)
 		e.args[i - 1] = argv[i];
 	int rc = e.self ? 0 : 1;
-	if (!e.self)
-		fprintf(stderr, "femu-gandalf: sweep: cannot find this program (/proc/self/exe)\n");
 	if (!rc)
 		rc = kv_emit_jobs(argc, argv, &e.jobs);
 	if (!rc && !e.n) {
@@ -259,7 +266,6 @@ struct run_batch {
 	struct kv_trace_keep keep;
 	char *self; /* this program's real path */
 	int home;   /* the directory --run-batch started in (an fd, for fchdir) */
-	unsigned runs;
 };
 
 /* One line of jobs.txt, "cd DIR && PROGRAM kv FLAGS...", run here as PROGRAM would run it. */
@@ -292,7 +298,6 @@ static int run_batch_line(char **words, int n, const char *where, void *arg)
 			                "directory: %s\n", g_strerror(errno));
 			rc = 1;
 		}
-		b->runs++;
 	}
 	free(prog);
 	return rc;
@@ -304,13 +309,11 @@ static int run_batch_line(char **words, int n, const char *where, void *arg)
  * run that fails: the results of the runs before it are written. 0, or an exit code. */
 static int sweep_run_batch(const char *file)
 {
-	struct run_batch b = {.self = g_file_read_link("/proc/self/exe", NULL),
-	                      .home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-	int rc = 0;
-	if (!b.self || b.home < 0) {
-		fprintf(stderr, "femu-gandalf: sweep --run-batch: %s\n",
-		        !b.self ? "cannot find this program (/proc/self/exe)"
-		                : "cannot open the current directory");
+	struct run_batch b = {.self = self_path(), .home = -1};
+	int rc = b.self ? 0 : 1;
+	if (!rc && (b.home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "femu-gandalf: sweep --run-batch: cannot open the current "
+		                "directory: %s\n", g_strerror(errno));
 		rc = 1;
 	}
 	if (!rc) {
