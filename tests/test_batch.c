@@ -166,7 +166,10 @@ static char dir[64];
  * gives: every completion time, and the whole saved state with the timing tables. Objects of
  * whole pages are written at random page-aligned places and read back, with small writes that
  * break stripes (and GC that moves them), TRIMs, reads of part of an object, and issue times
- * that leave the LUNs programming (suspends, waits), idle, or reading.
+ * that leave the LUNs programming (suspends, waits), idle, or reading. Half the objects are
+ * packed instead, one after the other as a KV tier's slots lie, each a whole number of pages
+ * and 0-3 units (paper-kimi-k3's 31.5 pages): they start and end inside pages, on the drive
+ * as in the LBA space, and their reads time the partial pages one by one around a stripe.
  */
 static void run_reads(struct ftl_config c, uint64_t ops, const char *dir)
 {
@@ -175,11 +178,21 @@ static void run_reads(struct ftl_config c, uint64_t ops, const char *dir)
 	const struct ftl_geometry *g = ftl_get_geometry(a);
 	uint64_t page = c.page_size, pages = g->user_bytes / page, now = 0, nread = 0;
 	uint64_t obj[64][2] = {{0}}; /* the last objects written: offset, length */
+	uint64_t packed = 0, npacked = 0, packed_stripes = 0; /* the next packed object's offset */
+	bool is_packed[64] = {false};
 	for (uint64_t i = 0; i < ops; i++) {
 		uint64_t r = rnd(), kind = r % 100, np = 4 + (r >> 8) % (3 * g->planes);
 		uint64_t off = (r >> 16) % (pages - np - 1) * page, len = np * page;
 		now += (r >> 40) % 4 == 0 ? 0 : (r >> 42) % 2000000; /* 0-2 ms, or at once */
+		if (kind < 30 && (r >> 52) % 2) { /* packed, the tail of a page beyond */
+			len += (r >> 54) % 4 * 4096;
+			if (packed + len > g->user_bytes / 2)
+				packed = 0;
+			off = packed;
+			packed += len;
+		}
 		if (kind < 30) {
+			is_packed[i % 64] = (r >> 52) % 2;
 			assert_int_equal(ftl_write(a, off, len, 0, now, NULL), FTL_OK);
 			assert_int_equal(ftl_write(b, off, len, 0, now, NULL), FTL_OK);
 			obj[i % 64][0] = off, obj[i % 64][1] = len;
@@ -193,15 +206,20 @@ static void run_reads(struct ftl_config c, uint64_t ops, const char *dir)
 				assert_int_equal(ftl_trim(b, o, 4096, now, NULL), FTL_OK);
 			}
 		} else {
-			if (kind < 90 && obj[(r >> 48) % 64][1]) /* an object written before */
+			bool pk = false;
+			if (kind < 90 && obj[(r >> 48) % 64][1]) { /* an object written before */
 				off = obj[(r >> 48) % 64][0], len = obj[(r >> 48) % 64][1];
+				pk = is_packed[(r >> 48) % 64];
+			}
 			if (kind >= 95) /* a part of an object, maybe not on a page boundary */
-				off += (r >> 24) % 8 * 4096, len -= (r >> 28) % 3 * page;
-			uint64_t da, db;
+				off += (r >> 24) % 8 * 4096, len -= (r >> 28) % 3 * page, pk = false;
+			uint64_t da, db, before = b->read_stripes;
 			assert_int_equal(ftl_read(a, off, len, now, &da), FTL_OK);
 			assert_int_equal(ftl_read(b, off, len, now, &db), FTL_OK);
 			assert_int_equal(da, db);
 			nread++;
+			if (pk && len % page)
+				npacked++, packed_stripes += b->read_stripes - before;
 		}
 		if (i == ops / 2 && b->sp_whole) {
 			/* no certificates, as after loading a snapshot: the stripes written before are
@@ -227,6 +245,9 @@ static void run_reads(struct ftl_config c, uint64_t ops, const char *dir)
 		 * the rest were broken pages, moved by GC or written in parts */
 		assert_true(b->read_stripes_cert > b->read_stripes / 2);
 		assert_true(b->read_stripes_cert < b->read_stripes);
+		/* and so were packed objects that end inside a page, between their partial pages */
+		assert_true(npacked > 100);
+		assert_true(packed_stripes > npacked / 5);
 	} else {
 		assert_int_equal(b->read_stripes, 0);
 	}
@@ -252,6 +273,13 @@ static void test_read_stripe_closed_form(void **state)
 	c.channels = 1;
 	c.luns_per_channel = 4;
 	c.blocks_per_plane = 32;
+	run_reads(c, 40000, dir);
+	/* a LUN per plane: a read of fewer pages than planes leaves LUNs out, and goes plane by
+	 * plane in read order (read_planes_in_order) instead of over every LUN */
+	c.planes_per_lun = 1;
+	c.channels = 2;
+	c.luns_per_channel = 4;
+	c.blocks_per_plane = 64;
 	run_reads(c, 40000, dir);
 	c.multiplane = false; /* the closed form is off: still the same */
 	run_reads(c, 10000, dir);

@@ -157,7 +157,7 @@ struct ftl {
 		uint32_t m, per; /* pages of the read on the channel; planes of it in the read */
 		int64_t seen;    /* planes of it visited so far */
 	} *rd_ch;
-	int64_t *rd_key, *rd_cnt; /* read_every_plane(): per plane (NULL: channels not a power of 2) */
+	int64_t *rd_key, *rd_cnt; /* read_every_lun(): per plane (NULL: channels not a power of 2) */
 	bool read_per_page;  /* tests: time every read page by page (the reference) */
 	uint64_t read_stripes; /* reads read_stripe() timed (tests) */
 	/*

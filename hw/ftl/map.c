@@ -643,21 +643,24 @@ static void read_planes_in_order(struct ftl *f, uint64_t now, uint32_t s0, uint6
 }
 
 /*
- * The same pass when the read touches every plane, in plane order so that the compiler
- * vectorizes it (a KV replay reads millions of objects, each over all 64 planes of
+ * The same pass when the read touches every LUN, in plane order so that the compiler
+ * vectorizes it (a KV replay reads millions of objects, each over 31 or 64 of the 64 planes of
  * ent-tlc-1t): plane p = k luns + l is at place i = (p - s0) mod P of the read and, channels
  * interleaving (plane_ch[p] = p mod ch, ch a power of two dividing P), at place i / ch among its
- * channel's planes. Every LUN is touched, so each that is not reading switches to reads now,
- * before its first page, as in read_planes_in_order(). Keys and page counts go to rd_key and
- * rd_cnt, then each channel takes the maximum and the sum over its planes.
+ * channel's planes. Every LUN is touched (touched >= luns consecutive planes, plane_lun[p] =
+ * p mod luns), so each that is not reading switches to reads now, before its first page, as in
+ * read_planes_in_order(). A plane the read does not touch (i >= touched, only when the read
+ * has fewer pages than planes, so each plane it touches reads one page and none is late) keeps
+ * its state, and adds key INT64_MIN and no page to its channel. Keys and page counts go to
+ * rd_key and rd_cnt, then each channel takes the maximum and the sum over its planes.
  */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 /* 64-bit compares vectorize from AVX2 on (SSE2, x86-64's baseline, has none); the build's -O2
  * vectorizes only loops its "very cheap" cost model passes, so this one takes -O3's model */
 __attribute__((target_clones("avx2", "default"), optimize("vect-cost-model=dynamic")))
 #endif
-static void read_every_plane(struct ftl *f, uint64_t now, uint32_t s0, uint64_t full,
-                             uint64_t rem, int64_t tR, int64_t w)
+static void read_every_lun(struct ftl *f, uint64_t now, uint32_t s0, uint64_t full,
+                           uint64_t rem, uint64_t touched, int64_t tR, int64_t w)
 {
 	const uint32_t P = f->g.planes, L = f->g.luns, C = f->ch;
 	const int64_t chs = __builtin_ctz(C);
@@ -668,9 +671,11 @@ static void read_every_plane(struct ftl *f, uint64_t now, uint32_t s0, uint64_t 
 	const int64_t lA = ((int64_t)full - 1) * per_late, lB = lA + per_late;
 	const int64_t lateA = lA > 0 ? lA : 0, lateB = lB > 0 ? lB : 0;
 	const int64_t cA = (int64_t)full, cB = cA + 1, Pi = (int64_t)P, remi = (int64_t)rem;
+	const int64_t tch = (int64_t)touched;
 	const int32_t w32 = (int32_t)w;
 	int64_t *restrict key = f->rd_key, *restrict lb = (int64_t *)f->lun_busy;
 	int64_t *restrict cnt = f->rd_cnt;
+	uint8_t *restrict susp = f->pl_susp;
 	const int64_t *restrict lf = (const int64_t *)f->lun_from;
 	for (uint32_t l = 0; l < L; l++)
 		if (f->lun_kind[l] != OP_READ) {
@@ -683,17 +688,21 @@ static void read_every_plane(struct ftl *f, uint64_t now, uint32_t s0, uint64_t 
 		for (uint32_t l = 0; l < L; l++) {
 			int64_t i = (int64_t)(k + l) - (int64_t)s0;
 			i += i < 0 ? Pi : 0;
-			const bool more = i < remi;
+			const bool more = i < remi, in = i < tch;
 			int64_t s1 = pb[l] > lf[l] ? pb[l] : lf[l];
 			s1 = (s1 > n0 ? s1 : n0) + tR;
 			int64_t end = s1 + (more ? endB : endA);
-			pb[l] = end;
-			lb[l] = lb[l] > end ? lb[l] : end;
-			ky[l] = s1 - (int64_t)((int32_t)(i >> chs) * w32) + (more ? lateB : lateA);
-			cn[l] = more ? cB : cA;
+			pb[l] = in ? end : pb[l];
+			lb[l] = in && end > lb[l] ? end : lb[l];
+			ky[l] = in ? s1 - (int64_t)((int32_t)(i >> chs) * w32) + (more ? lateB : lateA)
+			           : INT64_MIN;
+			cn[l] = in ? (more ? cB : cA) : 0;
 		}
 	}
-	memset(f->pl_susp, 0, P);
+	/* the planes touched, s0.. (mod P): at most two ranges */
+	const uint64_t head = touched < P - s0 ? touched : P - s0;
+	memset(susp + s0, 0, head);
+	memset(susp, 0, touched - head);
 	for (uint32_t c = 0; c < C; c++) {
 		int64_t best = INT64_MIN, m = 0;
 		for (uint32_t p = c; p < P; p += C) {
@@ -771,7 +780,7 @@ static bool read_stripe(struct ftl *f, uint64_t first, uint64_t npg, uint64_t no
 				return false;
 	/* each LUN may read at once: it reads already, or is idle (a plane is never busy past its
 	 * LUN); one reading the whole stripe touches every LUN */
-	if (touched == P) {
+	if (touched >= f->g.luns) { /* (consecutive planes: every LUN) */
 		for (uint32_t l = 0; l < f->g.luns; l++)
 			if (f->lun_kind[l] != OP_READ && f->lun_busy[l] > now)
 				return false;
@@ -784,8 +793,8 @@ static bool read_stripe(struct ftl *f, uint64_t first, uint64_t npg, uint64_t no
 	}
 	/* the planes' pass (read_planes_in_order()), then each channel's */
 	const int64_t tR = (int64_t)f->t_read_ns, w = (int64_t)upp * (int64_t)f->xfer_unit_ns;
-	if (touched == P && f->rd_key)
-		read_every_plane(f, now, s0, full, rem, tR, w);
+	if (touched >= f->g.luns && f->rd_key)
+		read_every_lun(f, now, s0, full, rem, touched, tR, w);
 	else
 		read_planes_in_order(f, now, s0, touched, full, rem, tR, w);
 	uint64_t d = *done;
@@ -809,6 +818,13 @@ static bool read_stripe(struct ftl *f, uint64_t first, uint64_t npg, uint64_t no
  * block's write pointer and the timing model; units of the current run cost a load and a
  * compare, and a whole page written in order is taken in one step. KV replays read terabytes
  * here.
+ *
+ * Where the range holds 4 or more whole pages from a unit at the start of its physical page,
+ * those pages are offered once to read_stripe()'s closed form, after whatever came before them
+ * was timed: an object that starts or ends inside a page (paper-kimi-k3's chunk is 31.5 pages,
+ * so its objects alternate between a half page first and a half page last) is timed as its
+ * partial page, its stripe, and its partial page, as the page-by-page loop would time them. One
+ * offer per read bounds what a range that is no stripe costs (its units compared once).
  */
 int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *done_ns)
 {
@@ -822,13 +838,8 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 	const uint32_t ppb = f->ppb, upp = f->upp;
 	uint32_t run_page = NONE, run_n = 0, run_blk = 0;
 	uint64_t read_units = 0;
-	if (f->cfg.multiplane && f->bpg == f->g.planes && f->bpg > 1 && !f->read_per_page &&
-	    (last + 1 - first) % f->upp == 0 && last + 1 - first >= 4 * (uint64_t)f->upp &&
-	    read_stripe(f, first, (last + 1 - first) / f->upp, now, &done)) {
-		read_units = last + 1 - first;
-		f->read_stripes++;
-		goto timed;
-	}
+	bool offered = !(f->cfg.multiplane && f->bpg == f->g.planes && f->bpg > 1 &&
+	                 !f->read_per_page); /* read_stripe() has had its one offer */
 	for (uint64_t lpn = first;; lpn++) {
 		uint32_t m = lpn <= last ? l2p[lpn] : 0, page = NONE, gblk = 0;
 		if (m) {
@@ -845,6 +856,19 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 			/* a whole page written in order (a large sequential write's layout): take its
 			 * upp units at once; the next unit is on another page (a page holds upp) */
 			if (page != NONE && m - 1 == pg * upp && lpn + upp - 1 <= last) {
+				if (!offered && last + 1 - lpn >= 4 * (uint64_t)upp) {
+					offered = true;
+					if (run_page != NONE) /* (the partial page before) */
+						read_units += run_n, done = time_read(f, run_blk, run_n, now, done);
+					run_page = NONE;
+					uint64_t npg = (last + 1 - lpn) / upp;
+					if (read_stripe(f, lpn, npg, now, &done)) {
+						read_units += npg * upp;
+						f->read_stripes++;
+						lpn += npg * upp - 1;
+						continue;
+					}
+				}
 				if (page_follows(f, l2p + lpn, m)) {
 					if (run_page != NONE)
 						read_units += run_n, done = time_read(f, run_blk, run_n, now, done);
@@ -866,7 +890,6 @@ int ftl_read(struct ftl *f, uint64_t off, uint64_t len, uint64_t now, uint64_t *
 		run_blk = gblk;
 		run_n = 1;
 	}
-timed:
 	if (f->link_fp) {
 		/* the data streams over the host link as NAND delivers it: the link is busy for len,
 		 * and the last unit crosses it after the last NAND transfer */
