@@ -1257,6 +1257,117 @@ static void test_kv_drive_writes(void **state)
 	kv_result_free(&r);
 }
 
+/* r's `kv --json` object without its wall time: what a replayed run must give byte for byte */
+static char *kv_json_of(const struct kv_result *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	struct json_out j;
+	jout_init(&j, m);
+	kv_result_json(r, &j);
+	fclose(m);
+	char *w = strstr(buf, "\"wall_s\"");
+	assert_non_null(w);
+	char *eol = strchr(w, '\n');
+	memmove(w, eol + 1, strlen(eol + 1) + 1);
+	return buf;
+}
+
+/*
+ * Runs that differ only in the drive's side share one simulation in a batch
+ * (kv_run_keep_sims): each replays the tier's recorded I/O into its own drive, and gives what
+ * it gives alone, byte for byte - with TRIM off, placement hints (two streams, FDP with
+ * persistently isolated handles), and stopping rules that need fewer or more passes than the
+ * simulation has made (until steady, a fixed number, drive writes). Runs a replay cannot stand
+ * for go alone and give their own results too: a drive that reaches end of life, a policy that
+ * reads the drive's state (gandalf wear=1), another DRAM size (a new simulation).
+ */
+static void test_kv_shared_sim(void **state)
+{
+	struct ftl_config fdp = tiny, worn = tiny;
+	char err[256];
+	assert_int_equal(ftl_config_set(&fdp, "fdp", "on", err, sizeof(err)), 0);
+	assert_int_equal(ftl_config_set(&fdp, "fdp_ruh_type", "persistently", err, sizeof(err)), 0);
+	assert_int_equal(ftl_config_set(&worn, "pe_cycles", "20", err, sizeof(err)), 0);
+	enum { NV = 8 };
+	struct kv_run_opts v[NV];
+	for (int i = 0; i < NV; i++) {
+		kv_agentic_opts(&v[i], &tiny);
+		v[i].cfg.trim = true;
+		v[i].loops = 3;
+	}
+	v[1].cfg.trim = false;
+	v[2].cfg.streams_by_kind = true;
+	v[3].drive = &fdp, v[3].cfg.streams_by_kind = true;
+	v[4].loops = 0, v[4].drive_writes = 8, v[4].until_steady = true; /* (more passes) */
+	v[5].loops = 1;
+	v[6].drive = &worn, v[6].loops = 1000; /* dies inside a pass: then alone */
+	v[7].cfg.dram_bytes = 4ull << 20;     /* another simulation */
+	const bool replays[NV] = {true, true, true, true, true, true, false, true};
+	const char *pols[] = {"lru", "gandalf"};
+	for (int p = 0; p < 2; p++) {
+		const struct kv_policy *pol = kv_policy_find(pols[p]);
+		char *alone[NV];
+		int passes[NV];
+		for (int i = 0; i < NV; i++) {
+			struct kv_result r;
+			assert_int_equal(kv_run(&v[i], pol, "", &r, err, sizeof(err)), RUN_OK);
+			assert_false(r.replayed);
+			alone[i] = kv_json_of(&r);
+			passes[i] = r.passes;
+			kv_result_free(&r);
+		}
+		assert_true(passes[4] > 3); /* the replay had to simulate more */
+		assert_true(passes[6] > 3);
+		kv_run_keep_sims(true);
+		uint64_t made = kv_run_sims_made();
+		for (int i = 0; i < NV; i++) {
+			struct kv_result r;
+			assert_int_equal(kv_run(&v[i], pol, "", &r, err, sizeof(err)), RUN_OK);
+			if (r.replayed != replays[i])
+				fail_msg("%s, run %d: replayed %d", pols[p], i, r.replayed);
+			char *j = kv_json_of(&r);
+			if (strcmp(j, alone[i]))
+				fail_msg("%s, run %d: the replay differs from the run alone", pols[p], i);
+			free(j);
+			kv_result_free(&r);
+		}
+		/* runs 0-5 shared one; 6 (another rated P/E, which policies price) and 7 had their own */
+		assert_int_equal(kv_run_sims_made(), made + 3);
+		/* the first runs again, on what run 7 left kept: a new simulation, then a replay */
+		for (int i = 0; i < 2; i++) {
+			struct kv_result r;
+			assert_int_equal(kv_run(&v[i], pol, "", &r, err, sizeof(err)), RUN_OK);
+			assert_true(r.replayed);
+			char *j = kv_json_of(&r);
+			assert_string_equal(j, alone[i]);
+			free(j);
+			kv_result_free(&r);
+		}
+		assert_int_equal(kv_run_sims_made(), made + 4);
+		kv_run_keep_sims(false);
+		for (int i = 0; i < NV; i++)
+			free(alone[i]);
+	}
+	/* a policy that reads the drive: every run alone, with its own results */
+	const struct kv_policy *g = kv_policy_find("gandalf");
+	struct kv_result a, b;
+	assert_int_equal(kv_run(&v[1], g, "wear=1", &a, err, sizeof(err)), RUN_OK);
+	kv_run_keep_sims(true);
+	assert_int_equal(kv_run(&v[0], g, "wear=1", &b, err, sizeof(err)), RUN_OK);
+	kv_result_free(&b);
+	assert_int_equal(kv_run(&v[1], g, "wear=1", &b, err, sizeof(err)), RUN_OK);
+	kv_run_keep_sims(false);
+	assert_false(b.replayed);
+	char *ja = kv_json_of(&a), *jb = kv_json_of(&b);
+	assert_string_equal(ja, jb);
+	free(ja);
+	free(jb);
+	kv_result_free(&a);
+	kv_result_free(&b);
+}
+
 /*
  * kv --accelerate: the lifetime measured at end of life, against the one the rated drive
  * extrapolates at its first steady pass. The extrapolation assumes that from then on every
@@ -1376,6 +1487,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_kv_eol, load_kv_agentic, free_kv_agentic),
 	        cmocka_unit_test_setup_teardown(test_kv_drive_writes, load_kv_agentic, free_kv_agentic),
 	        cmocka_unit_test_setup_teardown(test_kv_accelerate, load_kv_agentic, free_kv_agentic),
+	        cmocka_unit_test_setup_teardown(test_kv_shared_sim, load_kv_agentic, free_kv_agentic),
 	};
 	return cmocka_run_group_tests(tests, load_tiny, NULL);
 }

@@ -304,9 +304,11 @@ static int run_batch_line(char **words, int n, const char *where, void *arg)
 }
 
 /* --run-batch FILE: job lines run one after another in this process, as `sh` would run them,
- * with the trace kept from one run to the next that reads it the same way and the drive's
- * tables from one drive to the next of the same geometry (ftl_keep_tables). Stops at the first
- * run that fails: the results of the runs before it are written. 0, or an exit code. */
+ * with the trace kept from one run to the next that reads it the same way, the drive's
+ * tables from one drive to the next of the same geometry (ftl_keep_tables), and the
+ * simulation from one run to the next that differs from it only in the drive's side
+ * (kv_run_keep_sims). Stops at the first run that fails: the results of the runs before it are
+ * written. 0, or an exit code. */
 static int sweep_run_batch(const char *file)
 {
 	struct run_batch b = {.self = self_path(), .home = -1};
@@ -318,7 +320,9 @@ static int sweep_run_batch(const char *file)
 	}
 	if (!rc) {
 		ftl_keep_tables(true);
+		kv_run_keep_sims(true);
 		rc = batch_each("--run-batch", file, run_batch_line, &b);
+		kv_run_keep_sims(false);
 		ftl_keep_tables(false);
 	}
 	kv_trace_keep_free(&b.keep);

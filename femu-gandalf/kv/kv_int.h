@@ -43,6 +43,7 @@ struct kvsim {
 	double pv[KV_MAX_PARAMS]; /* the policy's parameters, in its table's order */
 	void *prepared;           /* the policy's prepare() result */
 	struct ftl *ftl;          /* NULL = no device (TBW division only) */
+	struct kv_log *log;       /* the tier's I/O recorded for drives to replay, or NULL */
 	/* objects and the key -> index map */
 	struct kv_obj *obj;
 	uint32_t nobj, free_head;
@@ -163,5 +164,9 @@ void kv_port_prefetch(const struct kvsim *s, const struct kv_obj *x); /* its L2P
 bool kv_port_timed(const struct kvsim *s);    /* are SSD loads timed by the drive? */
 int kv_port_end(struct kvsim *s, const struct kv_request *rq); /* -1: the store failed */
 uint64_t kv_port_stripe_bytes(const struct kvsim *s); /* the drive's write stripe; 0: no drive */
+void kv_port_begin(struct kvsim *s);         /* a request starts (at kv_now_ns()) */
+/* a request's load latency, but for its SSD reads: its transfers' time over PCIe and its
+ * recompute time, both in s (the latency is the larger of reads + rest and recompute) */
+void kv_port_load(struct kvsim *s, double rest, double recompute);
 
 #endif

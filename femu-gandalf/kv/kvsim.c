@@ -548,8 +548,9 @@ static inline int account(struct kvsim *s, const struct kv_request *rq, uint32_t
 		hit_tokens = tokens;
 	double ssd_t = kv_port_timed(s) ? (h->t_ssd_done - kv_now_ns(s)) / 1e9
 	                                : h->ssd_bytes / (s->cfg.ssd_gbps * 1e9);
-	double xfer = ssd_t + (h->dram_bytes + h->ssd_bytes) / (s->cfg.pcie_gbps * 1e9);
+	double rest = (h->dram_bytes + h->ssd_bytes) / (s->cfg.pcie_gbps * 1e9), xfer = ssd_t + rest;
 	double recompute = (tokens - hit_tokens) / s->cfg.prefill_tokens_per_s;
+	kv_port_load(s, rest, recompute);
 	if (lat_push(s, xfer > recompute ? xfer : recompute))
 		return -1;
 	s->st.requests++;
@@ -640,6 +641,7 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 	s->now_t = rq->t;
 	s->cur_session = rq->session;
 	s->cur_rq = rq;
+	kv_port_begin(s);
 	if (s->pol->begin)
 		s->pol->begin(s);
 
@@ -685,6 +687,11 @@ int kvsim_request(struct kvsim *s, const struct kv_request *rq, char *err, size_
 void kvsim_set_sink(struct kvsim *s, const struct kv_io_sink *k)
 {
 	s->sink = k;
+}
+
+void kvsim_set_log(struct kvsim *s, struct kv_log *l)
+{
+	s->log = l;
 }
 
 static int kvsim_init(struct kvsim *s, const struct kv_config *c, const struct kv_policy *p,
@@ -737,6 +744,13 @@ void kvsim_finish(struct kvsim *s)
 	for (int c = 0; c < 2; c++)
 		for (uint32_t o = s->shead[c]; o != KV_NONE; o = s->obj[o].snext)
 			kv_count_written_hit(s, &s->obj[o]);
+}
+
+void kvsim_finish_into(const struct kvsim *s, struct kv_stats *st)
+{
+	for (int c = 0; c < 2; c++)
+		for (uint32_t o = s->shead[c]; o != KV_NONE; o = s->obj[o].snext)
+			st->ssd_written_hit[s->obj[o].kind] += s->obj[o].ssd_hits != 0;
 }
 
 int kvsim_policy_figures(const struct kvsim *s, struct kv_figure *f)

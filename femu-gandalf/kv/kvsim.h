@@ -115,6 +115,34 @@ struct kv_io_sink {
 	bool probe;
 };
 
+/*
+ * The SSD tier's I/O recorded as a log (kvsim_set_log(), ssd_port.c), for drives to replay
+ * instead of the simulation (run/kv_run.c, kv_run_keep_sims()): in order, each request's start
+ * and time (KV_LOG_REQ), every write, read and TRIM the tier asks of its drive (whether or not
+ * the run TRIMs: the replay decides), and each request's load latency but for its SSD reads
+ * (KV_LOG_LOAD). The simulator makes no decision on what its drive does, with one exception: a
+ * policy that reads the drive's state (kv_obj_unit_valid()) sets feedback, and its log stands
+ * for no drive.
+ */
+enum kv_log_op { KV_LOG_REQ = 1, KV_LOG_WRITE, KV_LOG_READ, KV_LOG_TRIM, KV_LOG_LOAD };
+struct kv_log {
+	uint64_t *w; /* records of 2 or 3 words (kv_log_next()) */
+	size_t n, cap;
+	bool oom;      /* a record could not be appended: the log is incomplete */
+	bool feedback; /* the policy read the drive's state */
+};
+struct kv_log_rec {
+	int op;
+	unsigned kind;             /* WRITE: the object's kind (its wear class and stream) */
+	uint64_t bytes, lba;       /* WRITE, READ, TRIM */
+	uint64_t session;          /* WRITE: the object's session (its stream) */
+	uint64_t now;              /* REQ: kv_now_ns() */
+	double rest, recompute;    /* LOAD (kv_port_load()) */
+};
+/* Record i (a word index) into r; the next record's index. */
+size_t kv_log_next(const struct kv_log *l, size_t i, struct kv_log_rec *r);
+void kv_log_free(struct kv_log *l);
+
 /* The FTL stream of an object of this kind and session under c's --streams (0 without hints);
  * the drive needs kv_streams(c) host streams. */
 unsigned kv_stream(const struct kv_config *c, int kind, uint64_t session);
@@ -262,10 +290,15 @@ uint64_t kvsim_region_bytes(const struct kvsim *s);
 /* End-of-run accounting (objects still on SSD: were they hit there?). Call once, before reading st.
  */
 void kvsim_finish(struct kvsim *s);
+/* kvsim_finish()'s counts added to st instead, the simulator left as it is (a run that ends
+ * here while the simulation goes on). */
+void kvsim_finish_into(const struct kvsim *s, struct kv_stats *st);
 /* The policy's figures (struct kv_policy.figures), at most KV_MAX_FIGURES; 0 when it has none. */
 int kvsim_policy_figures(const struct kvsim *s, struct kv_figure *f);
 /* Send the SSD tier's I/O to k (NULL: none) from now on. k must outlive the simulator. */
 void kvsim_set_sink(struct kvsim *s, const struct kv_io_sink *k);
+/* Record the SSD tier's I/O into l (NULL: stop) from now on; a simulator without a drive. */
+void kvsim_set_log(struct kvsim *s, struct kv_log *l);
 /* kvsim_request()'s results */
 enum { KVSIM_OK = 0, KVSIM_E_INTERNAL = -1, KVSIM_E_SINK = -2 };
 /* Process one request. Returns KVSIM_OK; KVSIM_E_INTERNAL on an internal error (message in

@@ -3,13 +3,86 @@
  * (a write, a read, an eviction, a range TRIM, a probe) goes through these functions, to what is
  * attached behind the tier: the emulated drive (struct ftl: bytes, wear, timing), the store that
  * does the I/O on a real device (struct kv_io_sink: docs/store.md), both, or neither (then the
- * run is a TBW division only). Nothing else in femu-gandalf/kv calls the FTL.
+ * run is a TBW division only); or a log of it that drives replay later (struct kv_log, below).
+ * Nothing else in femu-gandalf/kv calls the FTL.
  *
  * An I/O the drive refuses (end of life, out of range) is counted in kv_stats.ftl_errors; the
  * run goes on and the caller reports it. A failure of the store stops the run at the end of the
  * request (kv_port_end).
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "kv_policy.h"
+#include "vec.h"
+
+/*
+ * The log's records: a first word op | kind << 4 | bytes << 8, then the lba (WRITE, READ,
+ * TRIM; WRITE then the session) or the time (REQ), or LOAD's two doubles' bits. A record that
+ * cannot be appended marks the log incomplete (oom), and the replay refuses it.
+ */
+static void log_put(struct kv_log *l, int op, unsigned kind, uint64_t bytes, uint64_t a,
+                    uint64_t b, int nw)
+{
+	if (l->oom || vec_reserve(l->w, l->cap, l->n + 3)) {
+		l->oom = true;
+		return;
+	}
+	uint64_t *w = l->w + l->n;
+	w[0] = (uint64_t)op | (uint64_t)kind << 4 | bytes << 8;
+	w[1] = a;
+	w[2] = b;
+	l->n += (size_t)nw;
+}
+
+static uint64_t dbits(double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+size_t kv_log_next(const struct kv_log *l, size_t i, struct kv_log_rec *r)
+{
+	const uint64_t *w = l->w + i;
+	r->op = (int)(w[0] & 15);
+	r->kind = (unsigned)(w[0] >> 4 & 15);
+	r->bytes = w[0] >> 8;
+	switch (r->op) {
+	case KV_LOG_REQ:
+		r->now = w[1];
+		return i + 2;
+	case KV_LOG_WRITE:
+		r->lba = w[1];
+		r->session = w[2];
+		return i + 3;
+	case KV_LOG_LOAD:
+		memcpy(&r->rest, &w[1], sizeof(double));
+		memcpy(&r->recompute, &w[2], sizeof(double));
+		return i + 3;
+	default: /* READ, TRIM */
+		r->lba = w[1];
+		return i + 2;
+	}
+}
+
+void kv_log_free(struct kv_log *l)
+{
+	free(l->w);
+	memset(l, 0, sizeof(*l));
+}
+
+void kv_port_begin(struct kvsim *s)
+{
+	if (s->log)
+		log_put(s->log, KV_LOG_REQ, 0, 0, kv_now_ns(s), 0, 2);
+}
+
+void kv_port_load(struct kvsim *s, double rest, double recompute)
+{
+	if (s->log)
+		log_put(s->log, KV_LOG_LOAD, 0, 0, dbits(rest), dbits(recompute), 3);
+}
 
 /* Tell the store (if any) about one I/O of x at lba. */
 static void sink_io(struct kvsim *s, char op, const struct kv_obj *x, uint64_t lba)
@@ -34,6 +107,8 @@ static void sink_io(struct kvsim *s, char op, const struct kv_obj *x, uint64_t l
 void kv_port_write(struct kvsim *s, const struct kv_obj *x)
 {
 	sink_io(s, KV_IO_WRITE, x, x->lba);
+	if (s->log)
+		log_put(s->log, KV_LOG_WRITE, x->kind, kv_slot_bytes(s, x), x->lba, x->session, 3);
 	if (s->ftl)
 		ftl_set_class(s->ftl, KV_CLASS(x->kind));
 	if (s->ftl && ftl_write(s->ftl, x->lba, kv_slot_bytes(s, x), kv_obj_stream(s, x),
@@ -44,6 +119,8 @@ void kv_port_write(struct kvsim *s, const struct kv_obj *x)
 void kv_port_read(struct kvsim *s, const struct kv_obj *x, uint64_t lba, uint64_t *done)
 {
 	sink_io(s, KV_IO_READ, x, lba);
+	if (s->log)
+		log_put(s->log, KV_LOG_READ, 0, kv_slot_bytes(s, x), lba, 0, 2);
 	if (!s->ftl)
 		return;
 	uint64_t t;
@@ -62,6 +139,8 @@ void kv_port_evicted(struct kvsim *s, const struct kv_obj *x, bool trim)
 
 void kv_port_trim(struct kvsim *s, uint64_t lba, uint64_t bytes)
 {
+	if (s->log) /* (whether the run TRIMs is the replay's to decide) */
+		log_put(s->log, KV_LOG_TRIM, 0, bytes, lba, 0, 2);
 	if (s->ftl && s->cfg.trim && ftl_trim(s->ftl, lba, bytes, kv_now_ns(s), NULL))
 		s->st.ftl_errors++;
 }
@@ -109,6 +188,8 @@ uint64_t kv_port_stripe_bytes(const struct kvsim *s)
 
 double kv_obj_unit_valid(const struct kvsim *s, uint32_t o)
 {
+	if (s->log)
+		s->log->feedback = true;
 	if (!s->ftl || !s->obj[o].in_ssd)
 		return 1;
 	double v = ftl_unit_valid(s->ftl, s->obj[o].lba);

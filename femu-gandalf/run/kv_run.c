@@ -22,6 +22,7 @@
 #include "json.h"
 #include "err.h"
 #include "run.h"
+#include "vec.h"
 
 /* The wall clock, for the replay rate only: no simulated figure depends on it. */
 static double wall_seconds(void)
@@ -246,11 +247,11 @@ static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, struct ftl *f
 	return rc;
 }
 
-/* The figures, from the finished simulator and the drive (NULL: none). */
-static void kv_figures(struct kv_result *res, struct kvsim *s, struct ftl *f)
+/* The figures, from the finished simulator's counters st (their latencies become res's) and the
+ * drive (NULL: none). */
+static void kv_figures(struct kv_result *res, struct kv_stats *st, struct ftl *f)
 {
 	const struct kv_config *cfg = &res->cfg;
-	struct kv_stats *st = kvsim_stats(s);
 
 	res->st = *st;
 	res->duration = st->t_last - st->t_first;
@@ -282,7 +283,6 @@ static void kv_figures(struct kv_result *res, struct kvsim *s, struct ftl *f)
 		res->cost_ssd = kv_wear_usd(cfg, false, host, 0);
 	}
 	st->lat = NULL; /* now res->st's */
-	res->nfig = kvsim_policy_figures(s, res->fig);
 }
 
 /* The drive (*f, NULL without one) and the tier's config from it, and the checks on the run's
@@ -347,6 +347,291 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
 	return RUN_OK;
 }
 
+/*
+ * One simulation for several drives (kv_run_keep_sims()). The simulator decides nothing on
+ * what its drive does: the drive's timing only makes the load latencies, and its wear only
+ * the figures. So runs that differ only in the drive (FDP, TRIM, placement hints, another
+ * rule for when to stop) share one simulation: the first records the tier's I/O (struct
+ * kv_log) pass by pass, with the simulator's counters at each pass's end, and each run
+ * replays that I/O into its own drive, calling the FTL as the simulator would have (the same
+ * writes, reads and TRIMs, at the same times, in the same order), and takes the latencies
+ * from its own drive's reads. A run that needs more passes than were recorded simulates the
+ * next one. What a replay cannot stand for is run as before: a drive that reaches end of life
+ * (its run ends inside a pass, where no counters were kept), a policy that reads the drive's
+ * state (the log says so), the region allocator (its regions follow the drive's stripe and
+ * streams), an offline policy, a store, --accelerate. tests/test_run.c holds each replayed run
+ * to the run made alone, byte for byte.
+ */
+struct sim_pass {
+	size_t end;                 /* the log's length at the pass's end */
+	struct kv_stats st;         /* the counters there (kvsim_finish_into()'d; no latencies) */
+	struct kv_figure fig[KV_MAX_FIGURES];
+	int nfig;
+};
+
+static struct {
+	int on;
+	bool have;       /* a simulation is kept, for the key below */
+	bool live;       /* ... which replays cannot stand for (the policy read the drive) */
+	/* the key: what the simulation depends on */
+	const struct kv_trace *kt;
+	uint64_t fp;
+	char *trace, *params;
+	const struct kv_policy *pol;
+	struct kv_config cfg;
+	bool fresh_ids;
+	/* the simulation, after npass passes */
+	struct kvsim *s;
+	struct kv_log log;
+	struct sim_pass *pass;
+	uint64_t npass, pcap;
+	double toff, span;
+	uint64_t *ids;
+	char fail[FG_ERR_LEN + 256]; /* the request that failed in pass npass, or "" */
+} sk;
+
+static uint64_t sims_made;
+
+uint64_t kv_run_sims_made(void)
+{
+	return sims_made;
+}
+
+/* Forget the kept simulation (but not whether to keep one). */
+static void sim_drop(void)
+{
+	int on = sk.on;
+	kvsim_free(sk.s);
+	kv_log_free(&sk.log);
+	free(sk.pass);
+	free(sk.ids);
+	free(sk.trace);
+	free(sk.params);
+	memset(&sk, 0, sizeof(sk));
+	sk.on = on;
+}
+
+void kv_run_keep_sims(bool on)
+{
+	if (on)
+		sk.on++;
+	else if (sk.on && !--sk.on)
+		sim_drop();
+}
+
+/* A fingerprint of the requests: the keep's trace may be reloaded at the same address. */
+static uint64_t trace_fp(const struct kv_trace *kt)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ kt->n;
+	for (uint64_t i = 0; i < kt->n; i++) {
+		const struct kv_request *rq = &kt->rq[i];
+		uint64_t t;
+		memcpy(&t, &rq->t, sizeof(t));
+		uint64_t v[6] = {t, rq->nblocks, rq->input_tokens, rq->block_tokens, rq->session,
+		                 rq->nblocks ? rq->blocks[0] ^ rq->blocks[rq->nblocks - 1] : 0};
+		for (int k = 0; k < 6; k++)
+			h = (h ^ v[k]) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* The tier's settings the simulation depends on: all of them but the drive's side of the
+ * I/O (TRIM, streams, the drive's own timing). A field added to struct kv_config must be added
+ * here, or to the list of what the replay takes from the run's own config. */
+static bool sim_cfg_same(const struct kv_config *a, const struct kv_config *b)
+{
+	_Static_assert(sizeof(struct kv_config) == 496, "struct kv_config changed: see sim_cfg_same()");
+	return !strcmp(a->model.name, b->model.name) &&
+	       a->model.full_kv_bytes_per_token == b->model.full_kv_bytes_per_token &&
+	       a->model.linear_state_bytes == b->model.linear_state_bytes && a->alloc == b->alloc &&
+	       a->dram_bytes == b->dram_bytes && a->ssd_bytes == b->ssd_bytes &&
+	       a->ssd_gbps == b->ssd_gbps && a->pcie_gbps == b->pcie_gbps &&
+	       a->prefill_tokens_per_s == b->prefill_tokens_per_s &&
+	       a->gpu_usd_per_hour == b->gpu_usd_per_hour && a->ssd_usd == b->ssd_usd &&
+	       a->ssd_usd_per_tb == b->ssd_usd_per_tb && a->tbw_bytes == b->tbw_bytes &&
+	       a->ssd_phys_bytes == b->ssd_phys_bytes && a->ssd_pe == b->ssd_pe &&
+	       a->region_bytes == b->region_bytes && a->readmit == b->readmit &&
+	       a->slot_header == b->slot_header && a->slot_align[0] == b->slot_align[0] &&
+	       a->slot_align[1] == b->slot_align[1] && a->slot_fifo == b->slot_fifo &&
+	       a->slot_fresh_first == b->slot_fresh_first;
+}
+
+/* The kept simulation for this run, made anew when the key differs. 0, or -1 (no memory or
+ * the simulator refused its config: the run goes alone and says why). */
+static int sim_take(const struct kv_run_opts *o, const struct kv_policy *pol,
+                    const struct kv_config *cfg, const char *params)
+{
+	uint64_t fp = trace_fp(o->kt);
+	if (sk.have && sk.kt == o->kt && sk.fp == fp && !strcmp(sk.trace, o->trace) &&
+	    sk.pol == pol && !strcmp(sk.params, params) && sk.fresh_ids == o->fresh_ids &&
+	    sim_cfg_same(&sk.cfg, cfg))
+		return 0;
+	sim_drop();
+	char e[FG_ERR_LEN];
+	struct kv_config c = *cfg;
+	c.use_ftl_timing = false; /* (no drive: the latencies come from the replays) */
+	sk.s = kvsim_new(&c, pol, params, NULL, NULL, e, sizeof(e));
+	sk.trace = strdup(o->trace);
+	sk.params = strdup(params);
+	if (!sk.s || !sk.trace || !sk.params) {
+		sim_drop();
+		return -1;
+	}
+	kvsim_set_log(sk.s, &sk.log);
+	sims_made++;
+	sk.have = true;
+	sk.kt = o->kt;
+	sk.fp = fp;
+	sk.pol = pol;
+	sk.cfg = *cfg;
+	sk.fresh_ids = o->fresh_ids;
+	return 0;
+}
+
+/* Simulate pass sk.npass, recording it. 0, or -1 out of memory (the run goes alone); a
+ * failing request leaves its message in sk.fail and the pass recorded up to it. */
+static int sim_pass_more(const struct kv_run_opts *o)
+{
+	char e[FG_ERR_LEN];
+	const uint64_t pass = sk.npass;
+	if (vec_reserve(sk.pass, sk.pcap, pass + 1))
+		return -1;
+	if (o->fresh_ids && pass && !sk.ids) {
+		uint64_t nmax = 1;
+		for (uint64_t i = 0; i < o->kt->n; i++)
+			if (o->kt->rq[i].nblocks > nmax)
+				nmax = o->kt->rq[i].nblocks;
+		if (!(sk.ids = malloc(nmax * sizeof(*sk.ids))))
+			return -1;
+	}
+	for (uint64_t i = 0; i < o->kt->n; i++) {
+		struct kv_request rq = o->kt->rq[i];
+		rq.t += sk.toff;
+		if (rq.t > sk.span)
+			sk.span = rq.t;
+		if (sk.ids && pass)
+			pass_request(&rq, (int)pass, sk.ids);
+		if (kvsim_request(sk.s, &rq, e, sizeof(e))) {
+			snprintf(sk.fail, sizeof(sk.fail), "%s: request %llu: %s", o->trace,
+			         (unsigned long long)i + 1, e);
+			break;
+		}
+	}
+	struct sim_pass *p = &sk.pass[pass];
+	p->end = sk.log.n;
+	p->st = *kvsim_stats(sk.s);
+	p->st.lat = NULL;
+	p->st.nlat = p->st.latcap = 0;
+	kvsim_finish_into(sk.s, &p->st);
+	p->nfig = kvsim_policy_figures(sk.s, p->fig);
+	sk.npass++;
+	sk.toff = sk.span + 1;
+	return sk.log.oom ? -1 : 0;
+}
+
+/* kv_run()'s passes on the kept simulation, replayed into f. RUN_OK with res filled,
+ * RUN_E_FAIL (a request failed, as it would alone), or 1: this run must be made alone. */
+static int kv_replay(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
+                     struct kv_result *res, struct ftl *f, struct run_passes *pp, char *err,
+                     size_t errlen)
+{
+	if (sim_take(o, pol, &res->cfg, params) || sk.live || run_passes_note(pp, f))
+		return 1;
+	struct kv_stats st = {0};
+	uint64_t now = 0, t_done = 0, errors = 0, req = 0;
+	size_t i = 0;
+	int pass = 0;
+	for (;; pass++) {
+		res->passes = pass + 1;
+		if ((uint64_t)pass == sk.npass && !*sk.fail && sim_pass_more(o)) {
+			sim_drop();
+			free(st.lat);
+			return 1;
+		}
+		if (sk.log.feedback) { /* a policy that reads the drive: alone, always */
+			sk.live = true;
+			free(st.lat);
+			return 1;
+		}
+		for (size_t end = sk.pass[pass].end; i < end;) {
+			struct kv_log_rec r;
+			i = kv_log_next(&sk.log, i, &r);
+			switch (r.op) {
+			case KV_LOG_REQ:
+				if (req && ftl_eol_cause(f)) { /* its run ends inside a pass */
+					free(st.lat);
+					return 1;
+				}
+				now = t_done = r.now;
+				if (!(++req & 1023) && o->progress)
+					kv_progress(o, sk.s, f, pass, req % o->kt->n);
+				break;
+			case KV_LOG_WRITE:
+				ftl_set_class(f, 1u + r.kind); /* (ssd_port.c's KV_CLASS) */
+				errors += ftl_write(f, r.lba, r.bytes, kv_stream(&res->cfg, (int)r.kind, r.session),
+				                    now, NULL) != 0;
+				break;
+			case KV_LOG_READ: {
+				uint64_t t;
+				if (ftl_read(f, r.lba, r.bytes, now, &t))
+					errors++;
+				else if (t > t_done)
+					t_done = t;
+				break;
+			}
+			case KV_LOG_TRIM:
+				errors += res->cfg.trim && ftl_trim(f, r.lba, r.bytes, now, NULL);
+				break;
+			case KV_LOG_LOAD: {
+				double xfer = (t_done - now) / 1e9 + r.rest;
+				if (vec_reserve(st.lat, st.latcap, st.nlat + 1)) {
+					free(st.lat);
+					return 1;
+				}
+				st.lat[st.nlat++] = xfer > r.recompute ? xfer : r.recompute;
+				break;
+			}
+			}
+		}
+		if (ftl_eol_cause(f)) {
+			free(st.lat);
+			return 1;
+		}
+		if ((uint64_t)pass + 1 == sk.npass && *sk.fail) {
+			snprintf(err, errlen, "%s", sk.fail);
+			free(st.lat);
+			return RUN_E_FAIL;
+		}
+		if (o->progress)
+			kv_progress(o, sk.s, f, pass, o->kt->n);
+		if (run_passes_note(pp, f)) {
+			free(st.lat);
+			return 1;
+		}
+		if (passes_done(o, f, pp, pass))
+			break;
+	}
+	double *lat = st.lat;
+	uint64_t nlat = st.nlat, latcap = st.latcap;
+	st = sk.pass[pass].st;
+	st.lat = lat, st.nlat = nlat, st.latcap = latcap;
+	st.ftl_errors = errors;
+	kv_figures(res, &st, f);
+	free(st.lat); /* (NULL: res owns it) */
+	res->nfig = sk.pass[pass].nfig;
+	memcpy(res->fig, sk.pass[pass].fig, sizeof(res->fig));
+	res->region_bytes = kvsim_region_bytes(sk.s);
+	res->replayed = true;
+	return RUN_OK;
+}
+
+/* May this run replay a kept simulation? */
+static bool kv_shareable(const struct kv_run_opts *o, const struct kv_policy *pol)
+{
+	return sk.on && o->drive && o->kt && !o->sink && !o->accelerate && !pol->prepare &&
+	       o->cfg.alloc != KV_ALLOC_REGION;
+}
+
 int kv_run_check(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
                  char *err, size_t errlen)
 {
@@ -366,12 +651,10 @@ int kv_run_check(const struct kv_run_opts *o, const struct kv_policy *pol, const
 	return rc;
 }
 
-int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
-           struct kv_result *res, char *err, size_t errlen)
+/* res before a run: what the options say */
+static void kv_result_init(struct kv_result *res, const struct kv_run_opts *o,
+                           const struct kv_policy *pol, const char *params)
 {
-	char e[FG_ERR_LEN];
-	struct ftl *f = NULL;
-
 	memset(res, 0, sizeof(*res));
 	res->trace = o->trace;
 	res->device = o->device;
@@ -380,6 +663,41 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	res->cfg = o->cfg;
 	res->peak_active = o->peak_active;
 	res->skipped = o->kt ? o->kt->skipped : 0;
+	res->more_json = o->more_json;
+	res->more_arg = o->more_arg;
+	res->drive_writes_target = o->drive_writes;
+	res->until_steady = o->until_steady;
+	res->accel.factor = o->accelerate;
+	res->accel.eol_days = res->accel.extrapolated_days = NAN;
+}
+
+/* The run on the kept simulation (kv_replay()): as kv_run(), or 1 when it must go alone. */
+static int kv_run_replayed(const struct kv_run_opts *o, const struct kv_policy *pol,
+                           struct kv_result *res, char *err, size_t errlen)
+{
+	struct ftl *f;
+	int rc = kv_setup(o, pol, &res->cfg, &f, err, errlen);
+	if (rc)
+		return rc;
+	double t0 = wall_seconds();
+	struct run_passes pp = {0};
+	rc = kv_replay(o, pol, res->params, res, f, &pp, err, errlen);
+	if (rc == RUN_OK) {
+		res->wall = wall_seconds() - t0;
+		res->lt.steady = run_passes_steady(&pp, ftl_get_geometry(f)->user_bytes,
+		                                   &res->pass_waf_spread);
+	}
+	run_passes_free(&pp);
+	ftl_destroy(f);
+	return rc;
+}
+
+/* The run with its own simulation. */
+static int kv_run_alone(const struct kv_run_opts *o, const struct kv_policy *pol,
+                        struct kv_result *res, char *err, size_t errlen)
+{
+	char e[FG_ERR_LEN];
+	struct ftl *f = NULL;
 	int rc = kv_setup(o, pol, &res->cfg, &f, err, errlen);
 	if (rc)
 		return rc;
@@ -392,13 +710,7 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	}
 	if (o->sink)
 		kvsim_set_sink(s, o->sink);
-	res->more_json = o->more_json;
-	res->more_arg = o->more_arg;
-	res->drive_writes_target = o->drive_writes;
-	res->until_steady = o->until_steady;
-	res->accel.factor = o->accelerate;
 	res->accel.pe_cycles = f && o->accelerate ? ftl_get_config(f)->pe_cycles : 0;
-	res->accel.eol_days = res->accel.extrapolated_days = NAN;
 	double t0 = wall_seconds();
 	struct run_passes pp = {0};
 	rc = kv_passes(o, s, f, res, &pp, err, errlen) ? RUN_E_FAIL : RUN_OK;
@@ -411,7 +723,8 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	if (!rc) {
 		res->wall = wall_seconds() - t0;
 		kvsim_finish(s);
-		kv_figures(res, s, f);
+		kv_figures(res, kvsim_stats(s), f);
+		res->nfig = kvsim_policy_figures(s, res->fig);
 		if (f) /* (the drive's own rule is the FTL's; a run in passes is judged by passes) */
 			res->lt.steady = run_passes_steady(&pp, ftl_get_geometry(f)->user_bytes,
 			                                   &res->pass_waf_spread);
@@ -423,6 +736,19 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
 	kvsim_free(s);
 	ftl_destroy(f);
 	return rc;
+}
+
+int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
+           struct kv_result *res, char *err, size_t errlen)
+{
+	kv_result_init(res, o, pol, params);
+	if (kv_shareable(o, pol)) {
+		int rc = kv_run_replayed(o, pol, res, err, errlen);
+		if (rc != 1)
+			return rc;
+		kv_result_init(res, o, pol, params); /* alone after all, on a new drive */
+	}
+	return kv_run_alone(o, pol, res, err, errlen);
 }
 
 void kv_result_free(struct kv_result *res)

@@ -394,6 +394,7 @@ struct kv_result {
 	struct kv_stats st;
 	bool have_ftl;             /* a drive: fs and lt are filled */
 	bool sink_failed;          /* the run stopped because opts.sink failed (its owner says why) */
+	bool replayed;             /* the drive replayed a kept simulation (kv_run_keep_sims()) */
 	struct ftl_stats fs;       /* the drive at the end */
 	bool fdp;                  /* the drive has fdp=on: fdp_st and fdp_ev are filled */
 	struct ftl_fdp_stats fdp_st;
@@ -437,6 +438,12 @@ int kv_run(const struct kv_run_opts *o, const struct kv_policy *pol, const char 
  * not checked (its pass over the trace would have to be made first). */
 int kv_run_check(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
                  char *err, size_t errlen);
+/* From kv_run_keep_sims(true) until as many (false): runs that differ from the run before
+ * only in the drive's side (FDP, TRIM, placement hints, when to stop) replay its simulation
+ * instead of making it again (kv_run.c), with the same results. (false) drops what is kept. */
+void kv_run_keep_sims(bool on);
+/* The simulations made for runs to replay since the program started (tests). */
+uint64_t kv_run_sims_made(void);
 void kv_result_free(struct kv_result *res);
 /* Prefix blocks missed / prefix blocks (0 without any). */
 double kv_result_miss_ratio(const struct kv_result *res);
