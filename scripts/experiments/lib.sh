@@ -201,6 +201,14 @@ exp_run() {
 	done
 	n=$(wc -l <"$pending")
 	if [ "$n" -gt 0 ]; then
+		# runs that differ only in the drive's side (TRIM, placement hints, FDP, when to stop)
+		# next to each other, in the order their first one came: a batch replays one simulation
+		# for them (kv_run_keep_sims); each run's results are what it gives alone
+		awk '{ k = $0; gsub(/ --(trim|streams|output|drive-writes|max-loops) [^ ]+| --until-steady| --set fdp[a-z_]*=[^ ]+/, "", k)
+		       if (!(k in g)) g[k] = ++ng
+		       printf "%d\t%d\t%s\n", g[k], NR, $0 }' "$pending" |
+			sort -t "$(printf '\t')" -k1,1n -k2,2n | cut -f3- >"$pending.grouped"
+		mv "$pending.grouped" "$pending"
 		# runs in groups of up to 8 consecutive ones (the same drive, mostly), each group in one
 		# process (sweep --run-batch: the trace parsed once, the drive's tables reused instead of
 		# backed again by the kernel); at least 4 groups per job, so that the last ones balance
