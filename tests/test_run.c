@@ -1290,7 +1290,7 @@ static void test_kv_shared_sim(void **state)
 	assert_int_equal(ftl_config_set(&fdp, "fdp", "on", err, sizeof(err)), 0);
 	assert_int_equal(ftl_config_set(&fdp, "fdp_ruh_type", "persistently", err, sizeof(err)), 0);
 	assert_int_equal(ftl_config_set(&worn, "pe_cycles", "20", err, sizeof(err)), 0);
-	enum { NV = 8 };
+	enum { NV = 10 };
 	struct kv_run_opts v[NV];
 	for (int i = 0; i < NV; i++) {
 		kv_agentic_opts(&v[i], &tiny);
@@ -1304,7 +1304,10 @@ static void test_kv_shared_sim(void **state)
 	v[5].loops = 1;
 	v[6].drive = &worn, v[6].loops = 1000; /* dies inside a pass: then alone */
 	v[7].cfg.dram_bytes = 4ull << 20;     /* another simulation */
-	const bool replays[NV] = {true, true, true, true, true, true, false, true};
+	for (int i = 8; i < NV; i++) /* slots of 512-byte sectors (the log's long records) */
+		v[i].cfg.slot_header = 512, v[i].cfg.slot_align[0] = v[i].cfg.slot_align[1] = 512;
+	v[9].cfg.trim = false;
+	const bool replays[NV] = {true, true, true, true, true, true, false, true, true, true};
 	const char *pols[] = {"lru", "gandalf"};
 	for (int p = 0; p < 2; p++) {
 		const struct kv_policy *pol = kv_policy_find(pols[p]);
@@ -1333,9 +1336,10 @@ static void test_kv_shared_sim(void **state)
 			free(j);
 			kv_result_free(&r);
 		}
-		/* runs 0-5 shared one; 6 (another rated P/E, which policies price) and 7 had their own */
-		assert_int_equal(kv_run_sims_made(), made + 3);
-		/* the first runs again, on what run 7 left kept: a new simulation, then a replay */
+		/* runs 0-5 shared one; 6 (another rated P/E, which policies price) and 7 had their
+		 * own, 8 and 9 one */
+		assert_int_equal(kv_run_sims_made(), made + 4);
+		/* the first runs again, on what run 9 left kept: a new simulation, then a replay */
 		for (int i = 0; i < 2; i++) {
 			struct kv_result r;
 			assert_int_equal(kv_run(&v[i], pol, "", &r, err, sizeof(err)), RUN_OK);
@@ -1345,7 +1349,21 @@ static void test_kv_shared_sim(void **state)
 			free(j);
 			kv_result_free(&r);
 		}
-		assert_int_equal(kv_run_sims_made(), made + 4);
+		assert_int_equal(kv_run_sims_made(), made + 5);
+		/* a log over its budget serves its own run only (each pass dropped once replayed):
+		 * run 4 replays the kept simulation, which is then dropped, and run 5 makes anew */
+		setenv("FEMU_GANDALF_SIM_LOG_MAX", "1", 1);
+		for (int i = 4; i < 6; i++) {
+			struct kv_result r;
+			assert_int_equal(kv_run(&v[i], pol, "", &r, err, sizeof(err)), RUN_OK);
+			assert_true(r.replayed);
+			char *j = kv_json_of(&r);
+			assert_string_equal(j, alone[i]);
+			free(j);
+			kv_result_free(&r);
+		}
+		unsetenv("FEMU_GANDALF_SIM_LOG_MAX");
+		assert_int_equal(kv_run_sims_made(), made + 6);
 		kv_run_keep_sims(false);
 		for (int i = 0; i < NV; i++)
 			free(alone[i]);

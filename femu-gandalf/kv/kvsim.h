@@ -126,7 +126,7 @@ struct kv_io_sink {
  */
 enum kv_log_op { KV_LOG_REQ = 1, KV_LOG_WRITE, KV_LOG_READ, KV_LOG_TRIM, KV_LOG_LOAD };
 struct kv_log {
-	uint64_t *w; /* records of 2 or 3 words (kv_log_next()) */
+	uint64_t *w; /* records of 1 to 3 words (kv_log_next()) */
 	size_t n, cap;
 	bool oom;      /* a record could not be appended: the log is incomplete */
 	bool feedback; /* the policy read the drive's state */

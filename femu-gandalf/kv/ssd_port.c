@@ -17,10 +17,15 @@
 #include "vec.h"
 
 /*
- * The log's records: a first word op | kind << 4 | bytes << 8, then the lba (WRITE, READ,
- * TRIM; WRITE then the session) or the time (REQ), or LOAD's two doubles' bits. A record that
+ * The log's records. A write, read or TRIM of whole 4 KiB units (a KV tier's slots) below 256
+ * TiB and 4 GiB long is one word, op | 8 | kind << 4 | units << 8 | lba units << 28 (a write
+ * then its session); another is a first word op | kind << 4 | bytes << 8 and its lba (a write
+ * then its session). REQ is op and its time, LOAD op and its two doubles' bits. A record that
  * cannot be appended marks the log incomplete (oom), and the replay refuses it.
  */
+#define LOG_SHORT 8u
+#define LOG_U 4096u
+
 static void log_put(struct kv_log *l, int op, unsigned kind, uint64_t bytes, uint64_t a,
                     uint64_t b, int nw)
 {
@@ -35,6 +40,20 @@ static void log_put(struct kv_log *l, int op, unsigned kind, uint64_t bytes, uin
 	l->n += (size_t)nw;
 }
 
+/* an I/O of an object: one word when its place and size are whole units that fit */
+static void log_io(struct kv_log *l, int op, unsigned kind, uint64_t bytes, uint64_t lba,
+                   uint64_t session)
+{
+	const bool w = op == KV_LOG_WRITE;
+	if ((bytes | lba) % LOG_U || bytes / LOG_U >= 1u << 20 || lba / LOG_U >= 1ull << 36) {
+		log_put(l, op, kind, bytes, lba, session, w ? 3 : 2);
+		return;
+	}
+	log_put(l, op | LOG_SHORT, kind, 0, session, 0, w ? 2 : 1);
+	if (!l->oom)
+		l->w[l->n - (w ? 2 : 1)] |= bytes / LOG_U << 8 | lba / LOG_U << 28;
+}
+
 static uint64_t dbits(double d)
 {
 	uint64_t u;
@@ -45,8 +64,16 @@ static uint64_t dbits(double d)
 size_t kv_log_next(const struct kv_log *l, size_t i, struct kv_log_rec *r)
 {
 	const uint64_t *w = l->w + i;
-	r->op = (int)(w[0] & 15);
+	r->op = (int)(w[0] & 7);
 	r->kind = (unsigned)(w[0] >> 4 & 15);
+	if (w[0] & LOG_SHORT) {
+		r->bytes = (w[0] >> 8 & ((1u << 20) - 1)) * LOG_U;
+		r->lba = (w[0] >> 28) * LOG_U;
+		if (r->op != KV_LOG_WRITE)
+			return i + 1;
+		r->session = w[1];
+		return i + 2;
+	}
 	r->bytes = w[0] >> 8;
 	switch (r->op) {
 	case KV_LOG_REQ:
@@ -108,7 +135,7 @@ void kv_port_write(struct kvsim *s, const struct kv_obj *x)
 {
 	sink_io(s, KV_IO_WRITE, x, x->lba);
 	if (s->log)
-		log_put(s->log, KV_LOG_WRITE, x->kind, kv_slot_bytes(s, x), x->lba, x->session, 3);
+		log_io(s->log, KV_LOG_WRITE, x->kind, kv_slot_bytes(s, x), x->lba, x->session);
 	if (s->ftl)
 		ftl_set_class(s->ftl, KV_CLASS(x->kind));
 	if (s->ftl && ftl_write(s->ftl, x->lba, kv_slot_bytes(s, x), kv_obj_stream(s, x),
@@ -120,7 +147,7 @@ void kv_port_read(struct kvsim *s, const struct kv_obj *x, uint64_t lba, uint64_
 {
 	sink_io(s, KV_IO_READ, x, lba);
 	if (s->log)
-		log_put(s->log, KV_LOG_READ, 0, kv_slot_bytes(s, x), lba, 0, 2);
+		log_io(s->log, KV_LOG_READ, 0, kv_slot_bytes(s, x), lba, 0);
 	if (!s->ftl)
 		return;
 	uint64_t t;
@@ -140,7 +167,7 @@ void kv_port_evicted(struct kvsim *s, const struct kv_obj *x, bool trim)
 void kv_port_trim(struct kvsim *s, uint64_t lba, uint64_t bytes)
 {
 	if (s->log) /* (whether the run TRIMs is the replay's to decide) */
-		log_put(s->log, KV_LOG_TRIM, 0, bytes, lba, 0, 2);
+		log_io(s->log, KV_LOG_TRIM, 0, bytes, lba, 0);
 	if (s->ftl && s->cfg.trim && ftl_trim(s->ftl, lba, bytes, kv_now_ns(s), NULL))
 		s->st.ftl_errors++;
 }

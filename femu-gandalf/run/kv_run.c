@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "err.h"
@@ -363,7 +364,7 @@ static int kv_setup(const struct kv_run_opts *o, const struct kv_policy *pol,
  * to the run made alone, byte for byte.
  */
 struct sim_pass {
-	size_t end;                 /* the log's length at the pass's end */
+	size_t start, end;          /* the pass's records in the log */
 	struct kv_stats st;         /* the counters there (kvsim_finish_into()'d; no latencies) */
 	struct kv_figure fig[KV_MAX_FIGURES];
 	int nfig;
@@ -388,7 +389,21 @@ static struct {
 	double toff, span;
 	uint64_t *ids;
 	char fail[FG_ERR_LEN + 256]; /* the request that failed in pass npass, or "" */
+	bool partial; /* the log outgrew its budget: the passes before the last are gone */
 } sk;
+
+/* The log's most bytes: 1/64 of the machine's memory (360 MB on 23 GB), so that two batches
+ * beside two drives of 4 TB still fit, or FEMU_GANDALF_SIM_LOG_MAX bytes. A simulation whose
+ * log outgrows it serves the run that made it only (each pass's log dropped once replayed):
+ * the next run simulates anew. */
+static uint64_t sim_log_budget(void)
+{
+	const char *env = getenv("FEMU_GANDALF_SIM_LOG_MAX");
+	if (env && *env)
+		return strtoull(env, NULL, 10);
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 64 : 256ull << 20;
+}
 
 static uint64_t sims_made;
 
@@ -518,6 +533,7 @@ static int sim_pass_more(const struct kv_run_opts *o)
 		}
 	}
 	struct sim_pass *p = &sk.pass[pass];
+	p->start = pass ? sk.pass[pass - 1].end : 0;
 	p->end = sk.log.n;
 	p->st = *kvsim_stats(sk.s);
 	p->st.lat = NULL;
@@ -539,37 +555,33 @@ static int kv_replay(const struct kv_run_opts *o, const struct kv_policy *pol, c
 		return 1;
 	struct kv_stats st = {0};
 	uint64_t now = 0, t_done = 0, errors = 0, req = 0;
-	size_t i = 0;
-	int pass = 0;
+	int pass = 0, rc = 1;
 	for (;; pass++) {
 		res->passes = pass + 1;
 		if ((uint64_t)pass == sk.npass && !*sk.fail && sim_pass_more(o)) {
-			sim_drop();
-			free(st.lat);
-			return 1;
+			sim_drop(); /* (out of memory: no use keeping it) */
+			goto out;
 		}
 		if (sk.log.feedback) { /* a policy that reads the drive: alone, always */
 			sk.live = true;
-			free(st.lat);
-			return 1;
+			goto out;
 		}
-		for (size_t end = sk.pass[pass].end; i < end;) {
+		for (size_t i = sk.pass[pass].start, end = sk.pass[pass].end; i < end;) {
 			struct kv_log_rec r;
 			i = kv_log_next(&sk.log, i, &r);
 			switch (r.op) {
 			case KV_LOG_REQ:
-				if (req && ftl_eol_cause(f)) { /* its run ends inside a pass */
-					free(st.lat);
-					return 1;
-				}
+				if (req && ftl_eol_cause(f)) /* its run ends inside a pass */
+					goto out;
 				now = t_done = r.now;
 				if (!(++req & 1023) && o->progress)
 					kv_progress(o, sk.s, f, pass, req % o->kt->n);
 				break;
 			case KV_LOG_WRITE:
 				ftl_set_class(f, 1u + r.kind); /* (ssd_port.c's KV_CLASS) */
-				errors += ftl_write(f, r.lba, r.bytes, kv_stream(&res->cfg, (int)r.kind, r.session),
-				                    now, NULL) != 0;
+				errors += ftl_write(f, r.lba, r.bytes,
+				                    kv_stream(&res->cfg, (int)r.kind, r.session), now,
+				                    NULL) != 0;
 				break;
 			case KV_LOG_READ: {
 				uint64_t t;
@@ -582,47 +594,50 @@ static int kv_replay(const struct kv_run_opts *o, const struct kv_policy *pol, c
 			case KV_LOG_TRIM:
 				errors += res->cfg.trim && ftl_trim(f, r.lba, r.bytes, now, NULL);
 				break;
-			case KV_LOG_LOAD: {
+			case KV_LOG_LOAD: { /* (account() in kvsim.c, with this drive's reads) */
 				double xfer = (t_done - now) / 1e9 + r.rest;
-				if (vec_reserve(st.lat, st.latcap, st.nlat + 1)) {
-					free(st.lat);
-					return 1;
-				}
+				if (vec_reserve(st.lat, st.latcap, st.nlat + 1))
+					goto out;
 				st.lat[st.nlat++] = xfer > r.recompute ? xfer : r.recompute;
 				break;
 			}
 			}
 		}
-		if (ftl_eol_cause(f)) {
-			free(st.lat);
-			return 1;
-		}
-		if ((uint64_t)pass + 1 == sk.npass && *sk.fail) {
+		if (ftl_eol_cause(f))
+			goto out;
+		if ((uint64_t)pass + 1 == sk.npass && *sk.fail) { /* as the run alone fails */
 			snprintf(err, errlen, "%s", sk.fail);
-			free(st.lat);
-			return RUN_E_FAIL;
+			rc = RUN_E_FAIL;
+			goto out;
 		}
 		if (o->progress)
 			kv_progress(o, sk.s, f, pass, o->kt->n);
-		if (run_passes_note(pp, f)) {
-			free(st.lat);
-			return 1;
-		}
+		if (run_passes_note(pp, f))
+			goto out;
 		if (passes_done(o, f, pp, pass))
 			break;
+		if ((uint64_t)pass + 1 == sk.npass && sk.log.n * sizeof(uint64_t) > sim_log_budget()) {
+			sk.partial = true; /* (this run needs no pass before the next) */
+			sk.log.n = 0;
+			sk.pass[pass].end = 0;
+		}
 	}
 	double *lat = st.lat;
 	uint64_t nlat = st.nlat, latcap = st.latcap;
 	st = sk.pass[pass].st;
 	st.lat = lat, st.nlat = nlat, st.latcap = latcap;
 	st.ftl_errors = errors;
-	kv_figures(res, &st, f);
-	free(st.lat); /* (NULL: res owns it) */
+	kv_figures(res, &st, f); /* (res owns the latencies now) */
 	res->nfig = sk.pass[pass].nfig;
 	memcpy(res->fig, sk.pass[pass].fig, sizeof(res->fig));
 	res->region_bytes = kvsim_region_bytes(sk.s);
 	res->replayed = true;
-	return RUN_OK;
+	rc = RUN_OK;
+out:
+	free(st.lat);
+	if (sk.partial) /* (the next run could not replay the passes before) */
+		sim_drop();
+	return rc;
 }
 
 /* May this run replay a kept simulation? */
