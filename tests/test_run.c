@@ -1274,6 +1274,22 @@ static char *kv_json_of(const struct kv_result *r)
 	return buf;
 }
 
+/* Run v with keep_sims on: it replays (or not, as asked) and gives the JSON it gave alone. */
+static void kv_replay_same(const struct kv_run_opts *v, const struct kv_policy *pol,
+                           bool replays, const char *alone, int i)
+{
+	struct kv_result r;
+	char err[256];
+	assert_int_equal(kv_run(v, pol, "", &r, err, sizeof(err)), RUN_OK);
+	if (r.replayed != replays)
+		fail_msg("%s, run %d: replayed %d", pol->name, i, r.replayed);
+	char *j = kv_json_of(&r);
+	if (strcmp(j, alone))
+		fail_msg("%s, run %d: the replay differs from the run alone", pol->name, i);
+	free(j);
+	kv_result_free(&r);
+}
+
 /*
  * Runs that differ only in the drive's side share one simulation in a batch
  * (kv_run_keep_sims): each replays the tier's recorded I/O into its own drive, and gives what
@@ -1325,43 +1341,20 @@ static void test_kv_shared_sim(void **state)
 		assert_true(passes[6] > 3);
 		kv_run_keep_sims(true);
 		uint64_t made = kv_run_sims_made();
-		for (int i = 0; i < NV; i++) {
-			struct kv_result r;
-			assert_int_equal(kv_run(&v[i], pol, "", &r, err, sizeof(err)), RUN_OK);
-			if (r.replayed != replays[i])
-				fail_msg("%s, run %d: replayed %d", pols[p], i, r.replayed);
-			char *j = kv_json_of(&r);
-			if (strcmp(j, alone[i]))
-				fail_msg("%s, run %d: the replay differs from the run alone", pols[p], i);
-			free(j);
-			kv_result_free(&r);
-		}
+		for (int i = 0; i < NV; i++)
+			kv_replay_same(&v[i], pol, replays[i], alone[i], i);
 		/* runs 0-5 shared one; 6 (another rated P/E, which policies price) and 7 had their
 		 * own, 8 and 9 one */
 		assert_int_equal(kv_run_sims_made(), made + 4);
 		/* the first runs again, on what run 9 left kept: a new simulation, then a replay */
-		for (int i = 0; i < 2; i++) {
-			struct kv_result r;
-			assert_int_equal(kv_run(&v[i], pol, "", &r, err, sizeof(err)), RUN_OK);
-			assert_true(r.replayed);
-			char *j = kv_json_of(&r);
-			assert_string_equal(j, alone[i]);
-			free(j);
-			kv_result_free(&r);
-		}
+		for (int i = 0; i < 2; i++)
+			kv_replay_same(&v[i], pol, true, alone[i], i);
 		assert_int_equal(kv_run_sims_made(), made + 5);
 		/* a log over its budget serves its own run only (each pass dropped once replayed):
 		 * run 4 replays the kept simulation, which is then dropped, and run 5 makes anew */
 		setenv("FEMU_GANDALF_SIM_LOG_MAX", "1", 1);
-		for (int i = 4; i < 6; i++) {
-			struct kv_result r;
-			assert_int_equal(kv_run(&v[i], pol, "", &r, err, sizeof(err)), RUN_OK);
-			assert_true(r.replayed);
-			char *j = kv_json_of(&r);
-			assert_string_equal(j, alone[i]);
-			free(j);
-			kv_result_free(&r);
-		}
+		for (int i = 4; i < 6; i++)
+			kv_replay_same(&v[i], pol, true, alone[i], i);
 		unsetenv("FEMU_GANDALF_SIM_LOG_MAX");
 		assert_int_equal(kv_run_sims_made(), made + 6);
 		kv_run_keep_sims(false);

@@ -139,6 +139,12 @@ struct kv_log_rec {
 	uint64_t now;              /* REQ: kv_now_ns() */
 	double rest, recompute;    /* LOAD (kv_port_load()) */
 };
+/* The drive's wear attribution class of an object's data (ftl_set_class()): 1 + its kind, so
+ * full-attention chunks are class 1 and linear states class 2 (kv_run.c names them). */
+static inline unsigned kv_wear_class(unsigned kind)
+{
+	return 1u + kind;
+}
 /* Record i (a word index) into r; the next record's index. */
 size_t kv_log_next(const struct kv_log *l, size_t i, struct kv_log_rec *r);
 void kv_log_free(struct kv_log *l);

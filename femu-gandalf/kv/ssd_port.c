@@ -127,17 +127,13 @@ static void sink_io(struct kvsim *s, char op, const struct kv_obj *x, uint64_t l
 		s->sink_failed = true;
 }
 
-/* The drive's wear attribution class of an object's data (ftl_set_class): 1 + its kind, so
- * full-attention chunks are class 1 and linear states class 2 (kv_run.c names them). */
-#define KV_CLASS(kind) (1u + (kind))
-
 void kv_port_write(struct kvsim *s, const struct kv_obj *x)
 {
 	sink_io(s, KV_IO_WRITE, x, x->lba);
 	if (s->log)
 		log_io(s->log, KV_LOG_WRITE, x->kind, kv_slot_bytes(s, x), x->lba, x->session);
 	if (s->ftl)
-		ftl_set_class(s->ftl, KV_CLASS(x->kind));
+		ftl_set_class(s->ftl, kv_wear_class(x->kind));
 	if (s->ftl && ftl_write(s->ftl, x->lba, kv_slot_bytes(s, x), kv_obj_stream(s, x),
 	                        kv_now_ns(s), NULL))
 		s->st.ftl_errors++;

@@ -455,7 +455,8 @@ static uint64_t trace_fp(const struct kv_trace *kt)
  * here, or to the list of what the replay takes from the run's own config. */
 static bool sim_cfg_same(const struct kv_config *a, const struct kv_config *b)
 {
-	_Static_assert(sizeof(struct kv_config) == 496, "struct kv_config changed: see sim_cfg_same()");
+	_Static_assert(sizeof(void *) != 8 || sizeof(struct kv_config) == 496,
+	               "struct kv_config changed: see sim_cfg_same()");
 	return !strcmp(a->model.name, b->model.name) &&
 	       a->model.full_kv_bytes_per_token == b->model.full_kv_bytes_per_token &&
 	       a->model.linear_state_bytes == b->model.linear_state_bytes && a->alloc == b->alloc &&
@@ -578,7 +579,7 @@ static int kv_replay(const struct kv_run_opts *o, const struct kv_policy *pol, c
 					kv_progress(o, sk.s, f, pass, req % o->kt->n);
 				break;
 			case KV_LOG_WRITE:
-				ftl_set_class(f, 1u + r.kind); /* (ssd_port.c's KV_CLASS) */
+				ftl_set_class(f, kv_wear_class(r.kind));
 				errors += ftl_write(f, r.lba, r.bytes,
 				                    kv_stream(&res->cfg, (int)r.kind, r.session), now,
 				                    NULL) != 0;
