@@ -392,17 +392,34 @@ static struct {
 	bool partial; /* the log outgrew its budget: the passes before the last are gone */
 } sk;
 
-/* The log's most bytes: 1/64 of the machine's memory (360 MB on 23 GB), so that two batches
- * beside two drives of 4 TB still fit, or FEMU_GANDALF_SIM_LOG_MAX bytes. A simulation whose
- * log outgrows it serves the run that made it only (each pass's log dropped once replayed):
- * the next run simulates anew. */
+/* The memory the kernel could give without swapping (MemAvailable), or the free pages. */
+static uint64_t mem_available(void)
+{
+	FILE *m = fopen("/proc/meminfo", "r");
+	char line[128];
+	unsigned long long kb = 0;
+	bool found = false;
+	while (m && !found && fgets(line, sizeof(line), m))
+		found = sscanf(line, "MemAvailable: %llu kB", &kb) == 1;
+	if (m)
+		fclose(m);
+	long avail = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return found ? kb << 10 : avail > 0 && size > 0 ? (uint64_t)avail * (uint64_t)size : 0;
+}
+
+/* The log's most bytes: an eighth of the memory available at the time, at most a sixteenth of
+ * the machine's (two batches beside two drives of 4 TB leave little; one beside a 1 TB drive
+ * much), or FEMU_GANDALF_SIM_LOG_MAX bytes. A simulation whose log outgrows it serves the run
+ * that made it only (each pass's log dropped once replayed): the next run simulates anew. */
 static uint64_t sim_log_budget(void)
 {
 	const char *env = getenv("FEMU_GANDALF_SIM_LOG_MAX");
 	if (env && *env)
 		return strtoull(env, NULL, 10);
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 64 : 256ull << 20;
+	uint64_t most = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 16 : 256ull << 20;
+	uint64_t avail = mem_available() / 8;
+	return avail < most ? avail : most;
 }
 
 static uint64_t sims_made;
