@@ -563,6 +563,59 @@ static int sim_pass_more(const struct kv_run_opts *o)
 	return sk.log.oom ? -1 : 0;
 }
 
+/* A replay in progress: the time of the request being replayed, when its SSD reads complete,
+ * the requests replayed, the I/Os the drive refused, and the load latencies (in st). */
+struct replay {
+	uint64_t now, t_done, req, errors;
+	struct kv_stats st;
+};
+
+/* Pass `pass` of the kept log into f, as kvsim_request() would have called the FTL. 0, or 1
+ * when the run must go alone: its drive reached end of life inside the pass (the run alone ends
+ * after that request), or no memory for a latency. */
+static int replay_pass(const struct kv_run_opts *o, const struct kv_config *cfg, struct ftl *f,
+                       int pass, struct replay *rp)
+{
+	for (size_t i = sk.pass[pass].start, end = sk.pass[pass].end; i < end;) {
+		struct kv_log_rec r;
+		i = kv_log_next(&sk.log, i, &r);
+		switch (r.op) {
+		case KV_LOG_REQ:
+			if (rp->req && ftl_eol_cause(f))
+				return 1;
+			rp->now = rp->t_done = r.now;
+			if (!(++rp->req & 1023) && o->progress)
+				kv_progress(o, sk.s, f, pass, rp->req % o->kt->n);
+			break;
+		case KV_LOG_WRITE:
+			ftl_set_class(f, kv_wear_class(r.kind));
+			rp->errors += ftl_write(f, r.lba, r.bytes, kv_stream(cfg, (int)r.kind, r.session),
+			                        rp->now, NULL) != 0;
+			break;
+		case KV_LOG_READ: {
+			uint64_t t;
+			if (ftl_read(f, r.lba, r.bytes, rp->now, &t))
+				rp->errors++;
+			else if (t > rp->t_done)
+				rp->t_done = t;
+			break;
+		}
+		case KV_LOG_TRIM:
+			rp->errors += cfg->trim && ftl_trim(f, r.lba, r.bytes, rp->now, NULL);
+			break;
+		case KV_LOG_LOAD: { /* (account() in kvsim.c, with this drive's reads) */
+			double xfer = (rp->t_done - rp->now) / 1e9 + r.rest;
+			struct kv_stats *st = &rp->st;
+			if (vec_reserve(st->lat, st->latcap, st->nlat + 1))
+				return 1;
+			st->lat[st->nlat++] = xfer > r.recompute ? xfer : r.recompute;
+			break;
+		}
+		}
+	}
+	return ftl_eol_cause(f) ? 1 : 0;
+}
+
 /* kv_run()'s passes on the kept simulation, replayed into f. RUN_OK with res filled,
  * RUN_E_FAIL (a request failed, as it would alone), or 1: this run must be made alone. */
 static int kv_replay(const struct kv_run_opts *o, const struct kv_policy *pol, const char *params,
@@ -571,8 +624,7 @@ static int kv_replay(const struct kv_run_opts *o, const struct kv_policy *pol, c
 {
 	if (sim_take(o, pol, &res->cfg, params) || sk.live || run_passes_note(pp, f))
 		return 1;
-	struct kv_stats st = {0};
-	uint64_t now = 0, t_done = 0, errors = 0, req = 0;
+	struct replay rp = {0};
 	int pass = 0, rc = 1;
 	for (;; pass++) {
 		res->passes = pass + 1;
@@ -584,44 +636,7 @@ static int kv_replay(const struct kv_run_opts *o, const struct kv_policy *pol, c
 			sk.live = true;
 			goto out;
 		}
-		for (size_t i = sk.pass[pass].start, end = sk.pass[pass].end; i < end;) {
-			struct kv_log_rec r;
-			i = kv_log_next(&sk.log, i, &r);
-			switch (r.op) {
-			case KV_LOG_REQ:
-				if (req && ftl_eol_cause(f)) /* its run ends inside a pass */
-					goto out;
-				now = t_done = r.now;
-				if (!(++req & 1023) && o->progress)
-					kv_progress(o, sk.s, f, pass, req % o->kt->n);
-				break;
-			case KV_LOG_WRITE:
-				ftl_set_class(f, kv_wear_class(r.kind));
-				errors += ftl_write(f, r.lba, r.bytes,
-				                    kv_stream(&res->cfg, (int)r.kind, r.session), now,
-				                    NULL) != 0;
-				break;
-			case KV_LOG_READ: {
-				uint64_t t;
-				if (ftl_read(f, r.lba, r.bytes, now, &t))
-					errors++;
-				else if (t > t_done)
-					t_done = t;
-				break;
-			}
-			case KV_LOG_TRIM:
-				errors += res->cfg.trim && ftl_trim(f, r.lba, r.bytes, now, NULL);
-				break;
-			case KV_LOG_LOAD: { /* (account() in kvsim.c, with this drive's reads) */
-				double xfer = (t_done - now) / 1e9 + r.rest;
-				if (vec_reserve(st.lat, st.latcap, st.nlat + 1))
-					goto out;
-				st.lat[st.nlat++] = xfer > r.recompute ? xfer : r.recompute;
-				break;
-			}
-			}
-		}
-		if (ftl_eol_cause(f))
+		if (replay_pass(o, &res->cfg, f, pass, &rp))
 			goto out;
 		if ((uint64_t)pass + 1 == sk.npass && *sk.fail) { /* as the run alone fails */
 			snprintf(err, errlen, "%s", sk.fail);
@@ -640,19 +655,18 @@ static int kv_replay(const struct kv_run_opts *o, const struct kv_policy *pol, c
 			sk.pass[pass].end = 0;
 		}
 	}
-	double *lat = st.lat;
-	uint64_t nlat = st.nlat, latcap = st.latcap;
-	st = sk.pass[pass].st;
-	st.lat = lat, st.nlat = nlat, st.latcap = latcap;
-	st.ftl_errors = errors;
+	struct kv_stats st = sk.pass[pass].st;
+	st.lat = rp.st.lat, st.nlat = rp.st.nlat, st.latcap = rp.st.latcap;
+	st.ftl_errors = rp.errors;
 	kv_figures(res, &st, f); /* (res owns the latencies now) */
+	rp.st.lat = NULL;
 	res->nfig = sk.pass[pass].nfig;
 	memcpy(res->fig, sk.pass[pass].fig, sizeof(res->fig));
 	res->region_bytes = kvsim_region_bytes(sk.s);
 	res->replayed = true;
 	rc = RUN_OK;
 out:
-	free(st.lat);
+	free(rp.st.lat);
 	if (sk.partial) /* (the next run could not replay the passes before) */
 		sim_drop();
 	return rc;
