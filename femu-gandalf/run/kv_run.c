@@ -407,9 +407,9 @@ static uint64_t mem_available(void)
 	return found ? kb << 10 : avail > 0 && size > 0 ? (uint64_t)avail * (uint64_t)size : 0;
 }
 
-/* The log's most bytes: an eighth of the memory available at the time, at most a sixteenth of
- * the machine's (two batches beside two drives of 4 TB leave little; one beside a 1 TB drive
- * much), or FEMU_GANDALF_SIM_LOG_MAX bytes. A simulation whose log outgrows it serves the run
+/* The log's most bytes: an eighth of the memory available at the time, at most 1/64 of the
+ * machine's (360 MB on 23 GB: two batches beside two drives of 4 TB, 10.6 GB each, leave little
+ * room), or FEMU_GANDALF_SIM_LOG_MAX bytes. A simulation whose log outgrows it serves the run
  * that made it only (each pass's log dropped once replayed): the next run simulates anew. */
 static uint64_t sim_log_budget(void)
 {
@@ -417,7 +417,7 @@ static uint64_t sim_log_budget(void)
 	if (env && *env)
 		return strtoull(env, NULL, 10);
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-	uint64_t most = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 16 : 256ull << 20;
+	uint64_t most = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 64 : 256ull << 20;
 	uint64_t avail = mem_available() / 8;
 	return avail < most ? avail : most;
 }
@@ -651,7 +651,9 @@ static int kv_replay(const struct kv_run_opts *o, const struct kv_policy *pol, c
 			break;
 		if ((uint64_t)pass + 1 == sk.npass && sk.log.n * sizeof(uint64_t) > sim_log_budget()) {
 			sk.partial = true; /* (this run needs no pass before the next) */
-			sk.log.n = 0;
+			free(sk.log.w);
+			sk.log.w = NULL;
+			sk.log.n = sk.log.cap = 0;
 			sk.pass[pass].end = 0;
 		}
 	}
