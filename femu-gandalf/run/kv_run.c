@@ -182,43 +182,63 @@ static void kv_progress(const struct kv_run_opts *o, struct kvsim *s, struct ftl
  * whole KV still reaches steady state; with the same ids, the passes replay the same content,
  * and what the previous pass left on the SSD is hit. A drive that reaches end of life ends the
  * run after the request during which it went read-only (res->eol). */
+/* The passes' clock: each pass starts after the one before ended (toff), span is the latest
+ * request time so far, ids the room for a pass's fresh ids (NULL: the trace's own). */
+struct pass_clock {
+	double toff, span;
+	uint64_t *ids;
+};
+
+/* Room for the longest request's ids (pass_request()), or NULL out of memory. */
+static uint64_t *pass_ids_new(const struct kv_trace *kt)
+{
+	uint64_t nmax = 1;
+	for (uint64_t i = 0; i < kt->n; i++)
+		if (kt->rq[i].nblocks > nmax)
+			nmax = kt->rq[i].nblocks;
+	return malloc(nmax * sizeof(uint64_t));
+}
+
+/* Request i of pass `pass` into s. KVSIM_OK, or kvsim_request()'s code with "TRACE: request N:
+ * why" in err. */
+static int pass_step(const struct kv_run_opts *o, struct kvsim *s, struct pass_clock *c, int pass,
+                     uint64_t i, char *err, size_t errlen)
+{
+	char e[FG_ERR_LEN];
+	struct kv_request rq = o->kt->rq[i];
+	rq.t += c->toff;
+	if (rq.t > c->span)
+		c->span = rq.t;
+	if (c->ids && pass)
+		pass_request(&rq, pass, c->ids);
+	int r = kvsim_request(s, &rq, e, sizeof(e));
+	if (r)
+		snprintf(err, errlen, "%s: request %llu: %s", o->trace, (unsigned long long)i + 1, e);
+	return r;
+}
+
 static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, struct ftl *f,
                      struct kv_result *res, struct run_passes *pp, char *err, size_t errlen)
 {
-	char e[FG_ERR_LEN];
-	double toff = 0, span = 0;
-	uint64_t *ids = NULL, nmax = 1;
+	struct pass_clock c = {0};
 	bool more = o->loops > 1 || o->drive_writes || o->until_steady || o->accelerate;
 
-	if (o->fresh_ids && more) { /* room for the longest request's ids, once */
-		for (uint64_t i = 0; i < o->kt->n; i++)
-			if (o->kt->rq[i].nblocks > nmax)
-				nmax = o->kt->rq[i].nblocks;
-		if (!(ids = malloc(nmax * sizeof(*ids)))) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
+	if (o->fresh_ids && more && !(c.ids = pass_ids_new(o->kt))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
 	int rc = 0;
 	if (f && run_passes_note(pp, f)) {
-		free(ids);
+		free(c.ids);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	for (int pass = 0; !rc && !res->eol.reached; pass++) {
 		res->passes = pass + 1;
 		for (uint64_t i = 0; i < o->kt->n; i++) {
-			struct kv_request rq = o->kt->rq[i];
-			rq.t += toff;
-			if (rq.t > span)
-				span = rq.t;
-			if (ids && pass)
-				pass_request(&rq, pass, ids);
-			int r = kvsim_request(s, &rq, e, sizeof(e));
+			int r = pass_step(o, s, &c, pass, i, err, errlen);
 			if (r) {
 				res->sink_failed = r == KVSIM_E_SINK;
-				snprintf(err, errlen, "%s: request %llu: %s", o->trace,
-				         (unsigned long long)i + 1, e);
 				rc = -1;
 				break;
 			}
@@ -242,9 +262,9 @@ static int kv_passes(const struct kv_run_opts *o, struct kvsim *s, struct ftl *f
 			accel_extrapolate(res, s, f, pp, o->accelerate);
 		if (passes_done(o, f, pp, pass))
 			break;
-		toff = span + 1;
+		c.toff = c.span + 1;
 	}
-	free(ids);
+	free(c.ids);
 	return rc;
 }
 
@@ -386,8 +406,7 @@ static struct {
 	struct kv_log log;
 	struct sim_pass *pass;
 	uint64_t npass, pcap;
-	double toff, span;
-	uint64_t *ids;
+	struct pass_clock clock;
 	char fail[FG_ERR_LEN + 256]; /* the request that failed in pass npass, or "" */
 	bool partial; /* the log outgrew its budget: the passes before the last are gone */
 } sk;
@@ -436,7 +455,7 @@ static void sim_drop(void)
 	kvsim_free(sk.s);
 	kv_log_free(&sk.log);
 	free(sk.pass);
-	free(sk.ids);
+	free(sk.clock.ids);
 	free(sk.trace);
 	free(sk.params);
 	memset(&sk, 0, sizeof(sk));
@@ -525,31 +544,14 @@ static int sim_take(const struct kv_run_opts *o, const struct kv_policy *pol,
  * failing request leaves its message in sk.fail and the pass recorded up to it. */
 static int sim_pass_more(const struct kv_run_opts *o)
 {
-	char e[FG_ERR_LEN];
 	const uint64_t pass = sk.npass;
 	if (vec_reserve(sk.pass, sk.pcap, pass + 1))
 		return -1;
-	if (o->fresh_ids && pass && !sk.ids) {
-		uint64_t nmax = 1;
-		for (uint64_t i = 0; i < o->kt->n; i++)
-			if (o->kt->rq[i].nblocks > nmax)
-				nmax = o->kt->rq[i].nblocks;
-		if (!(sk.ids = malloc(nmax * sizeof(*sk.ids))))
-			return -1;
-	}
-	for (uint64_t i = 0; i < o->kt->n; i++) {
-		struct kv_request rq = o->kt->rq[i];
-		rq.t += sk.toff;
-		if (rq.t > sk.span)
-			sk.span = rq.t;
-		if (sk.ids && pass)
-			pass_request(&rq, (int)pass, sk.ids);
-		if (kvsim_request(sk.s, &rq, e, sizeof(e))) {
-			snprintf(sk.fail, sizeof(sk.fail), "%s: request %llu: %s", o->trace,
-			         (unsigned long long)i + 1, e);
+	if (o->fresh_ids && pass && !sk.clock.ids && !(sk.clock.ids = pass_ids_new(o->kt)))
+		return -1;
+	for (uint64_t i = 0; i < o->kt->n; i++)
+		if (pass_step(o, sk.s, &sk.clock, (int)pass, i, sk.fail, sizeof(sk.fail)))
 			break;
-		}
-	}
 	struct sim_pass *p = &sk.pass[pass];
 	p->start = pass ? sk.pass[pass - 1].end : 0;
 	p->end = sk.log.n;
@@ -559,7 +561,7 @@ static int sim_pass_more(const struct kv_run_opts *o)
 	kvsim_finish_into(sk.s, &p->st);
 	p->nfig = kvsim_policy_figures(sk.s, p->fig);
 	sk.npass++;
-	sk.toff = sk.span + 1;
+	sk.clock.toff = sk.clock.span + 1;
 	return sk.log.oom ? -1 : 0;
 }
 
